@@ -1,0 +1,48 @@
+"""Metric registry: names as they appear in result files and on the command line."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rexrank.errors import InputError
+from rexrank.scorers.base import Composite, MetricUnavailable, Scorer
+from rexrank.scorers.bleu import Bleu2
+from rexrank.scorers.radcliq import RADCLIQ_V0, RADCLIQ_V1, RadCliQ
+
+SCORERS: dict[str, type[Scorer]] = {"bleu2": Bleu2}
+COMPOSITES: dict[str, Composite] = {
+    "radcliq_v1": RadCliQ("radcliq_v1", RADCLIQ_V1),
+    "radcliq_v0": RadCliQ("radcliq_v0", RADCLIQ_V0),
+}
+METRICS = (*SCORERS, *COMPOSITES)
+# What `all` means: every metric this version can compute (a composite needs all of its components).
+AVAILABLE = tuple(m for m in METRICS if m in SCORERS or all(c in SCORERS for c in COMPOSITES[m].needs))
+
+__all__ = ["AVAILABLE", "COMPOSITES", "METRICS", "SCORERS", "Composite", "MetricUnavailable", "Scorer", "compute", "parse_metrics"]
+
+
+def parse_metrics(text: str | None) -> list[str]:
+    """`bleu2,radcliq_v1` -> names, checked; None or 'all' -> every metric this version can compute."""
+    if text is None or text.strip() == "all":
+        return list(AVAILABLE)
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in METRICS]
+    if unknown:
+        raise InputError(f"unknown metric {', '.join(map(repr, unknown))}: known metrics are {', '.join(METRICS)}")
+    if not names:
+        raise InputError("no metric named: give --metrics NAME[,NAME...]")
+    return list(dict.fromkeys(names))
+
+
+def compute(name: str, predictions: Sequence[str], references: Sequence[str]) -> dict:
+    """What an `evaluate` module returns: `{name: mean, name_per_sample: [...], "signature": ...}`."""
+    if name not in SCORERS:
+        raise InputError(f"{name!r} is not a per-text scorer: known scorers are {', '.join(SCORERS)}")
+    for kind, texts in (("prediction", predictions), ("reference", references)):
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise InputError(f"{kind} {i} is {type(text).__name__} {text!r:.40}, not text")
+    scorer = SCORERS[name]()
+    per_sample = scorer(list(predictions), list(references))
+    mean = float(per_sample.mean()) if len(per_sample) else float("nan")
+    return {name: mean, f"{name}_per_sample": per_sample.tolist(), "signature": str(scorer.signature())}
