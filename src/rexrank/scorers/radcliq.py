@@ -1,0 +1,74 @@
+"""RadCliQ-v1 and RadCliQ-v0 composites (METRICS.md §5).
+
+Constants decoded from rajpurkarlab/CXR-Report-Metric v1.1.0 `CXRMetric/radcliq-v1.pkl` (v1) and
+`normalizer.pkl` + `composite_metric_model.pkl` (v0): a StandardScaler followed by a linear model over
+[radgraph_combined, bertscore, semb_score, bleu_score]. Lower is better. The leaderboard reports
+1 / mean_over_studies(RadCliQ-v1); because the model is linear it also equals RadCliQ of the component means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from rexrank.scorers.base import Composite
+
+# Our metric names for the reference's feature order radgraph_combined, bertscore, semb_score, bleu_score.
+COMPONENTS = ("radgraph", "bertscore", "semb_score", "bleu2")
+
+
+@dataclass(frozen=True)
+class LinearComposite:
+    scaler_mean: tuple[float, ...]
+    scaler_scale: tuple[float, ...]
+    coefs: tuple[float, ...]
+    intercept: float
+
+    @property
+    def weights(self) -> np.ndarray:
+        """Per-component slope: coefs / scale."""
+        return np.asarray(self.coefs) / np.asarray(self.scaler_scale)
+
+    def __call__(self, components: Sequence[np.ndarray | float]) -> np.ndarray:
+        """Per-study value from the four components in COMPONENTS order (arrays or scalars)."""
+        x = np.stack([np.asarray(c, dtype=np.float64) for c in components], axis=-1)
+        z = (x - np.asarray(self.scaler_mean)) / np.asarray(self.scaler_scale)
+        return z @ np.asarray(self.coefs) + self.intercept
+
+    def bounds(self, components: Sequence[float], half_widths: Sequence[float]) -> tuple[float, float]:
+        """Exact range of the composite when each component may lie anywhere within +-half_width."""
+        centre = float(self(components))
+        spread = float(np.abs(self.weights) @ np.asarray(half_widths, dtype=np.float64))
+        return centre - spread, centre + spread
+
+
+RADCLIQ_V1 = LinearComposite(
+    scaler_mean=(0.5379231241355762, 0.6175725628125001, 0.7647942121140658, 0.44738335396242174),
+    scaler_scale=(0.3028258411486429, 0.22430938459304575, 0.2539439110169773, 0.2989271671041838),
+    coefs=(-0.37708368261038905, -0.37030009974480316, -0.25261621789593225, 4.315048405024756e-12),
+    intercept=2.4665525613232559e-10,
+)
+
+RADCLIQ_V0 = LinearComposite(
+    scaler_mean=(0.5398376019082272, 0.6312549595000001, 0.7716797866672277, 0.4607372064809605),
+    scaler_scale=(0.3018344440559102, 0.22466950746141123, 0.24750333805236252, 0.30336670936092264),
+    coefs=(-0.4796252644863446, -0.6762170542369337, -0.46366575161751994, 0.2165861905287535),
+    intercept=1.641666666666666,
+)
+
+
+class RadCliQ(Composite):
+    """Per-study RadCliQ; the dataset value is 1 / mean (the `inverse_mean` statistic)."""
+
+    version = "1"
+    needs = COMPONENTS
+    statistic = "inverse_mean"
+    empty_prediction = "its components' empty-prediction scores, combined"
+
+    def __init__(self, name: str, model: LinearComposite):
+        self.name, self.model = name, model
+
+    def combine(self, columns: Mapping[str, np.ndarray]) -> np.ndarray:
+        return self.model([columns[name] for name in COMPONENTS])
