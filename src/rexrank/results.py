@@ -1,0 +1,206 @@
+"""The result schema: one JSON per (model, dataset, task), defined here and validated on read.
+
+A result is either *scored* by rexrank (every metric has an interval, n and a signature) or *imported*
+from an official ReXrank table (values only, with the consistency check of its 1/RadCliQ-v1).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rexrank import __version__
+from rexrank.errors import InputError
+from rexrank.files import write_text
+from rexrank.reports import TASKS
+from rexrank.signature import Signature
+from rexrank.stats import STATISTICS, Estimate
+
+SCHEMA_VERSION = 1
+PROVENANCES = ("scored", "imported")
+
+
+class ResultError(InputError):
+    """A result file that does not follow the schema; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    name: str
+    institution: str = ""
+    url: str = ""
+
+
+@dataclass(frozen=True)
+class MetricResult:
+    value: float | None  # the leaderboard number (mean, or 1/mean); None where a table lacks it
+    mean: float | None = None  # raw mean over studies
+    low: float | None = None
+    high: float | None = None
+    n: int | None = None
+    statistic: str = "mean"
+    non_positive_mean: bool = False
+    signature: Signature | None = None
+
+    @classmethod
+    def from_estimate(cls, estimate: Estimate, signature: Signature) -> MetricResult:
+        def finite(x: float) -> float | None:  # 1/mean of a zero mean has no number
+            return x if math.isfinite(x) else None
+
+        return cls(finite(estimate.value), estimate.mean, finite(estimate.low), finite(estimate.high), estimate.n,
+                   estimate.statistic, estimate.non_positive_mean,
+                   signature.with_bootstrap(estimate.resamples, estimate.seed))
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"value": self.value, "mean": self.mean, "ci": [self.low, self.high], "n": self.n,
+               "statistic": self.statistic, "non_positive_mean": self.non_positive_mean}
+        if self.signature:
+            out["signature"] = str(self.signature)
+            out["signature_detail"] = self.signature.to_dict()
+        return out
+
+
+@dataclass(frozen=True)
+class Result:
+    model: ModelInfo
+    dataset: str
+    split: str
+    task: str
+    metrics: dict[str, MetricResult]
+    counts: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)  # metric -> why it did not run
+    provenance: str = "scored"
+    checks: dict[str, Any] = field(default_factory=dict)
+    created: str = field(default_factory=lambda: datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    rexrank_version: str = __version__
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "rexrank_version": self.rexrank_version,
+            "created": self.created,
+            "provenance": self.provenance,
+            "model": vars(self.model).copy(),
+            "dataset": self.dataset,
+            "split": self.split,
+            "task": self.task,
+            "counts": dict(self.counts),
+            "metrics": {name: m.to_dict() for name, m in self.metrics.items()},
+            "skipped_metrics": dict(self.skipped),
+            "checks": dict(self.checks),
+        }
+
+    def write(self, path: str | os.PathLike) -> Path:
+        """Write atomically: an interrupted run leaves the previous file (or none), never half of one."""
+        write_text(path, json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n")
+        return Path(path)
+
+    @classmethod
+    def read(cls, path: str | os.PathLike) -> Result:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except json.JSONDecodeError as err:
+            raise ResultError(f"{path}: not valid JSON ({err})") from None
+        return cls.from_dict(data, source=str(path))
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "result") -> Result:
+        check = _Checker(source)
+        check.kind(data, dict, "")
+        version = check.get(data, "schema_version", int)
+        if version != SCHEMA_VERSION:
+            raise ResultError(f"{source}: schema_version {version} is not {SCHEMA_VERSION}; "
+                              "re-score or upgrade rexrank")
+        provenance = check.choice(data, "provenance", PROVENANCES)
+        model = check.get(data, "model", dict)
+        metrics = {}
+        for name, entry in check.get(data, "metrics", dict).items():
+            metrics[name] = check.metric(entry, f"metrics.{name}", scored=provenance == "scored")
+        counts = check.get(data, "counts", dict)
+        for key, value in counts.items():
+            check.kind(value, int, f"counts.{key}")
+        return cls(
+            model=ModelInfo(check.get(model, "name", str, "model.name"), model.get("institution", ""),
+                            model.get("url", "")),
+            dataset=check.get(data, "dataset", str),
+            split=check.get(data, "split", str),
+            task=check.choice(data, "task", TASKS),
+            metrics=metrics,
+            counts=counts,
+            skipped=check.get(data, "skipped_metrics", dict),
+            provenance=provenance,
+            checks=check.get(data, "checks", dict),
+            created=check.get(data, "created", str),
+            rexrank_version=check.get(data, "rexrank_version", str),
+        )
+
+
+class _Checker:
+    def __init__(self, source: str):
+        self.source = source
+
+    def fail(self, where: str, message: str) -> ResultError:
+        return ResultError(f"{self.source}: {where or 'top level'}: {message}")
+
+    def kind(self, value: Any, kind: type | tuple[type, ...], where: str) -> Any:
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+            raise self.fail(where, f"expected {names}, got {type(value).__name__} {value!r:.60}")
+        return value
+
+    def get(self, data: dict, key: str, kind: type, where: str | None = None) -> Any:
+        where = where or key
+        if key not in data:
+            raise self.fail(where, "missing")
+        return self.kind(data[key], kind, where)
+
+    def choice(self, data: dict, key: str, options: tuple[str, ...]) -> str:
+        value = self.get(data, key, str)
+        if value not in options:
+            raise self.fail(key, f"{value!r} is not one of {', '.join(options)}")
+        return value
+
+    def number(self, data: dict, key: str, where: str, required: bool) -> float | None:
+        value = data.get(key)
+        if value is None and not required:
+            return None
+        value = self.kind(value, (int, float), f"{where}.{key}")
+        if not math.isfinite(value):
+            raise self.fail(f"{where}.{key}", "not a finite number")
+        return float(value)
+
+    def metric(self, entry: Any, where: str, scored: bool) -> MetricResult:
+        self.kind(entry, dict, where)
+        flagged = bool(entry.get("non_positive_mean", False))
+        ci = entry.get("ci", [None, None])
+        if not (isinstance(ci, list) and len(ci) == 2):
+            raise self.fail(f"{where}.ci", "expected [low, high]")
+        low, high = (self.number({"ci": c}, "ci", where, required=scored and not flagged) for c in ci)
+        if low is not None and high is not None and not low <= high:
+            raise self.fail(f"{where}.ci", f"low {low} > high {high}")
+        statistic = entry.get("statistic", "mean")
+        if statistic not in STATISTICS:
+            raise self.fail(f"{where}.statistic", f"{statistic!r} is not one of {', '.join(STATISTICS)}")
+        n = entry.get("n")
+        if scored or n is not None:
+            self.kind(n, int, f"{where}.n")
+        signature = entry.get("signature_detail")
+        if scored and not isinstance(signature, dict):
+            raise self.fail(f"{where}.signature_detail", "missing: a scored number must carry its signature")
+        try:
+            parsed = Signature.from_dict(signature) if signature else None
+        except (KeyError, TypeError, ValueError, IndexError) as err:
+            raise self.fail(f"{where}.signature_detail", f"malformed ({err!r})") from None
+        if parsed and entry.get("signature") != str(parsed):
+            raise self.fail(f"{where}.signature", "does not match signature_detail (edited by hand?)")
+        return MetricResult(
+            value=self.number(entry, "value", where, required=scored and not flagged),
+            mean=self.number(entry, "mean", where, required=scored),
+            low=low, high=high, n=n, statistic=statistic, non_positive_mean=flagged,
+            signature=parsed,
+        )
