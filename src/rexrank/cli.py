@@ -1,0 +1,200 @@
+"""The `rexrank` command.
+
+Exit codes: 0 done; 2 bad input (nothing written); 3 done, but a requested metric could not run
+(the others' results are written and the message says how to enable it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rexrank import __version__, demo, scorecard, stats
+from rexrank.data import InputError, align, load_predictions, load_split
+from rexrank.reports import TASKS
+from rexrank.results import ModelInfo, Result
+from rexrank.scorers import AVAILABLE, COMPOSITES, METRICS, SCORERS, parse_metrics
+
+OK, BAD_INPUT, METRIC_SKIPPED = 0, 2, 3
+
+
+def _warn(message: str) -> None:
+    print(f"rexrank: warning: {message}", file=sys.stderr)
+
+
+def result_paths(out: Path, dataset: str, task: str) -> tuple[Path, Path]:
+    return out / f"{dataset}.{task}.json", out / f"{dataset}.{task}.per_study.parquet"
+
+
+def score_one(predictions: Path, dataset: str, task: str, metrics: list[str], out: Path, model: ModelInfo,
+              split: str = "test", dataset_name: str | None = None, resamples: int = stats.RESAMPLES,
+              seed: int = stats.SEED, progress: bool = True) -> Result:
+    """Score one predictions file on one split and task; write the result JSON and per-study table."""
+    test_split = load_split(dataset, split, dataset_name)
+    aligned = align(test_split.references(task), load_predictions(predictions), str(predictions))
+    for warning in aligned.warnings:
+        _warn(f"{predictions}: {warning}")
+    card = scorecard.score(aligned.rows, metrics, resamples, seed, progress)
+    result = Result(model, test_split.dataset, split, task, card.metrics, aligned.counts, card.skipped)
+    json_path, table_path = result_paths(out, test_split.dataset, task)
+    card.write_per_study(table_path)
+    result.write(json_path)
+    return result
+
+
+def format_result(result: Result) -> str:
+    c = result.counts
+    lines = [f"{result.model.name} · {result.dataset} {result.split} · {result.task} · "
+             f"{c.get('scored', 0):,} studies scored, {c.get('dropped_by_task', 0):,} left out by the task"]
+    lines.append(f"  {'metric':<12} {'value':>8}  {'95% CI':<19} {'n':>6}")
+    for name, m in result.metrics.items():
+        shown = "1/mean" if m.statistic == "inverse_mean" else ""
+        value = "n/a" if m.value is None else f"{m.value:.4f}"
+        ci = "" if m.low is None or m.high is None else f"[{m.low:.4f}, {m.high:.4f}]"
+        flag = "  (mean <= 0: inverse meaningless)" if m.non_positive_mean else ""
+        lines.append(f"  {name:<12} {value:>8}  {ci:<19} {m.n or '':>6} {shown}{flag}".rstrip())
+    for name, why in result.skipped.items():
+        lines.append(f"  {name:<12} skipped: {why}")
+    lines += [f"  {name}: {m.signature}" for name, m in result.metrics.items() if m.signature]
+    return "\n".join(lines)
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    model = ModelInfo(args.model_name or Path(args.predictions).stem, args.institution, args.url)
+    result = score_one(Path(args.predictions), args.dataset, args.task, parse_metrics(args.metrics),
+                       Path(args.out), model, args.split, args.dataset_name, args.resamples, args.seed,
+                       not args.quiet)
+    print(format_result(result))
+    print("wrote " + " and ".join(map(str, result_paths(Path(args.out), result.dataset, result.task))))
+    return METRIC_SKIPPED if result.skipped else OK
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    out, metrics = Path(args.out), parse_metrics(args.metrics)
+    results = []
+    for key, card in demo.systems().items():
+        model = ModelInfo(card["name"], card["institution"], card["url"])
+        for task in TASKS:
+            results.append(score_one(demo.predictions(key, task), str(demo.DATASET), task, metrics, out / key,
+                                     model, dataset_name=demo.NAME, progress=False))
+    for task in TASKS:
+        print(format_board([r for r in results if r.task == task]))
+    signatures = {name: m.signature for r in results for name, m in r.metrics.items()}
+    print("\nsignatures:\n" + "\n".join(f"  {name}: {s}" for name, s in signatures.items()))
+    skipped = {name: why for r in results for name, why in r.skipped.items()}
+    if skipped:
+        print("not run: " + "; ".join(f"{name} {why}" for name, why in skipped.items()))
+    print(f"wrote {len(results)} results (JSON + per-study parquet) under {out}/")
+    return OK
+
+
+def format_board(results: list[Result]) -> str:
+    """Results of one dataset and task side by side, ranked as the leaderboard ranks them."""
+    first = results[0]
+    c = first.counts
+    metrics = list(dict.fromkeys(name for r in results for name in r.metrics))
+    rank_by = "radcliq_v1" if "radcliq_v1" in metrics else metrics[0]
+    ranked = sorted(results, key=lambda r: -(r.metrics[rank_by].value or float("-inf")))
+    width = max(len(r.model.name) for r in results)
+    lines = [f"\n== {first.dataset} {first.split} · {first.task} · {c['scored']} studies "
+             f"({c['dropped_by_task']} left out by the task) · ranked by {rank_by}",
+             (f"  {'model':<{width}}  " + "  ".join(f"{m:<24}" for m in metrics)).rstrip()]
+    for r in ranked:
+        cells = [f"{r.metrics[m].value:.3f} [{r.metrics[m].low:.3f}, {r.metrics[m].high:.3f}]" if m in r.metrics
+                 else "—" for m in metrics]
+        lines.append((f"  {r.model.name:<{width}}  " + "  ".join(f"{cell:<24}" for cell in cells)).rstrip())
+    return "\n".join(lines)
+
+
+def cmd_metrics(args: argparse.Namespace) -> int:
+    for name in METRICS:
+        metric = SCORERS.get(name) or COMPOSITES[name]
+        needs = f" = f({', '.join(metric.needs)})" if name in COMPOSITES else ""
+        dataset_value = "1 / mean over studies" if metric.statistic == "inverse_mean" else "mean over studies"
+        absent = ", ".join(c for c in getattr(metric, "needs", ()) if c not in SCORERS)
+        state = "" if name in AVAILABLE else f"  [needs {absent}: not in rexrank {__version__} yet]"
+        print(f"{name:<12} v{metric.version}{needs}; dataset value: {dataset_value}; "
+              f"empty prediction: {metric.empty_prediction}{state}")
+    return OK
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from rexrank.official import read_official_csv
+
+    for path in args.files:
+        rows = read_official_csv(path)
+        for row in rows:
+            if row.consistent is False:
+                low, high = row.implied_inverse_radcliq or (float("nan"), float("nan"))
+                _warn(f"{path}: {row.model.name} (rank {row.rank}): published 1/RadCliQ-v1 "
+                      f"{row.values['radcliq_v1']} is outside [{low:.4f}, {high:.4f}] implied by its rounded "
+                      "components: flagged inconsistent")
+            if args.json:
+                print(json.dumps(row.to_json()))
+            if args.out:
+                slug = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in row.model.name)
+                row.to_result().write(Path(args.out) / slug / f"{row.dataset}.{row.task}.json")
+        if not args.json:
+            flagged = sum(r.consistent is False for r in rows)
+            print(f"{path}: {len(rows)} rows, {flagged} flagged inconsistent")
+    return OK
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="rexrank", description=__doc__.split("\n")[0],
+                                  epilog=__doc__.split("\n", 2)[2], formatter_class=argparse.RawTextHelpFormatter)
+    top.add_argument("--version", action="version", version=f"rexrank {__version__}")
+    commands = top.add_subparsers(dest="command", required=True)
+
+    score = commands.add_parser("score", help="score a predictions file on a test split")
+    score.add_argument("--predictions", required=True,
+                       help="ReXrank submission .json (model_prediction per study), .jsonl or .csv "
+                            "with study_id,prediction")
+    score.add_argument("--dataset", required=True,
+                       help="a folder of parquet (study_id, findings, impression), a ReXrank split .json, "
+                            "a .jsonl, or a Hub dataset ORG/NAME")
+    score.add_argument("--task", required=True, choices=TASKS)
+    score.add_argument("--metrics", help=f"comma-separated, default all: {','.join(METRICS)}")
+    score.add_argument("--out", default="rexrank-results", help="folder for the result JSON and per-study table")
+    score.add_argument("--split", default="test")
+    score.add_argument("--dataset-name", help="name recorded in the result (default: from --dataset)")
+    score.add_argument("--model-name", help="default: the predictions file's name")
+    score.add_argument("--institution", default="")
+    score.add_argument("--url", default="")
+    score.add_argument("--resamples", type=int, default=stats.RESAMPLES, help="bootstrap resamples for the CIs")
+    score.add_argument("--seed", type=int, default=stats.SEED)
+    score.add_argument("--quiet", action="store_true", help="no progress bars")
+    score.set_defaults(run=cmd_score)
+
+    run_demo = commands.add_parser("demo", help="score the embedded synthetic demo systems")
+    run_demo.add_argument("--out", default="rexrank-results")
+    run_demo.add_argument("--metrics", help="comma-separated, default all")
+    run_demo.set_defaults(run=cmd_demo)
+
+    listing = commands.add_parser("metrics", help="list the metrics and what each gives an empty prediction")
+    listing.set_defaults(run=cmd_metrics)
+
+    official = commands.add_parser("import-rexrank-csv", help="read official ReXrank leaderboard CSVs, "
+                                   "checking each row's 1/RadCliQ-v1 against its components")
+    official.add_argument("files", nargs="+", metavar="FILE",
+                          help="findings_result_<dataset>.csv or result_<dataset>.csv")
+    official.add_argument("--json", action="store_true", help="one JSON object per row")
+    official.add_argument("--out", help="also write each row as an imported result under OUT/<model>/")
+    official.set_defaults(run=cmd_import)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except (InputError, OSError) as err:
+        print(f"rexrank: error: {err}", file=sys.stderr)
+        return BAD_INPUT
+
+
+if __name__ == "__main__":
+    sys.exit(main())

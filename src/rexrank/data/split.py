@@ -1,0 +1,149 @@
+"""Loading a test split: a local folder of parquet, a ReXrank split JSON, or a Hub dataset id."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from rexrank.errors import InputError
+from rexrank.reports import TaskReferences, build_references
+
+REQUIRED_COLUMNS = ("study_id", "findings", "impression")
+
+
+def listing(problems: list[str], limit: int = 10) -> str:
+    """Problems one per line, the first `limit` of them."""
+    lines = [f"  - {p}" for p in problems[:limit]]
+    if len(problems) > limit:
+        lines.append(f"  ... and {len(problems) - limit} more")
+    return "\n".join(lines)
+
+
+def read_json(path: Path) -> object:
+    """JSON as ReXrank writes it: bare NaN accepted, a repeated key refused (json would keep the last silently)."""
+
+    def no_repeats(pairs: list[tuple[str, object]]) -> dict:
+        seen: dict = {}
+        for key, value in pairs:
+            if key in seen:
+                raise InputError(f"{path}: key {key!r} appears more than once (a study predicted twice?)")
+            seen[key] = value
+        return seen
+
+    try:
+        return json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=no_repeats)
+    except json.JSONDecodeError as err:
+        raise InputError(f"{path}: not valid JSON: {err}") from None
+    except UnicodeDecodeError as err:
+        raise InputError(f"{path}: not UTF-8 text: {err}") from None
+
+
+def jsonl_records(path: Path) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-blank line."""
+    try:
+        with path.open(encoding="utf-8") as lines:
+            for number, line in enumerate(lines, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as err:
+                    raise InputError(f"{path}:{number}: not valid JSON: {err}") from None
+                if not isinstance(record, dict):
+                    raise InputError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
+                yield number, record
+    except UnicodeDecodeError as err:
+        raise InputError(f"{path}: not UTF-8 text: {err}") from None
+
+
+@dataclass(frozen=True)
+class Split:
+    dataset: str
+    split: str
+    studies: pd.DataFrame  # study_id (str), findings, impression; one row per study, split order
+    source: str
+
+    def references(self, task: str) -> TaskReferences:
+        return build_references(self.studies[list(REQUIRED_COLUMNS)].itertuples(index=False, name=None), task)
+
+
+def load_split(source: str | os.PathLike, split: str = "test", dataset: str | None = None) -> Split:
+    """A split from a local parquet folder/file, a ReXrank split JSON, or a Hub dataset `ORG/NAME`."""
+    path = Path(source)
+    if path.is_dir():
+        frame = _read_parquet_folder(path, split)
+    elif path.suffix == ".parquet" and path.is_file():
+        frame = pd.read_parquet(path)
+    elif path.suffix == ".json" and path.is_file():
+        frame = _read_rexrank_json(path)
+    elif path.suffix == ".jsonl" and path.is_file():
+        frame = _read_jsonl(path)
+    elif path.exists():
+        raise InputError(f"{path}: expected a folder of parquet files, a .parquet or .jsonl file, "
+                         "or a ReXrank split .json")
+    elif str(source).count("/") == 1 and not str(source).startswith((".", "/")):
+        frame = _read_hub(str(source), split)
+    else:
+        raise InputError(f"{source}: no such file or folder (and not a Hub dataset id ORG/NAME)")
+    return Split(dataset or _dataset_name(path), split, _checked(frame, str(source)), str(source))
+
+
+def _dataset_name(path: Path) -> str:
+    return (path.name if path.is_dir() else path.stem) or str(path)
+
+
+def _read_parquet_folder(folder: Path, split: str) -> pd.DataFrame:
+    files = sorted(folder.rglob("*.parquet"))
+    if not files:
+        raise InputError(f"{folder}: no parquet files in this folder")
+    # A Hub dataset names its files `<split>-*.parquet` or `<split>.parquet` (datasets' convention).
+    named = [f for f in files if f.stem == split or f.stem.startswith(f"{split}-")]
+    if named:
+        files = named
+    elif len({f.stem.split("-")[0] for f in files}) > 1:
+        raise InputError(f"{folder}: several splits here and none named {split!r}; pass --split")
+    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+
+
+def _read_rexrank_json(path: Path) -> pd.DataFrame:
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: expected a JSON object {{study_id: record}} (the ReXrank split format)")
+    rows = []
+    for study_id, record in data.items():
+        if not isinstance(record, dict):
+            raise InputError(f"{path}: study {study_id}: expected a record object, got {type(record).__name__}")
+        rows.append((study_id, record.get("section_findings"), record.get("section_impression")))
+    return pd.DataFrame(rows, columns=list(REQUIRED_COLUMNS), dtype=object)
+
+
+def _read_jsonl(path: Path) -> pd.DataFrame:
+    return pd.DataFrame([record for _, record in jsonl_records(path)], dtype=object)
+
+
+def _read_hub(repo_id: str, split: str) -> pd.DataFrame:
+    import datasets  # heavy; only a Hub source needs it
+
+    try:
+        return datasets.load_dataset(repo_id, split=split).to_pandas()
+    except Exception as err:  # the Hub's errors are many; name the dataset and the cause
+        raise InputError(f"{repo_id}: could not load split {split!r} from the Hub: {err}") from err
+
+
+def _checked(frame: pd.DataFrame, source: str) -> pd.DataFrame:
+    missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
+    if missing:
+        raise InputError(f"{source}: missing column(s) {', '.join(missing)}; a split needs {', '.join(REQUIRED_COLUMNS)}")
+    frame = frame.copy()
+    frame["study_id"] = frame["study_id"].astype(str)
+    repeated = frame["study_id"][frame["study_id"].duplicated()].unique().tolist()
+    if repeated:
+        raise InputError(f"{source}: study id(s) appear more than once in the split: {', '.join(repeated[:10])}")
+    for column in ("findings", "impression"):
+        frame[column] = frame[column].astype(object).where(frame[column].notna(), None)
+    return frame.reset_index(drop=True)

@@ -1,0 +1,77 @@
+"""Run a set of metrics over (study_id, reference, prediction) rows: per-study table, aggregates, signatures."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from rexrank import __version__, stats
+from rexrank.files import atomic_path
+from rexrank.results import MetricResult
+from rexrank.scorers import COMPOSITES, SCORERS, MetricUnavailable
+from rexrank.signature import Signature
+
+
+@dataclass
+class Scorecard:
+    per_study: pd.DataFrame  # study_id and one column per metric that ran
+    metrics: dict[str, MetricResult]
+    skipped: dict[str, str] = field(default_factory=dict)  # metric -> one line saying why and how to fix
+
+    def write_per_study(self, path: str | os.PathLike) -> Path:
+        with atomic_path(path) as tmp:
+            self.per_study.to_parquet(tmp, index=False)
+        return Path(path)
+
+
+def _plan(metrics: Sequence[str]) -> list[str]:
+    """Requested metrics plus the computable components composites need, components first."""
+    needed = [c for m in metrics if m in COMPOSITES for c in COMPOSITES[m].needs if c in SCORERS]
+    return list(dict.fromkeys([*needed, *metrics]))
+
+
+def score(
+    rows: pd.DataFrame,
+    metrics: Sequence[str],
+    resamples: int = stats.RESAMPLES,
+    seed: int = stats.SEED,
+    progress: bool = True,
+) -> Scorecard:
+    predictions, references = rows["prediction"].tolist(), rows["reference"].tolist()
+    columns: dict[str, object] = {}
+    signatures: dict[str, Signature] = {}
+    skipped: dict[str, str] = {}
+    for name in tqdm(_plan(metrics), desc="metrics", unit="metric", disable=None if progress else True, leave=False):
+        if name in COMPOSITES:
+            composite = COMPOSITES[name]
+            missing = [c for c in composite.needs if c not in columns]
+            if missing:
+                reasons = [f"{c}: {skipped[c]}" for c in missing if c in skipped]
+                absent = [c for c in missing if c not in skipped]
+                if absent:
+                    reasons.append(f"{', '.join(absent)} not in rexrank {__version__} yet")
+                skipped[name] = f"needs {', '.join(missing)} ({'; '.join(reasons)})"
+                continue
+            columns[name] = composite.combine(columns)
+            signatures[name] = composite.signature([signatures[c] for c in composite.needs])
+        else:
+            try:
+                scorer = SCORERS[name]()
+                columns[name] = scorer(predictions, references)
+            except MetricUnavailable as err:
+                skipped[name] = str(err)
+                continue
+            signatures[name] = scorer.signature()
+
+    per_study = pd.DataFrame({"study_id": rows["study_id"].tolist(), **columns})
+    results = {}
+    for name in columns:
+        statistic = COMPOSITES[name].statistic if name in COMPOSITES else SCORERS[name].statistic
+        estimate = stats.estimate(per_study[name].to_numpy(), statistic, resamples, seed)
+        results[name] = MetricResult.from_estimate(estimate, signatures[name])
+    return Scorecard(per_study, results, skipped)

@@ -1,0 +1,97 @@
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rexrank import demo
+from rexrank.cli import main
+from rexrank.results import Result
+from rexrank.scorers.bleu import bleu2_pair, ngrams
+
+DATASET = str(demo.DATASET)
+
+
+def score(tmp_path, *extra, task="findings", system="demo-careful"):
+    return main(["score", "--predictions", str(demo.predictions(system, task)), "--dataset", DATASET,
+                 "--task", task, "--out", str(tmp_path), "--quiet", *extra])
+
+
+def test_score_writes_result_and_per_study_table(tmp_path, capsys):
+    assert score(tmp_path, "--metrics", "bleu2", "--model-name", "Careful", "--resamples", "200") == 0
+    out = capsys.readouterr().out
+    assert "Careful · dataset test · findings · 45 studies scored, 3 left out by the task" in out
+    assert "bleu2: bleu2:1|tok:lower+dot|smooth:method1:eps=0.1|boot:200:seed=0|rexrank:0.1.0" in out
+    result = Result.read(tmp_path / "dataset.findings.json")
+    table = pd.read_parquet(tmp_path / "dataset.findings.per_study.parquet")
+    assert result.counts == {"split_studies": 48, "scored": 45, "dropped_by_task": 3, "empty_predictions": 0,
+                             "ignored_predictions": 3}
+    assert len(table) == 45 and result.metrics["bleu2"].value == pytest.approx(table["bleu2"].mean(), rel=1e-15)
+    # each per-study score is the study's own BLEU-2, whatever the others are
+    truth = {r["study_id"]: r["findings"] for r in map(json.loads, demo.DATASET.read_text().splitlines())}
+    preds = {r["study_id"]: r["prediction"] for r in
+             map(json.loads, demo.predictions("demo-careful", "findings").read_text().splitlines())}
+    expected = [bleu2_pair(ngrams(preds[s]), ngrams(truth[s])) for s in table["study_id"]]
+    np.testing.assert_array_equal(table["bleu2"].to_numpy(), expected)
+
+
+def test_a_metric_that_cannot_run_says_why_and_the_others_still_run(tmp_path, capsys):
+    assert score(tmp_path, "--metrics", "bleu2,radcliq_v1") == 3
+    out = capsys.readouterr().out
+    assert "radcliq_v1   skipped: needs radgraph, bertscore, semb_score" in out
+    result = Result.read(tmp_path / "dataset.findings.json")
+    assert set(result.metrics) == {"bleu2"} and "radcliq_v1" in result.skipped
+
+
+def test_empty_prediction_warns_and_scores_zero(tmp_path, capsys):
+    assert score(tmp_path, "--metrics", "bleu2", system="demo-template") == 0
+    assert "1 empty prediction(s), scored as the empty report: demo-0006" in capsys.readouterr().err
+    table = pd.read_parquet(tmp_path / "dataset.findings.per_study.parquet").set_index("study_id")
+    assert table.loc["demo-0006", "bleu2"] == 0.0
+
+
+@pytest.mark.parametrize(("predictions", "message"), [
+    ('{"study_id": "demo-0001", "prediction": "x"}\n', "demo-0002: in the split but has no prediction"),
+    ('{"study_id": "demo-0001", "prediction": null}\n', "demo-0001: prediction is null/NaN"),
+    ('{"study_id": "nope", "prediction": "x"}\n', "study nope: predicted but not in the split"),
+    ('{"study_id": "demo-0001", "prediction": ["x"]}\n', "demo-0001: prediction must be text, got list"),
+    ('{"study_id": "demo-0001", "prediction": "x"}\n' * 2, "study demo-0001 is predicted more than once"),
+    ('not json\n', "p.jsonl:1: not valid JSON"),
+])
+def test_bad_predictions_exit_2_naming_the_study_and_write_nothing(tmp_path, capsys, predictions, message):
+    path = tmp_path / "p.jsonl"
+    path.write_text(predictions)
+    out = tmp_path / "out"
+    code = main(["score", "--predictions", str(path), "--dataset", DATASET, "--task", "findings",
+                 "--out", str(out), "--quiet"])
+    assert code == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_unknown_metric_and_missing_files_exit_2(tmp_path, capsys):
+    assert score(tmp_path, "--metrics", "bleu4") == 2
+    assert "unknown metric 'bleu4': known metrics are bleu2, radcliq_v1, radcliq_v0" in capsys.readouterr().err
+    assert main(["score", "--predictions", str(tmp_path / "x.jsonl"), "--dataset", DATASET, "--task",
+                 "findings"]) == 2
+    assert "x.jsonl: no such predictions file" in capsys.readouterr().err
+
+
+def test_demo_writes_every_system_and_task(tmp_path, capsys):
+    assert main(["demo", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.json"))
+    assert written == [f"{s}/rexrank-demo.{t}.json" for s in sorted(demo.systems())
+                       for t in ("findings", "findings_impression")]
+    board = out.split("== rexrank-demo test · findings ·")[1].splitlines()
+    assert [line.split()[0] for line in board[2:5]] == ["Demo-Careful", "Demo-Shuffled", "Demo-Template"]
+    careful = Result.read(tmp_path / "demo-careful" / "rexrank-demo.findings.json")
+    template = Result.read(tmp_path / "demo-template" / "rexrank-demo.findings.json")
+    assert careful.metrics["bleu2"].low > template.metrics["bleu2"].high  # clearly separated systems
+
+
+def test_console_script_entry_point_runs():
+    done = subprocess.run([sys.executable, "-m", "rexrank.cli", "metrics"], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[0].startswith("bleu2        v1; dataset value: mean over studies")

@@ -1,0 +1,132 @@
+import pandas as pd
+import pytest
+
+from rexrank.data import InputError, align, load_predictions, load_split
+
+SPLIT_JSON = """{
+  "p10/s1": {"image_path": ["a.jpg"], "section_findings": "Heart size is normal.", "section_impression": NaN,
+             "context": "cough", "split": "test"},
+  "p10/s2": {"section_findings": "Small left effusion.", "section_impression": "Effusion.", "split": "test"},
+  "p11/s3": {"section_findings": NaN, "section_impression": "No acute process.", "split": "test"}
+}"""
+
+
+@pytest.fixture
+def split_json(tmp_path):
+    path = tmp_path / "mimic_cxr_test.json"
+    path.write_text(SPLIT_JSON)
+    return path
+
+
+def test_rexrank_split_json_with_bare_nan(split_json):
+    split = load_split(split_json)
+    assert split.dataset == "mimic_cxr_test" and split.split == "test"
+    assert split.studies["study_id"].tolist() == ["p10/s1", "p10/s2", "p11/s3"]
+    assert split.studies["impression"].tolist()[0] is None
+    refs = split.references("findings_impression")
+    assert refs.references["p10/s1"] == "Findings: Heart size is normal. Impression: None"
+    assert refs.references["p11/s3"] == "Findings: None Impression: No acute process."
+
+
+def test_parquet_folder_picks_the_split_by_file_name(tmp_path):
+    folder = tmp_path / "iu-xray" / "data"
+    folder.mkdir(parents=True)
+    pd.DataFrame({"study_id": ["a", "b"], "findings": ["x.", None], "impression": ["y.", "z."]}).to_parquet(
+        folder / "test-00000-of-00001.parquet")
+    pd.DataFrame({"study_id": ["v"], "findings": ["x."], "impression": ["y."]}).to_parquet(
+        folder / "valid-00000-of-00001.parquet")
+    assert load_split(tmp_path / "iu-xray").studies["study_id"].tolist() == ["a", "b"]
+    assert load_split(tmp_path / "iu-xray", split="valid").studies["study_id"].tolist() == ["v"]
+    with pytest.raises(InputError, match="several splits here and none named 'train'"):
+        load_split(tmp_path / "iu-xray", split="train")
+
+
+def test_split_problems_are_named(tmp_path):
+    bad = tmp_path / "bad.parquet"
+    pd.DataFrame({"study_id": ["a"], "findings": ["x"]}).to_parquet(bad)
+    with pytest.raises(InputError, match="missing column.*impression"):
+        load_split(bad)
+    twice = tmp_path / "twice.jsonl"
+    twice.write_text('{"study_id": "a", "findings": "x", "impression": null}\n' * 2)
+    with pytest.raises(InputError, match="appear more than once in the split: a"):
+        load_split(twice)
+    with pytest.raises(InputError, match="no such file or folder"):
+        load_split(tmp_path / "nope")
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"a": {"section_findings": "x",}')
+    with pytest.raises(InputError, match="broken.json: not valid JSON"):
+        load_split(broken)
+
+
+def test_submission_json_tolerates_nan_and_refuses_repeated_studies(tmp_path):
+    good = tmp_path / "sub.json"
+    good.write_text('{"s1": {"section_findings": NaN, "model_prediction": "Normal."}, "s2": {"model_prediction": ""}}')
+    assert load_predictions(good) == {"s1": "Normal.", "s2": ""}
+    twice = tmp_path / "twice.json"
+    twice.write_text('{"s1": {"model_prediction": "a"}, "s1": {"model_prediction": "b"}}')
+    with pytest.raises(InputError, match="key 's1' appears more than once"):
+        load_predictions(twice)
+    missing = tmp_path / "missing.json"
+    missing.write_text('{"s1": {"section_findings": "a"}}')
+    with pytest.raises(InputError, match="study s1: no prediction or model_prediction field"):
+        load_predictions(missing)
+
+
+def test_jsonl_and_csv(tmp_path):
+    jsonl = tmp_path / "p.jsonl"
+    jsonl.write_text('{"study_id": "s1", "prediction": "A."}\n\n{"study_id": 7, "prediction": "B."}\n')
+    assert load_predictions(jsonl) == {"s1": "A.", "7": "B."}
+    jsonl.write_text('{"study_id": "s1", "prediction": "A."}\n{"study_id": "s1", "prediction": "B."}\n')
+    with pytest.raises(InputError, match=r"p.jsonl:2: study s1 is predicted more than once"):
+        load_predictions(jsonl)
+    jsonl.write_text('{"study_id": "s1", "prediction": "A."}\n{"study_id": "s2", "prediction": \n')
+    with pytest.raises(InputError, match=r"p.jsonl:2: not valid JSON"):
+        load_predictions(jsonl)
+
+    csv = tmp_path / "p.csv"
+    csv.write_text('study_id,prediction\ns1,"Small effusion, left."\ns2,\n')
+    assert load_predictions(csv) == {"s1": "Small effusion, left.", "s2": ""}
+    csv.write_text("study_id,prediction\ns1,Small effusion, left.\n")
+    with pytest.raises(InputError, match=r"p.csv:2: more fields than the header.*quote"):
+        load_predictions(csv)
+    csv.write_text("id,text\ns1,a\n")
+    with pytest.raises(InputError, match="expected a header with study_id and prediction, got id,text"):
+        load_predictions(csv)
+    with pytest.raises(InputError, match="unknown predictions format '.txt'"):
+        (tmp_path / "p.txt").write_text("x")
+        load_predictions(tmp_path / "p.txt")
+
+
+def test_align_lists_every_problem_by_study(split_json):
+    refs = load_split(split_json).references("findings")
+    predictions = {"p10/s1": float("nan"), "p10/s2": 3, "p99/s9": "Normal."}
+    with pytest.raises(InputError) as err:
+        align(refs, predictions, "sub.json")
+    message = str(err.value)
+    assert message.startswith("sub.json: 3 problem(s), nothing was scored:")
+    assert "study p99/s9: predicted but not in the split" in message
+    assert "study p10/s1: prediction is null/NaN" in message
+    assert "study p10/s2: prediction must be text, got int 3" in message
+
+    with pytest.raises(InputError, match="study p10/s2: in the split but has no prediction"):
+        align(refs, {"p10/s1": "x"})
+
+
+def test_align_keeps_split_order_counts_and_warns_on_empty(split_json):
+    refs = load_split(split_json).references("findings")
+    aligned = align(refs, {"p11/s3": "ignored", "p10/s2": "  ", "p10/s1": "Heart normal."})
+    assert aligned.rows.to_dict("list") == {
+        "study_id": ["p10/s1", "p10/s2"],
+        "reference": ["Heart size is normal.", "Small left effusion."],
+        "prediction": ["Heart normal.", "  "],
+    }
+    assert aligned.counts == {"split_studies": 3, "scored": 2, "dropped_by_task": 1, "empty_predictions": 1,
+                              "ignored_predictions": 1}
+    assert aligned.warnings == ["1 empty prediction(s), scored as the empty report: p10/s2"]
+
+
+def test_many_problems_are_summarised(split_json):
+    refs = load_split(split_json).references("findings_impression")
+    extra = {f"x{i}": "a" for i in range(25)}
+    with pytest.raises(InputError, match=r"28 problem\(s\)[\s\S]*\.\.\. and 18 more"):
+        align(refs, extra)
