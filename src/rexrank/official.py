@@ -1,0 +1,123 @@
+"""Import of the official ReXrank leaderboard tables (METRICS.md §10).
+
+`findings_result_<dataset>.csv` is the findings task, `result_<dataset>.csv` findings+impression. Rows may
+have 12 fields (a missing trailing column); files may lack a final newline. Each row's published
+1/RadCliQ-v1 is checked against its four rounded components: the composite is linear, so the exact range
+of 1/RadCliQ-v1 implied by components known to +-half a unit of their last decimal is computed and must
+overlap the published value's own rounding interval. Rows outside it are flagged, never silently accepted.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+from rexrank.errors import InputError
+from rexrank.reports import FINDINGS, FINDINGS_IMPRESSION
+from rexrank.results import MetricResult, ModelInfo, Result
+from rexrank.scorers.radcliq import COMPONENTS, RADCLIQ_V1
+
+HEADER = ("Rank", "Date", "Model Name", "Institution", "Model URL", "BLEU", "BertScore", "SembScore", "RadGraph",
+          "1/RadCliQ-v1", "RaTEScore", "GREEN", "1/FineRadScore")
+METRIC_COLUMNS = {"BLEU": "bleu2", "BertScore": "bertscore", "SembScore": "semb_score", "RadGraph": "radgraph",
+                  "1/RadCliQ-v1": "radcliq_v1", "RaTEScore": "ratescore", "GREEN": "green",
+                  "1/FineRadScore": "fineradscore"}
+DATASETS = {"gradienthealth": "rexgradient", "mimiccxr": "mimic-cxr", "iu_xray": "iu-xray",
+            "chexpertplus": "chexpert-plus"}
+SPLITS = {"rexgradient": "test", "mimic-cxr": "test", "iu-xray": "test", "chexpert-plus": "valid"}
+_NAME = re.compile(r"^(findings_)?result_(" + "|".join(DATASETS) + r")$")
+
+
+@dataclass(frozen=True)
+class OfficialRow:
+    dataset: str
+    task: str
+    rank: int
+    date: str
+    model: ModelInfo
+    values: dict[str, float | None]  # our metric names -> published value (None: column missing)
+    consistent: bool | None  # None: a component is missing, nothing to check
+    implied_inverse_radcliq: tuple[float, float] | None  # range from the rounded components
+
+    def to_json(self) -> dict:
+        return {"dataset": self.dataset, "task": self.task, "rank": self.rank, "date": self.date,
+                "model": self.model.name, "institution": self.model.institution, "url": self.model.url,
+                **self.values, "consistent": self.consistent,
+                "implied_radcliq_v1": list(self.implied_inverse_radcliq) if self.implied_inverse_radcliq else None}
+
+    def to_result(self) -> Result:
+        return Result(
+            model=self.model, dataset=self.dataset, split=SPLITS[self.dataset], task=self.task,
+            metrics={name: MetricResult(value, statistic="inverse_mean" if name.startswith(("radcliq", "finerad"))
+                                        else "mean")
+                     for name, value in self.values.items() if value is not None},
+            provenance="imported",
+            checks={"source": "rexrank.ai official table", "rank": self.rank, "date": self.date,
+                    "radcliq_v1_consistent": self.consistent,
+                    "implied_radcliq_v1": list(self.implied_inverse_radcliq) if self.implied_inverse_radcliq else None},
+        )
+
+
+def dataset_and_task(path: str | os.PathLike) -> tuple[str, str]:
+    match = _NAME.match(Path(path).stem)
+    if not match:
+        raise InputError(f"{path}: expected findings_result_<dataset>.csv or result_<dataset>.csv with <dataset> "
+                         f"one of {', '.join(DATASETS)}")
+    return DATASETS[match.group(2)], FINDINGS if match.group(1) else FINDINGS_IMPRESSION
+
+
+def _half_unit(decimals: int) -> Decimal:
+    return Decimal(1).scaleb(-decimals) / 2
+
+
+def _decimals(text: str) -> int:
+    try:
+        return -Decimal(text).as_tuple().exponent if text else 0
+    except InvalidOperation:
+        return 0  # reported as "not a number" where the row is read
+
+
+def implied_inverse_radcliq(components: list[str], decimals: list[int]) -> tuple[float, float] | None:
+    """Exact range of 1/RadCliQ-v1 when each component lies within half a unit of its last decimal."""
+    low, high = RADCLIQ_V1.bounds([float(c) for c in components], [float(_half_unit(d)) for d in decimals])
+    if low <= 0:
+        return None  # the inverse is not monotone across 0: nothing sensible to compare with
+    return 1 / high, 1 / low
+
+
+def read_official_csv(path: str | os.PathLike) -> list[OfficialRow]:
+    dataset, task = dataset_and_task(path)
+    with open(path, encoding="utf-8", newline="") as handle:
+        table = list(csv.reader(handle))
+    if not table or tuple(table[0]) != HEADER:
+        raise InputError(f"{path}: header is not the official one:\n  {','.join(HEADER)}")
+    body = [row + [""] * (len(HEADER) - len(row)) for row in table[1:] if row]
+    for number, row in enumerate(body, 2):
+        if len(row) != len(HEADER):
+            raise InputError(f"{path}:{number}: {len(row)} fields, more than the header's {len(HEADER)}")
+    # The tables round each column to a fixed number of decimals and drop trailing zeros (0.43 is 0.430).
+    column_decimals = {c: max(_decimals(r[i].strip()) for r in body) for i, c in enumerate(HEADER)
+                       if c in METRIC_COLUMNS}
+    rows = []
+    for number, row in enumerate(body, 2):
+        cells = dict(zip(HEADER, (cell.strip() for cell in row)))
+        try:
+            values = {METRIC_COLUMNS[c]: float(cells[c]) if cells[c] else None for c in METRIC_COLUMNS}
+        except ValueError as err:
+            raise InputError(f"{path}:{number}: {cells['Model Name']}: not a number ({err})") from None
+        by_name = {METRIC_COLUMNS[c]: c for c in METRIC_COLUMNS}
+        texts = [cells[by_name[name]] for name in COMPONENTS]
+        published = cells["1/RadCliQ-v1"]
+        implied = consistent = None
+        if all(texts) and published:
+            implied = implied_inverse_radcliq(texts, [column_decimals[by_name[n]] for n in COMPONENTS])
+            half = float(_half_unit(column_decimals["1/RadCliQ-v1"]))
+            consistent = implied is not None and implied[0] - half <= float(published) <= implied[1] + half
+        rows.append(OfficialRow(dataset, task, int(cells["Rank"]), cells["Date"],
+                                ModelInfo(cells["Model Name"], cells["Institution"], cells["Model URL"]),
+                                values, consistent, implied))
+    return rows

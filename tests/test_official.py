@@ -1,0 +1,83 @@
+import json
+
+import pytest
+
+from rexrank.cli import main
+from rexrank.errors import InputError
+from rexrank.official import HEADER, dataset_and_task, read_official_csv
+from rexrank.results import Result
+
+
+@pytest.fixture(scope="module")
+def tables(reference_dir):
+    folder = reference_dir / "rexrank_results"
+    return folder / "findings_result_mimiccxr.csv", folder / "result_mimiccxr.csv"
+
+
+def test_file_names_give_dataset_and_task():
+    assert dataset_and_task("x/findings_result_gradienthealth.csv") == ("rexgradient", "findings")
+    assert dataset_and_task("result_iu_xray.csv") == ("iu-xray", "findings_impression")
+    assert dataset_and_task("findings_result_chexpertplus.csv") == ("chexpert-plus", "findings")
+    with pytest.raises(InputError, match="expected findings_result_<dataset>.csv"):
+        dataset_and_task("leaderboard.csv")
+
+
+def test_reads_every_row_including_short_ones(tables):
+    findings, full = (read_official_csv(t) for t in tables)
+    assert len(findings) == 25 and len(full) == 7
+    assert {r.task for r in findings} == {"findings"} and {r.dataset for r in full} == {"mimic-cxr"}
+    unirg = next(r for r in findings if r.model.name == "UniRG-CXR")  # 12 fields: no 1/FineRadScore
+    assert unirg.values["fineradscore"] is None
+    assert unirg.values["radcliq_v1"] == 1.217 and unirg.values["green"] == 0.352
+    medversa = next(r for r in full if r.model.name == "MedVersa")
+    assert medversa.model.institution == "Harvard" and medversa.values["bertscore"] == 0.43
+
+
+def test_radcliq_consistency_with_rounding_propagated(tables):
+    rows = [r for t in tables for r in read_official_csv(t)]
+    flagged = [(r.task, r.model.name) for r in rows if not r.consistent]
+    # RadFM's published 0.625 lies outside [0.6226, 0.6241] implied by 0.111/0.281/0.245/0.081.
+    assert flagged == [("findings_impression", "RadFM")]
+    medversa = next(r for r in rows if r.model.name == "MedVersa" and r.task == "findings_impression")
+    low, high = medversa.implied_inverse_radcliq
+    assert low < 0.919 < high and high - low < 0.004
+
+
+def test_a_tampered_row_is_flagged(tmp_path):
+    path = tmp_path / "findings_result_iu_xray.csv"
+    path.write_text(",".join(HEADER) + "\n"
+                    "1,2024,Good,Lab,https://a,0.193,0.43,0.315,0.273,0.919,0.5,0.4,0.36\n"
+                    "2,2024,Tampered,Lab,https://b,0.193,0.43,0.315,0.273,0.95,0.5,0.4,0.36\n"
+                    "3,2024,Partial,Lab,https://c,0.193,0.43,,0.273,0.919")
+    rows = read_official_csv(path)
+    assert [r.consistent for r in rows] == [True, False, None]  # None: a component is missing
+    assert rows[2].values["semb_score"] is None and rows[2].values["green"] is None
+
+
+def test_bad_tables_are_refused(tmp_path):
+    path = tmp_path / "result_mimiccxr.csv"
+    path.write_text("Rank,Model\n1,x\n")
+    with pytest.raises(InputError, match="header is not the official one"):
+        read_official_csv(path)
+    path.write_text(",".join(HEADER) + "\n1,2024,X,Lab,u,0.1,zero,0.1,0.1,0.5,0.1,0.1,0.1\n")
+    with pytest.raises(InputError, match=r"result_mimiccxr.csv:2: X: not a number"):
+        read_official_csv(path)
+
+
+def test_cli_json_lines_and_imported_results(tables, tmp_path, capsys):
+    assert main(["import-rexrank-csv", "--json", "--out", str(tmp_path), *map(str, tables)]) == 0
+    out, err = capsys.readouterr()
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert len(rows) == 32
+    radfm = next(r for r in rows if r["model"] == "RadFM" and r["task"] == "findings_impression")
+    assert radfm["consistent"] is False and radfm["radcliq_v1"] == 0.625 and radfm["dataset"] == "mimic-cxr"
+    assert "RadFM (rank 5): published 1/RadCliQ-v1 0.625 is outside [0.6226, 0.6241]" in err
+    imported = Result.read(tmp_path / "RadFM" / "mimic-cxr.findings_impression.json")
+    assert imported.provenance == "imported" and imported.metrics["radcliq_v1"].value == 0.625
+    assert imported.checks["radcliq_v1_consistent"] is False
+    assert imported.metrics["radcliq_v1"].statistic == "inverse_mean"
+
+
+def test_cli_summary_without_json(tables, capsys):
+    assert main(["import-rexrank-csv", str(tables[1])]) == 0
+    assert capsys.readouterr().out.strip().endswith("result_mimiccxr.csv: 7 rows, 1 flagged inconsistent")
