@@ -1,0 +1,72 @@
+"""BLEU-2 as the ReXrank leaderboard computes it: sentence-level, per report, then averaged."""
+
+import datasets
+import evaluate
+
+from rexrank.scorers import compute
+
+_CITATION = """\
+@article{zhang2024rexrank,
+  title={ReXrank: A Public Leaderboard for AI-Powered Radiology Report Generation},
+  author={Zhang, Xiaoman and Zhou, Hong-Yu and Yang, Xiaoli and Banerjee, Oishi and Acosta, Juli{\\'a}n N
+          and Miller, Josh and Huang, Ouwen and Rajpurkar, Pranav},
+  journal={arXiv preprint arXiv:2411.15122},
+  year={2024}
+}
+@article{yu2023evaluating,
+  title={Evaluating progress in automatic chest X-ray radiology report generation},
+  author={Yu, Feiyang and Endo, Mark and Krishnan, Rayan and Pan, Ian and Tsai, Andy and Reis, Eduardo Pontes
+          and Fonseca, Eduardo Kaiser Ururahy Nunes and Lee, Henrique Min Ho and Abe, Zahra Shakeri Hossein
+          and Langlotz, Curtis P and others},
+  journal={Patterns},
+  volume={4},
+  number={9},
+  year={2023}
+}
+@inproceedings{papineni2002bleu,
+  title={BLEU: a Method for Automatic Evaluation of Machine Translation},
+  author={Papineni, Kishore and Roukos, Salim and Ward, Todd and Zhu, Wei-Jing},
+  booktitle={ACL},
+  year={2002}
+}
+"""
+
+_DESCRIPTION = """\
+BLEU-2 exactly as ReXrank (rajpurkarlab/CXR-Report-Metric) computes it: each report is lower-cased, '.' is split
+off, and the text is split on single spaces (commas and newlines stay inside tokens); each candidate is scored
+against its one reference with sentence-level BLEU, weights (1/2, 1/2) and NLTK's method1 smoothing (epsilon 0.1);
+the dataset value is the mean over reports. Not corpus BLEU: the `bleu` module gives different numbers.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (list of str): generated reports.
+    references (list of str): one ground-truth report per prediction.
+Returns:
+    bleu2 (float): mean BLEU-2 over the pairs, in [0, 1].
+    bleu2_per_sample (list of float): BLEU-2 of each pair (an empty prediction scores 0).
+    signature (str): how the number was made, e.g. `bleu2:1|tok:lower+dot|smooth:method1:eps=0.1|rexrank:0.1.0`.
+Examples:
+    >>> bleu2 = evaluate.load("rexrank/bleu2")
+    >>> results = bleu2.compute(predictions=["No pleural effusion."], references=["No pleural effusion or pneumothorax."])
+    >>> round(results["bleu2"], 4)
+    0.4952
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class Bleu2(evaluate.Metric):
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features(
+                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
+            ),
+            codebase_urls=["https://github.com/rajpurkarlab/CXR-Report-Metric"],
+            reference_urls=["https://rexrank.ai", "https://arxiv.org/abs/2411.15122"],
+        )
+
+    def _compute(self, predictions, references):
+        return compute("bleu2", predictions, references)

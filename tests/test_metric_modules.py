@@ -1,0 +1,55 @@
+"""Every metrics/<name>/ folder is an `evaluate` module and a Space, as-is."""
+
+import ast
+import re
+
+import evaluate
+import pytest
+import yaml
+
+from conftest import ROOT
+from rexrank.scorers import compute
+
+MODULES = sorted(p.name for p in (ROOT / "metrics").iterdir() if p.is_dir())
+
+
+def test_there_are_modules():
+    assert "bleu2" in MODULES
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_folder_shape(name):
+    folder = ROOT / "metrics" / name
+    assert {f"{name}.py", "README.md", "requirements.txt", "app.py"} <= {p.name for p in folder.iterdir()}
+    tree = ast.parse((folder / f"{name}.py").read_text())
+    assigned = {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets}
+    assert {"_CITATION", "_DESCRIPTION", "_KWARGS_DESCRIPTION"} <= assigned
+    classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
+    assert len(classes) == 1 and ast.unparse(classes[0].bases[0]) == "evaluate.Metric"
+    card = (folder / "README.md").read_text()
+    header = yaml.safe_load(card.split("---")[1])
+    assert header["sdk"] == "gradio" and header["app_file"] == "app.py"
+    assert {"evaluate", "metric"} <= set(header["tags"])
+    for section in ("## Metric Description", "## How to Use", "### Inputs", "### Output Values",
+                    "## Limitations and Bias", "## Citation"):
+        assert section in card
+    assert "rexrank" in (folder / "requirements.txt").read_text()
+
+
+def test_bleu2_module_loads_and_matches_the_library():
+    module = evaluate.load(str(ROOT / "metrics" / "bleu2"))
+    predictions = ["Heart size is normal.", "", "Small left effusion, stable."]
+    references = ["Heart size is normal.", "No pneumothorax.", "Small left pleural effusion, unchanged."]
+    out = module.compute(predictions=predictions, references=references)
+    assert set(out) == {"bleu2", "bleu2_per_sample", "signature"}
+    assert out == compute("bleu2", predictions, references)
+    assert out["bleu2_per_sample"][:2] == [1.0, 0.0]
+    assert 0 < out["bleu2_per_sample"][2] < 1
+
+
+def test_bleu2_docstring_example_is_true():
+    module = evaluate.load(str(ROOT / "metrics" / "bleu2"))
+    example = re.search(r"compute\(predictions=(\[.*?\]), references=(\[.*?\])\)\n\s+>>> round\(results\[\"bleu2\"\], 4\)"
+                        r"\n\s+([\d.]+)", module.inputs_description)
+    predictions, references, expected = ast.literal_eval(example[1]), ast.literal_eval(example[2]), example[3]
+    assert f"{round(module.compute(predictions=predictions, references=references)['bleu2'], 4)}" == expected
