@@ -95,3 +95,26 @@ def test_demo_writes_every_system_and_task(tmp_path, capsys):
 def test_console_script_entry_point_runs():
     done = subprocess.run([sys.executable, "-m", "rexrank.cli", "metrics"], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines()[0].startswith("bleu2        v1; dataset value: mean over studies")
+
+
+def test_compare_runs_both_paired_tests_on_the_same_studies(tmp_path, capsys):
+    for system in ("demo-careful", "demo-template"):
+        assert score(tmp_path / system, "--metrics", "bleu2", system=system) == 0
+    a, b = (tmp_path / s / "dataset.findings.per_study.parquet" for s in ("demo-careful", "demo-template"))
+    capsys.readouterr()
+    assert main(["compare", str(a), str(b), "--trials", "500"]) == 0
+    row = capsys.readouterr().out.splitlines()[-1].split()
+    delta = pd.read_parquet(a)["bleu2"].mean() - pd.read_parquet(b)["bleu2"].mean()
+    assert row[0] == "bleu2" and float(row[1]) == pytest.approx(delta, abs=5e-5)
+    assert float(row[-2]) < 0.01 and float(row[-1]) < 0.01  # clearly different systems
+
+    assert score(tmp_path / "fi", "--metrics", "bleu2", task="findings_impression") == 0
+    assert main(["compare", str(a), str(tmp_path / "fi" / "dataset.findings_impression.per_study.parquet")]) == 2
+    assert "cover different studies (3 differ, e.g. demo-0046)" in capsys.readouterr().err
+
+
+def test_hub_dataset_offline_is_a_clear_error(tmp_path, capsys):
+    code = main(["score", "--predictions", str(demo.predictions("demo-careful", "findings")),
+                 "--dataset", "rexrank/mimic-cxr", "--task", "findings", "--out", str(tmp_path)])
+    assert code == 2
+    assert "rexrank/mimic-cxr: could not load split 'test' from the Hub" in capsys.readouterr().err

@@ -130,3 +130,8 @@ def test_many_problems_are_summarised(split_json):
     extra = {f"x{i}": "a" for i in range(25)}
     with pytest.raises(InputError, match=r"28 problem\(s\)[\s\S]*\.\.\. and 18 more"):
         align(refs, extra)
+
+
+def test_a_missing_file_is_not_mistaken_for_a_hub_id(tmp_path):
+    with pytest.raises(InputError, match="results/test.parquet: no such file or folder"):
+        load_split("results/test.parquet")

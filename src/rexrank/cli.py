@@ -16,7 +16,7 @@ from rexrank import __version__, demo, scorecard, stats
 from rexrank.data import InputError, align, load_predictions, load_split
 from rexrank.reports import TASKS
 from rexrank.results import ModelInfo, Result
-from rexrank.scorers import AVAILABLE, COMPOSITES, METRICS, SCORERS, parse_metrics
+from rexrank.scorers import AVAILABLE, COMPOSITES, METRICS, SCORERS, metric_class, parse_metrics
 
 OK, BAD_INPUT, METRIC_SKIPPED = 0, 2, 3
 
@@ -111,7 +111,7 @@ def format_board(results: list[Result]) -> str:
 
 def cmd_metrics(args: argparse.Namespace) -> int:
     for name in METRICS:
-        metric = SCORERS.get(name) or COMPOSITES[name]
+        metric = metric_class(name)
         needs = f" = f({', '.join(metric.needs)})" if name in COMPOSITES else ""
         dataset_value = "1 / mean over studies" if metric.statistic == "inverse_mean" else "mean over studies"
         absent = ", ".join(c for c in getattr(metric, "needs", ()) if c not in SCORERS)
@@ -140,6 +140,31 @@ def cmd_import(args: argparse.Namespace) -> int:
         if not args.json:
             flagged = sum(r.consistent is False for r in rows)
             print(f"{path}: {len(rows)} rows, {flagged} flagged inconsistent")
+    return OK
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Paired tests between two systems' per-study tables on the same split and task."""
+    import pandas as pd
+
+    a, b = (pd.read_parquet(p).set_index("study_id") for p in (args.a, args.b))
+    if set(a.index) != set(b.index):
+        only = sorted(set(a.index) ^ set(b.index))
+        raise InputError(f"{args.a} and {args.b} cover different studies ({len(only)} differ, e.g. {only[0]}): "
+                         "a paired test needs the same split and task")
+    b = b.loc[a.index]
+    metrics = [m for m in a.columns if m in b.columns and m in METRICS]
+    if not metrics:
+        raise InputError(f"{args.a} and {args.b} share no metric column")
+    print(f"A = {args.a}\nB = {args.b}\n{len(a):,} paired studies; two-sided p-values; seed {args.seed}")
+    print(f"  {'metric':<12} {'A - B':>9}  {'95% CI of A - B':<21} {'p (bootstrap)':>13} {'p (AR)':>8}")
+    for metric in metrics:
+        statistic = metric_class(metric).statistic
+        boot = stats.paired_bootstrap(a[metric], b[metric], statistic, args.trials, args.seed)
+        ar = stats.permutation_test(a[metric], b[metric], statistic, args.trials, args.seed)
+        name = f"1/{metric}" if statistic == "inverse_mean" else metric
+        print(f"  {name:<12} {boot.delta:+9.4f}  [{boot.low:+.4f}, {boot.high:+.4f}]  {boot.p_value:13.4f} "
+              f"{ar.p_value:8.4f}")
     return OK
 
 
@@ -176,6 +201,14 @@ def parser() -> argparse.ArgumentParser:
 
     listing = commands.add_parser("metrics", help="list the metrics and what each gives an empty prediction")
     listing.set_defaults(run=cmd_metrics)
+
+    compare = commands.add_parser("compare", help="paired bootstrap and approximate randomisation between two "
+                                  "systems' per-study tables")
+    compare.add_argument("a", help="system A's <dataset>.<task>.per_study.parquet")
+    compare.add_argument("b", help="system B's, same split and task")
+    compare.add_argument("--trials", type=int, default=stats.TRIALS, help="resamples / randomisations")
+    compare.add_argument("--seed", type=int, default=stats.SEED)
+    compare.set_defaults(run=cmd_compare)
 
     official = commands.add_parser("import-rexrank-csv", help="read official ReXrank leaderboard CSVs, "
                                    "checking each row's 1/RadCliQ-v1 against its components")

@@ -13,7 +13,7 @@ from tqdm.auto import tqdm
 from rexrank import __version__, stats
 from rexrank.files import atomic_path
 from rexrank.results import MetricResult
-from rexrank.scorers import COMPOSITES, SCORERS, MetricUnavailable
+from rexrank.scorers import COMPOSITES, SCORERS, MetricUnavailable, metric_class
 from rexrank.signature import Signature
 
 
@@ -71,7 +71,6 @@ def score(
     per_study = pd.DataFrame({"study_id": rows["study_id"].tolist(), **columns})
     results = {}
     for name in columns:
-        statistic = COMPOSITES[name].statistic if name in COMPOSITES else SCORERS[name].statistic
-        estimate = stats.estimate(per_study[name].to_numpy(), statistic, resamples, seed)
+        estimate = stats.estimate(per_study[name].to_numpy(), metric_class(name).statistic, resamples, seed)
         results[name] = MetricResult.from_estimate(estimate, signatures[name])
     return Scorecard(per_study, results, skipped)

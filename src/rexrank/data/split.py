@@ -86,7 +86,8 @@ def load_split(source: str | os.PathLike, split: str = "test", dataset: str | No
     elif path.exists():
         raise InputError(f"{path}: expected a folder of parquet files, a .parquet or .jsonl file, "
                          "or a ReXrank split .json")
-    elif str(source).count("/") == 1 and not str(source).startswith((".", "/")):
+    elif (str(source).count("/") == 1 and not str(source).startswith((".", "/"))
+          and path.suffix not in (".json", ".jsonl", ".parquet")):
         frame = _read_hub(str(source), split)
     else:
         raise InputError(f"{source}: no such file or folder (and not a Hub dataset id ORG/NAME)")
