@@ -86,7 +86,8 @@ def test_known_values():
     assert bleu2_pair(ngrams("Heart size is normal."), ngrams("heart size is normal .")) == 1.0
     assert bleu2_pair(ngrams(""), ngrams("heart")) == 0.0
     # one unigram of one matches, no bigram: sqrt(1 * 0.1/1) with brevity exp(1 - 2/1)
-    assert bleu2_pair(ngrams("effusion"), ngrams("small effusion")) == pytest.approx(np.sqrt(0.1) * np.exp(-1), abs=1e-15)
+    expected = np.sqrt(0.1) * np.exp(-1)
+    assert bleu2_pair(ngrams("effusion"), ngrams("small effusion")) == pytest.approx(expected, abs=1e-15)
 
 
 def test_scorer_is_per_study_and_order_free():

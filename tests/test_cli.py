@@ -48,6 +48,8 @@ def test_a_metric_that_cannot_run_says_why_and_the_others_still_run(tmp_path, ca
 def test_empty_prediction_warns_and_scores_zero(tmp_path, capsys):
     assert score(tmp_path, "--metrics", "bleu2", system="demo-template") == 0
     assert "1 empty prediction(s), scored as the empty report: demo-0006" in capsys.readouterr().err
+    assert Result.read(tmp_path / "dataset.findings.json").warnings[0].endswith(
+        "demo-template.findings.jsonl: 1 empty prediction(s), scored as the empty report: demo-0006")
     table = pd.read_parquet(tmp_path / "dataset.findings.per_study.parquet").set_index("study_id")
     assert table.loc["demo-0006", "bleu2"] == 0.0
 

@@ -6,8 +6,8 @@ import re
 import evaluate
 import pytest
 import yaml
-
 from conftest import ROOT
+
 from rexrank.scorers import compute
 
 MODULES = sorted(p.name for p in (ROOT / "metrics").iterdir() if p.is_dir())
@@ -49,7 +49,7 @@ def test_bleu2_module_loads_and_matches_the_library():
 
 def test_bleu2_docstring_example_is_true():
     module = evaluate.load(str(ROOT / "metrics" / "bleu2"))
-    example = re.search(r"compute\(predictions=(\[.*?\]), references=(\[.*?\])\)\n\s+>>> round\(results\[\"bleu2\"\], 4\)"
-                        r"\n\s+([\d.]+)", module.inputs_description)
+    example = re.search(r"compute\(predictions=(\[.*?\]),\s+(?:\.\.\.\s+)?references=(\[.*?\])\)"
+                        r"\n\s+>>> round\(results\[\"bleu2\"\], 4\)\n\s+([\d.]+)", module.inputs_description)
     predictions, references, expected = ast.literal_eval(example[1]), ast.literal_eval(example[2]), example[3]
     assert f"{round(module.compute(predictions=predictions, references=references)['bleu2'], 4)}" == expected

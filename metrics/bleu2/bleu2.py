@@ -48,7 +48,8 @@ Returns:
     signature (str): how the number was made, e.g. `bleu2:1|tok:lower+dot|smooth:method1:eps=0.1|rexrank:0.1.0`.
 Examples:
     >>> bleu2 = evaluate.load("rexrank/bleu2")
-    >>> results = bleu2.compute(predictions=["No pleural effusion."], references=["No pleural effusion or pneumothorax."])
+    >>> results = bleu2.compute(predictions=["No pleural effusion."],
+    ...                         references=["No pleural effusion or pneumothorax."])
     >>> round(results["bleu2"], 4)
     0.4952
 """

@@ -12,10 +12,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from rexrank import __version__, demo, scorecard, stats
-from rexrank.data import InputError, align, load_predictions, load_split
+from rexrank import __version__, demo, stats
+from rexrank.errors import InputError
 from rexrank.reports import TASKS
 from rexrank.results import ModelInfo, Result
+from rexrank.scorecard import result_paths, score_file
 from rexrank.scorers import AVAILABLE, COMPOSITES, METRICS, SCORERS, metric_class, parse_metrics
 
 OK, BAD_INPUT, METRIC_SKIPPED = 0, 2, 3
@@ -25,24 +26,9 @@ def _warn(message: str) -> None:
     print(f"rexrank: warning: {message}", file=sys.stderr)
 
 
-def result_paths(out: Path, dataset: str, task: str) -> tuple[Path, Path]:
-    return out / f"{dataset}.{task}.json", out / f"{dataset}.{task}.per_study.parquet"
-
-
-def score_one(predictions: Path, dataset: str, task: str, metrics: list[str], out: Path, model: ModelInfo,
-              split: str = "test", dataset_name: str | None = None, resamples: int = stats.RESAMPLES,
-              seed: int = stats.SEED, progress: bool = True) -> Result:
-    """Score one predictions file on one split and task; write the result JSON and per-study table."""
-    test_split = load_split(dataset, split, dataset_name)
-    aligned = align(test_split.references(task), load_predictions(predictions), str(predictions))
-    for warning in aligned.warnings:
-        _warn(f"{predictions}: {warning}")
-    card = scorecard.score(aligned.rows, metrics, resamples, seed, progress)
-    result = Result(model, test_split.dataset, split, task, card.metrics, aligned.counts, card.skipped)
-    json_path, table_path = result_paths(out, test_split.dataset, task)
-    card.write_per_study(table_path)
-    result.write(json_path)
-    return result
+def _warn_all(result: Result) -> None:
+    for warning in result.warnings:
+        _warn(warning)
 
 
 def format_result(result: Result) -> str:
@@ -64,9 +50,10 @@ def format_result(result: Result) -> str:
 
 def cmd_score(args: argparse.Namespace) -> int:
     model = ModelInfo(args.model_name or Path(args.predictions).stem, args.institution, args.url)
-    result = score_one(Path(args.predictions), args.dataset, args.task, parse_metrics(args.metrics),
-                       Path(args.out), model, args.split, args.dataset_name, args.resamples, args.seed,
-                       not args.quiet)
+    result = score_file(Path(args.predictions), args.dataset, args.task, parse_metrics(args.metrics),
+                        Path(args.out), model, args.split, args.dataset_name, args.resamples, args.seed,
+                        not args.quiet)
+    _warn_all(result)
     print(format_result(result))
     print("wrote " + " and ".join(map(str, result_paths(Path(args.out), result.dataset, result.task))))
     return METRIC_SKIPPED if result.skipped else OK
@@ -78,8 +65,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     for key, card in demo.systems().items():
         model = ModelInfo(card["name"], card["institution"], card["url"])
         for task in TASKS:
-            results.append(score_one(demo.predictions(key, task), str(demo.DATASET), task, metrics, out / key,
-                                     model, dataset_name=demo.NAME, progress=False))
+            results.append(score_file(demo.predictions(key, task), str(demo.DATASET), task, metrics, out / key,
+                                      model, dataset_name=demo.NAME, progress=False))
+            _warn_all(results[-1])
     for task in TASKS:
         print(format_board([r for r in results if r.task == task]))
     signatures = {name: m.signature for r in results for name, m in r.metrics.items()}

@@ -74,6 +74,7 @@ class Result:
     metrics: dict[str, MetricResult]
     counts: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)  # metric -> why it did not run
+    warnings: list[str] = field(default_factory=list)  # what the input checks noticed (empty predictions, ...)
     provenance: str = "scored"
     checks: dict[str, Any] = field(default_factory=dict)
     created: str = field(default_factory=lambda: datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
@@ -92,6 +93,7 @@ class Result:
             "counts": dict(self.counts),
             "metrics": {name: m.to_dict() for name, m in self.metrics.items()},
             "skipped_metrics": dict(self.skipped),
+            "warnings": list(self.warnings),
             "checks": dict(self.checks),
         }
 
@@ -124,6 +126,9 @@ class Result:
         counts = check.get(data, "counts", dict)
         for key, value in counts.items():
             check.kind(value, int, f"counts.{key}")
+        warnings = check.get(data, "warnings", list)
+        for i, warning in enumerate(warnings):
+            check.kind(warning, str, f"warnings[{i}]")
         return cls(
             model=ModelInfo(check.get(model, "name", str, "model.name"), model.get("institution", ""),
                             model.get("url", "")),
@@ -133,6 +138,7 @@ class Result:
             metrics=metrics,
             counts=counts,
             skipped=check.get(data, "skipped_metrics", dict),
+            warnings=warnings,
             provenance=provenance,
             checks=check.get(data, "checks", dict),
             created=check.get(data, "created", str),

@@ -1,4 +1,7 @@
-"""Run a set of metrics over (study_id, reference, prediction) rows: per-study table, aggregates, signatures."""
+"""Run a set of metrics over (study_id, reference, prediction) rows: per-study table, aggregates, signatures.
+
+`score_file` is the whole job behind `rexrank score`: load, check, score, write.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +14,9 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from rexrank import __version__, stats
+from rexrank.data import align, load_predictions, load_split
 from rexrank.files import atomic_path
-from rexrank.results import MetricResult
+from rexrank.results import MetricResult, ModelInfo, Result
 from rexrank.scorers import COMPOSITES, SCORERS, MetricUnavailable, metric_class
 from rexrank.signature import Signature
 
@@ -74,3 +78,23 @@ def score(
         estimate = stats.estimate(per_study[name].to_numpy(), metric_class(name).statistic, resamples, seed)
         results[name] = MetricResult.from_estimate(estimate, signatures[name])
     return Scorecard(per_study, results, skipped)
+
+
+def result_paths(out: Path, dataset: str, task: str) -> tuple[Path, Path]:
+    """Where a result JSON and its per-study table go: `<out>/<dataset>.<task>.json` and `.per_study.parquet`."""
+    return out / f"{dataset}.{task}.json", out / f"{dataset}.{task}.per_study.parquet"
+
+
+def score_file(predictions: Path, dataset: str, task: str, metrics: Sequence[str], out: Path, model: ModelInfo,
+               split: str = "test", dataset_name: str | None = None, resamples: int = stats.RESAMPLES,
+               seed: int = stats.SEED, progress: bool = True) -> Result:
+    """Score one predictions file on one split and task; write the result JSON and per-study table."""
+    test_split = load_split(dataset, split, dataset_name)
+    aligned = align(test_split.references(task), load_predictions(predictions), str(predictions))
+    card = score(aligned.rows, metrics, resamples, seed, progress)
+    result = Result(model, test_split.dataset, split, task, card.metrics, aligned.counts, card.skipped,
+                    warnings=[f"{predictions}: {w}" for w in aligned.warnings])
+    json_path, table_path = result_paths(out, test_split.dataset, task)
+    card.write_per_study(table_path)
+    result.write(json_path)
+    return result

@@ -139,7 +139,8 @@ def _read_hub(repo_id: str, split: str) -> pd.DataFrame:
 def _checked(frame: pd.DataFrame, source: str) -> pd.DataFrame:
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
-        raise InputError(f"{source}: missing column(s) {', '.join(missing)}; a split needs {', '.join(REQUIRED_COLUMNS)}")
+        raise InputError(f"{source}: missing column(s) {', '.join(missing)}; "
+                         f"a split needs {', '.join(REQUIRED_COLUMNS)}")
     frame = frame.copy()
     frame["study_id"] = frame["study_id"].astype(str)
     repeated = frame["study_id"][frame["study_id"].duplicated()].unique().tolist()

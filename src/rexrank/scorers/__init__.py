@@ -18,7 +18,8 @@ METRICS = (*SCORERS, *COMPOSITES)
 # What `all` means: every metric this version can compute (a composite needs all of its components).
 AVAILABLE = tuple(m for m in METRICS if m in SCORERS or all(c in SCORERS for c in COMPOSITES[m].needs))
 
-__all__ = ["AVAILABLE", "COMPOSITES", "METRICS", "SCORERS", "Composite", "MetricUnavailable", "Scorer", "compute", "metric_class", "parse_metrics"]
+__all__ = ["AVAILABLE", "COMPOSITES", "METRICS", "SCORERS", "Composite", "MetricUnavailable", "Scorer", "compute",
+           "metric_class", "parse_metrics"]
 
 
 def metric_class(name: str) -> type[Scorer] | Composite:
