@@ -120,3 +120,23 @@ def test_hub_dataset_offline_is_a_clear_error(tmp_path, capsys):
                  "--dataset", "rexrank/mimic-cxr", "--task", "findings", "--out", str(tmp_path)])
     assert code == 2
     assert "rexrank/mimic-cxr: could not load split 'test' from the Hub" in capsys.readouterr().err
+
+
+def test_a_scorer_without_weights_is_skipped_in_one_line_and_the_rest_is_written(tmp_path, capsys, monkeypatch):
+    from rexrank import scorers
+    from rexrank.scorers.base import MetricUnavailable, Scorer
+
+    class NeedsWeights(Scorer):
+        name, version = "weighty", "1"
+
+        def features(self, texts):
+            raise MetricUnavailable("weights for weighty not found offline: set REXRANK_MODEL_WEIGHTY=/path")
+
+    monkeypatch.setitem(scorers.SCORERS, "weighty", NeedsWeights)
+    monkeypatch.setattr(scorers, "METRICS", (*scorers.METRICS, "weighty"))
+    assert score(tmp_path, "--metrics", "weighty,bleu2") == 3
+    assert "weighty      skipped: weights for weighty not found offline: set REXRANK_MODEL_WEIGHTY=/path" in (
+        capsys.readouterr().out)
+    result = Result.read(tmp_path / "dataset.findings.json")
+    assert set(result.metrics) == {"bleu2"} and result.skipped["weighty"].startswith("weights for weighty")
+    assert list(pd.read_parquet(tmp_path / "dataset.findings.per_study.parquet").columns) == ["study_id", "bleu2"]
