@@ -8,6 +8,7 @@ os.environ.setdefault("TQDM_DISABLE", "1")
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
+from fakehub import fake_hub  # noqa: E402,F401  (a fixture: the loopback Hub)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_REFERENCE = ROOT.parent / "shared" / "reference"

@@ -1,0 +1,256 @@
+"""A fake Hugging Face Hub for tests: an in-memory, stdlib-only HTTP server speaking the dialect huggingface_hub 2.4
+expects (`/resolve` HEAD/GET, `/api/{models,datasets,spaces}/...` info and tree, `X-Error-Code` errors).
+
+    def test_x(fake_hub):
+        sha = fake_hub.add_repo("org/model", {"config.json": b"{}"})
+        path = hf_hub_download("org/model", "config.json")   # real client, served by fake_hub
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import pytest
+
+_API_KINDS = {"models": "model", "datasets": "dataset", "spaces": "space"}
+# Both patterns run on the *raw* path: the client quotes the revision with safe="" ("refs/pr/1" -> "refs%2Fpr%2F1")
+# and the tree path likewise, but keeps the "/" of a resolve file path; so split first, unquote each part after.
+_RESOLVE = re.compile(r"^/(?:(datasets|spaces)/)?(.+?)/resolve/([^/]+)/(.+)$")
+_API = re.compile(r"^/api/(models|datasets|spaces)/(.+?)(?:/(revision|tree)/([^/]+)(?:/(.*))?)?$")
+
+
+def git_blob_sha(data: bytes) -> str:
+    """The Hub's ETag for a regular (non-LFS) file is its git blob id; the client names the cached blob after it."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+class HubError(Exception):
+    """An error the way the Hub reports it: the client maps `X-Error-Code` to its exception classes."""
+
+    def __init__(self, status: int, code: str | None, message: str, commit: str | None = None):
+        super().__init__(message)
+        self.status, self.code, self.message, self.commit = status, code, message, commit
+
+
+@dataclass
+class _Repo:
+    commits: dict[str, dict[str, bytes]] = field(default_factory=dict)  # commit sha -> full snapshot of the files
+    refs: dict[str, str] = field(default_factory=dict)  # branch/tag name -> commit sha
+    gated: bool = False
+    private: bool = False
+
+
+class FakeHub:
+    def __init__(self) -> None:
+        self._repos: dict[tuple[str, str], _Repo] = {}
+        self._grants: set[tuple[str, str]] = set()  # (token, repo_id) allowed into a gated or private repo
+        self._counter = itertools.count(1)
+        self._monkeypatch: pytest.MonkeyPatch | None = None  # set by the fake_hub fixture, for set_offline()
+        self.requests: list[tuple[str, str]] = []  # (method, unquoted path without query), in arrival order
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._server.daemon_threads = True  # a keep-alive connection left open must not block interpreter exit
+        self._server.hub = self  # type: ignore[attr-defined]
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        # A short poll interval keeps stop() fast: shutdown() waits for the serve loop's next poll.
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.01,), name="FakeHub", daemon=True)
+        self._thread.start()
+
+    def add_repo(
+        self,
+        repo_id: str,
+        files: dict[str, bytes],
+        repo_type: str = "model",
+        revision_name: str = "main",
+        gated: bool = False,
+        private: bool = False,
+    ) -> str:
+        """Commit `files` (the whole snapshot) to `revision_name`, creating the repo if needed; returns the sha.
+        Older commits stay reachable by sha, so a test can pin one while the branch moves on."""
+        repo = self._repos.setdefault((repo_type, repo_id), _Repo())
+        sha = hashlib.sha1(f"{repo_type}/{repo_id}@{next(self._counter)}".encode()).hexdigest()
+        repo.commits[sha] = dict(files)
+        repo.refs[revision_name] = sha
+        repo.gated, repo.private = gated, private
+        return sha
+
+    def allow(self, token: str, repo_id: str) -> None:
+        self._grants.add((token, repo_id))
+
+    def downloads(self, filename: str) -> int:
+        """How many GETs (actual downloads, not HEAD metadata checks) reached `filename`."""
+        return sum(m == "GET" and "/resolve/" in p and p.endswith("/" + filename) for m, p in self.requests)
+
+    def set_offline(self, offline: bool = True) -> None:
+        """Switch huggingface_hub offline (or back online) for the rest of the test; needs the fake_hub fixture."""
+        assert self._monkeypatch is not None, "set_offline() needs the fake_hub fixture (or use set_hf_offline)"
+        set_hf_offline(self._monkeypatch, offline)
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    # --- request handling (called from server threads) ---
+
+    def _repo(self, repo_type: str, repo_id: str, token: str | None) -> _Repo:
+        repo = self._repos.get((repo_type, repo_id))
+        if repo is None or (repo.private and (token, repo_id) not in self._grants):
+            # The Hub answers "missing" and "private, not yours" alike: 401 without a token, 404 with one.
+            raise HubError(404 if token else 401, "RepoNotFound", "Repository not found")
+        return repo
+
+    @staticmethod
+    def _commit(repo: _Repo, revision: str) -> tuple[str, dict[str, bytes]]:
+        sha = repo.refs.get(revision, revision)
+        if sha not in repo.commits:
+            raise HubError(404, "RevisionNotFound", f"Invalid rev id: {revision}")
+        return sha, repo.commits[sha]
+
+    def resolve(self, repo_type, repo_id, revision, filename, token, range_header):
+        repo = self._repo(repo_type, repo_id, token)
+        if repo.gated and (token, repo_id) not in self._grants:
+            # Without a token the Hub says 401 ("log in"), with a token not on the list 403; same error code.
+            why = "Please log in." if token is None else "You are not in the authorized list."
+            raise HubError(403 if token else 401, "GatedRepo", f"Access to {repo_id} is restricted. {why}")
+        sha, files = self._commit(repo, revision)
+        if filename not in files:
+            # X-Repo-Commit on the 404 lets the client cache the file's absence under .no_exist/<sha>/.
+            raise HubError(404, "EntryNotFound", f'{filename} does not exist on "{revision}"', commit=sha)
+        data = files[filename]
+        headers = {"X-Repo-Commit": sha, "ETag": f'"{git_blob_sha(data)}"', "Content-Type": "application/octet-stream"}
+        # http_get resumes an interrupted download with "Range: bytes=<done>-"; answer it with a 206.
+        if m := re.fullmatch(r"bytes=(\d+)-(\d*)", range_header or ""):
+            start, end = int(m[1]), int(m[2] or len(data) - 1)
+            headers["Content-Range"] = f"bytes {start}-{end}/{len(data)}"
+            return 206, headers, data[start : end + 1]
+        return 200, headers, data
+
+    def info(self, repo_type, repo_id, revision, token):
+        repo = self._repo(repo_type, repo_id, token)
+        sha, files = self._commit(repo, revision)
+        # Like the Hub, metadata of a gated repo is public: only /resolve is gated.
+        siblings = [{"rfilename": name} for name in sorted(files)]
+        gated = "manual" if repo.gated else False
+        return {"id": repo_id, "sha": sha, "private": repo.private, "gated": gated, "siblings": siblings}
+
+    def tree(self, repo_type, repo_id, revision, path, recursive, token):
+        sha, files = self._commit(self._repo(repo_type, repo_id, token), revision)
+        base = path.strip("/") + "/" if path.strip("/") else ""
+        entries: dict[str, dict] = {}
+        for name, data in sorted(files.items()):
+            if not name.startswith(base):
+                continue
+            parts = name[len(base) :].split("/")
+            for depth in range(1, len(parts) if recursive else min(2, len(parts))):  # the folders on the way
+                folder = base + "/".join(parts[:depth])
+                entries.setdefault(folder, {"type": "directory", "path": folder, "oid": git_blob_sha(folder.encode())})
+            if recursive or len(parts) == 1:
+                entries[name] = {"type": "file", "path": name, "size": len(data), "oid": git_blob_sha(data)}
+        if base and not entries:
+            raise HubError(404, "EntryNotFound", f'{path} does not exist on "{revision}"', commit=sha)
+        return list(entries.values())
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as the client pools connections; every reply has a Content-Length
+
+    def log_message(self, format, *args):  # noqa: A002 - keep the test output clean
+        pass
+
+    def do_HEAD(self):
+        self._handle(send_body=False)
+
+    def do_GET(self):
+        self._handle(send_body=True)
+
+    def _handle(self, send_body: bool) -> None:
+        hub: FakeHub = self.server.hub  # type: ignore[attr-defined]
+        url = urlsplit(self.path)
+        hub.requests.append((self.command, unquote(url.path)))
+        auth = self.headers.get("Authorization", "")
+        token = auth.removeprefix("Bearer ") if auth.startswith("Bearer ") else None
+        try:
+            if m := _RESOLVE.match(url.path):
+                repo_id, revision, filename = map(unquote, m.groups()[1:])
+                kind = _API_KINDS[m[1] or "models"]
+                status, headers, body = hub.resolve(kind, repo_id, revision, filename, token, self.headers.get("Range"))
+            elif m := _API.match(url.path):
+                repo_type, repo_id, revision = _API_KINDS[m[1]], unquote(m[2]), unquote(m[4] or "main")
+                if m[3] == "tree":
+                    recursive = parse_qs(url.query).get("recursive", ["false"])[0].lower() in ("true", "1")
+                    payload = hub.tree(repo_type, repo_id, revision, unquote(m[5] or ""), recursive, token)
+                else:
+                    payload = hub.info(repo_type, repo_id, revision, token)
+                status, headers, body = 200, {"Content-Type": "application/json"}, json.dumps(payload).encode()
+            else:
+                raise HubError(404, None, f"FakeHub has no route for {url.path}")
+        except Exception as exc:  # a FakeHub bug fails fast as a 501: the client would retry a 500 or a dropped socket
+            e = exc if isinstance(exc, HubError) else HubError(501, None, f"FakeHub failed: {exc!r}")
+            status, body = e.status, json.dumps({"error": e.message}).encode()
+            headers = {"Content-Type": "application/json", "X-Error-Message": e.message}
+            headers.update({"X-Error-Code": e.code} if e.code else {})
+            headers.update({"X-Repo-Commit": e.commit} if e.commit else {})
+        self.send_response(status)
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(body)))  # on HEAD too: it is how the client learns the size
+        self.end_headers()
+        if send_body:
+            self.wfile.write(body)
+
+
+def use_hub_endpoint(monkeypatch: pytest.MonkeyPatch, endpoint: str, hf_home: str | os.PathLike) -> None:
+    """Point huggingface_hub at `endpoint` with a private cache, online. Setting the env vars is not enough:
+    huggingface_hub.constants reads them once at import, so the constants the download path reads are patched too."""
+    from huggingface_hub import constants, hf_api
+    from huggingface_hub.utils import _cache_manager
+
+    hf_home = str(hf_home)
+    cache = os.path.join(hf_home, "hub")
+    for key, value in {"HF_ENDPOINT": endpoint, "HF_HOME": hf_home, "HF_HUB_CACHE": cache}.items():
+        monkeypatch.setenv(key, value)
+    # Tokens are read at call time: none from the developer's environment may leak into a test.
+    for key in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_OIDC_RESOURCE"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setattr(constants, "ENDPOINT", endpoint)  # HfApi() default endpoint; hf_hub_url's endpoint swap
+    monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", endpoint + "/{repo_id}/resolve/{revision}/{filename}")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", cache)  # default cache_dir of hf_hub_download/snapshot_download
+    monkeypatch.setattr(_cache_manager, "HF_HUB_CACHE", cache)  # scan_cache_dir imported the name itself
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", os.path.join(hf_home, "token"))  # no implicit login token
+    monkeypatch.setattr(constants, "HF_STORED_TOKENS_PATH", os.path.join(hf_home, "stored_tokens"))
+    # huggingface_hub.model_info, list_repo_tree, ... are methods of a module-level HfApi built at import.
+    monkeypatch.setattr(hf_api.api, "endpoint", endpoint)
+    # Else the first request of the process makes build_hf_headers GET {ENDPOINT}/api/agent-harnesses (agent
+    # detection for the user-agent, cached under the real HF_HOME): a stray request a test would count.
+    monkeypatch.setattr(constants, "HF_HUB_DISABLE_TELEMETRY", True)
+    set_hf_offline(monkeypatch, False)
+
+
+def set_hf_offline(monkeypatch: pytest.MonkeyPatch, offline: bool = True) -> None:
+    """Switch offline mode mid-test. The client checks `constants.HF_HUB_OFFLINE` in a request hook, so offline
+    requests fail before any byte leaves the process and hf_hub_download falls back to the cache."""
+    from huggingface_hub import constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1" if offline else "0")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", offline)
+
+
+@pytest.fixture
+def fake_hub(monkeypatch: pytest.MonkeyPatch, tmp_path):
+    """A running FakeHub that huggingface_hub uses, online, with a cache under tmp_path. Everything is restored
+    afterwards (monkeypatch), so the rest of the suite stays offline."""
+    from huggingface_hub import close_session
+
+    hub = FakeHub()
+    use_hub_endpoint(monkeypatch, hub.url, tmp_path / "hf_home")
+    hub._monkeypatch = monkeypatch
+    yield hub
+    close_session()  # drop pooled keep-alive connections to this server before it goes away
+    hub.stop()
