@@ -1,0 +1,67 @@
+"""BERTScore as the ReXrank leaderboard computes it: distilroberta-base layer 5, rescaled, per report."""
+
+import datasets
+import evaluate
+
+from rexrank.scorers import compute
+
+_CITATION = """\
+@inproceedings{zhang2020bertscore,
+  title={BERTScore: Evaluating Text Generation with BERT},
+  author={Zhang, Tianyi and Kishore, Varsha and Wu, Felix and Weinberger, Kilian Q and Artzi, Yoav},
+  booktitle={International Conference on Learning Representations},
+  year={2020}
+}
+@article{yu2023evaluating,
+  title={Evaluating progress in automatic chest X-ray radiology report generation},
+  author={Yu, Feiyang and Endo, Mark and Krishnan, Rayan and Pan, Ian and Tsai, Andy and Reis, Eduardo Pontes
+          and Fonseca, Eduardo Kaiser Ururahy Nunes and Lee, Henrique Min Ho and Abe, Zahra Shakeri Hossein
+          and Langlotz, Curtis P and others},
+  journal={Patterns},
+  volume={4},
+  number={9},
+  year={2023}
+}
+"""
+
+_DESCRIPTION = """\
+BERTScore exactly as ReXrank (rajpurkarlab/CXR-Report-Metric with bert-score 0.3.11) computes it: runs of spaces
+collapsed, RoBERTa tokenisation with a leading space, distilroberta-base hidden states of layer 5, greedy cosine
+matching without idf, F1 rescaled with the layer-5 baseline (F = 0.8473319); the dataset value is the mean.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (list of str): generated reports.
+    references (list of str): one ground-truth report per prediction.
+    idf (bool, optional): weight tokens by idf over the references (not the ReXrank setting). Default False.
+    device (str, optional): torch device. Default: cuda if available, else cpu.
+    batch_size (int, optional): texts per forward pass. Default 32.
+Returns:
+    bertscore (float): mean rescaled F1; about -5.55 (empty report) to 1.
+    bertscore_per_sample (list of float): rescaled F1 of each pair.
+    signature (str): e.g. `bertscore:1|model:distilbert/distilroberta-base@<commit>|layer:5|idf:no|...`.
+Examples:
+    >>> bertscore = evaluate.load("rexrank/bertscore")
+    >>> results = bertscore.compute(predictions=["Heart size is normal."], references=["Heart size is normal."])
+    >>> round(results["bertscore"], 4)
+    1.0
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class BertScore(evaluate.Metric):
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features(
+                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
+            ),
+            codebase_urls=["https://github.com/rajpurkarlab/CXR-Report-Metric", "https://github.com/Tiiiger/bert_score"],
+            reference_urls=["https://rexrank.ai", "https://arxiv.org/abs/1904.09675"],
+        )
+
+    def _compute(self, predictions, references, idf=False, device=None, batch_size=32):
+        return compute("bertscore", predictions, references, idf=idf, device=device, batch_size=batch_size)

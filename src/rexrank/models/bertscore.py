@@ -1,0 +1,70 @@
+"""BERTScore inference: text -> (token ids, hidden states of one layer), as bert-score 0.3.11 computes them.
+
+bert-score's `sent_encode` strips the text, encodes it with RoBERTa's byte-level BPE *with a leading space*
+(`add_prefix_space=True`; on transformers 5 the tokenizer must be loaded that way, the encode-time flag is
+ignored), adds <s> ... </s>, truncates to the tokenizer's 512, and encodes an empty text as <s></s>.
+`get_model` keeps only the first `layer` transformer layers and takes their output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from rexrank.models import ModelUnavailable, ResolvedModel
+from rexrank.models.runtime import pick_device, run_batches
+
+MAX_TOKENS = 512  # distilroberta-base's model_max_length, which bert-score truncates to
+
+
+def _check_folder(folder: Path, what: str) -> None:
+    if not folder.is_dir():
+        raise ModelUnavailable(f"{what}: {folder} must be a model folder (config.json, weights, tokenizer)")
+    if not (folder / "config.json").is_file():
+        raise ModelUnavailable(f"{what}: {folder / 'config.json'} is missing")
+    if not ((folder / "tokenizer.json").is_file() or
+            ((folder / "vocab.json").is_file() and (folder / "merges.txt").is_file())):
+        raise ModelUnavailable(f"{what}: {folder} has no tokenizer (tokenizer.json, or vocab.json + merges.txt)")
+
+
+class BertScoreEncoder:
+    def __init__(self, model: ResolvedModel, layer: int = 5, device: str | None = None, batch_size: int = 32):
+        from transformers import AutoModel, AutoTokenizer
+
+        _check_folder(model.path, model.spec.what)
+        self.tokenizer = AutoTokenizer.from_pretrained(model.path, add_prefix_space=True)
+        try:
+            net = AutoModel.from_pretrained(model.path)
+        except (OSError, ValueError, RuntimeError) as err:
+            raise ModelUnavailable(f"{model.spec.what}: cannot load weights from {model.path}: {err}") from None
+        if not 0 < layer <= len(net.encoder.layer):
+            raise ValueError(f"layer {layer} outside 1..{len(net.encoder.layer)} for {model.path}")
+        net.encoder.layer = net.encoder.layer[:layer]  # bert-score drops the layers above the one it reads
+        self.device = pick_device(device)
+        self.net = net.eval().to(self.device)
+        self.batch_size = batch_size
+        self.max_tokens = min(MAX_TOKENS, self.tokenizer.model_max_length)
+
+    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        stripped = [t.strip() for t in texts]
+        encoded = self.tokenizer([t or " " for t in stripped], truncation=True, max_length=self.max_tokens)
+        empty = [self.tokenizer.cls_token_id, self.tokenizer.sep_token_id]
+        return [ids if text else empty for text, ids in zip(stripped, encoded["input_ids"])]
+
+    def _forward(self, batch: list[list[int]]) -> list[np.ndarray]:
+        width = max(len(ids) for ids in batch)
+        pad = self.tokenizer.pad_token_id
+        input_ids = torch.tensor([ids + [pad] * (width - len(ids)) for ids in batch], device=self.device)
+        mask = torch.tensor([[1] * len(ids) + [0] * (width - len(ids)) for ids in batch], device=self.device)
+        with torch.inference_mode():
+            hidden = self.net(input_ids=input_ids, attention_mask=mask).last_hidden_state.float().cpu().numpy()
+        return [hidden[i, :len(ids)] for i, ids in enumerate(batch)]
+
+    def encode(self, texts: Sequence[str], progress: bool = True) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per text: (token ids, [tokens x hidden] float32 states of the chosen layer)."""
+        ids = self.token_ids(texts)
+        states = run_batches(ids, [len(i) for i in ids], self.batch_size, self._forward, "bertscore", progress)
+        return [(np.asarray(i, dtype=np.int64), s) for i, s in zip(ids, states)]
