@@ -11,11 +11,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from rexrank.cache import FeatureCache, default_path
+from rexrank.errors import MetricUnavailable  # noqa: F401  (re-exported: scorers raise it)
 from rexrank.signature import Signature
-
-
-class MetricUnavailable(RuntimeError):
-    """A metric cannot run here (weights missing, component not computable); the message says how to fix it."""
 
 
 class Scorer:
@@ -23,6 +21,12 @@ class Scorer:
     version: ClassVar[str]
     statistic: ClassVar[str] = "mean"  # how the dataset value is made from per-study scores
     empty_prediction: ClassVar[str] = ""  # what an empty candidate scores, in words (METRICS.md)
+    cacheable: ClassVar[bool] = False  # features worth keeping across runs (model outputs)
+    cache: FeatureCache | None = None
+
+    def __init__(self, device: str | None = None, batch_size: int = 32, progress: bool = True):
+        """Model scorers run on `device` (default: CUDA when present, else CPU) in batches of `batch_size`."""
+        self.device, self.batch_size, self.progress = device, batch_size, progress
 
     def features(self, texts: Sequence[str]) -> list[Any]:
         raise NotImplementedError
@@ -33,13 +37,28 @@ class Scorer:
     def signature(self) -> Signature:
         raise NotImplementedError
 
+    def extras(self, candidates: Sequence[Any], references: Sequence[Any]) -> dict[str, Any]:
+        """Corpus-level numbers a metric also reports (CheXbert's label F1, say); none by default."""
+        return {}
+
     def __call__(self, predictions: Sequence[str], references: Sequence[str]) -> np.ndarray:
-        """Per-study scores; each distinct text goes through `features` once."""
+        """Per-study scores."""
+        return self.score(*self.paired_features(predictions, references))
+
+    def paired_features(self, predictions: Sequence[str], references: Sequence[str]) -> tuple[list, list]:
+        """Features of each prediction and reference; each distinct text computed once, and once ever when
+        the metric is cacheable (the reference side of a leaderboard is then never recomputed)."""
         if len(predictions) != len(references):
             raise ValueError(f"{len(predictions)} predictions but {len(references)} references")
         distinct = list(dict.fromkeys([*predictions, *references]))
-        features = dict(zip(distinct, self.features(distinct), strict=True))
-        return self.score([features[t] for t in predictions], [features[t] for t in references])
+        if self.cacheable:
+            if self.cache is None:
+                self.cache = FeatureCache(default_path())
+            computed = self.cache.get_or_compute(self.signature().point_key, distinct, self.features)
+        else:
+            computed = self.features(distinct)
+        features = dict(zip(distinct, computed, strict=True))
+        return [features[t] for t in predictions], [features[t] for t in references]
 
 
 class Composite:
