@@ -4,6 +4,10 @@ import os
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_EVALUATE_OFFLINE"] = "1"
 os.environ.setdefault("TQDM_DISABLE", "1")
+os.environ["REXRANK_CACHE"] = "off"  # tests that need the feature cache point it at a temporary file
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+for _key in ("BERTSCORE", "CHEXBERT", "BERT_BASE_UNCASED"):  # a developer's own copies must not leak in
+    os.environ.pop(f"REXRANK_MODEL_{_key}", None)
 
 from pathlib import Path  # noqa: E402
 
@@ -22,3 +26,33 @@ def reference_dir() -> Path:
             pytest.fail(f"golden data missing at {SHARED_REFERENCE}")
         pytest.skip(f"golden data not found at {SHARED_REFERENCE}")
     return SHARED_REFERENCE
+
+
+@pytest.fixture(scope="session")
+def tiny_roberta(tmp_path_factory) -> Path:
+    from fixtures.tiny_models import build_roberta
+
+    return build_roberta(tmp_path_factory.mktemp("distilroberta"))
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_base(tmp_path_factory) -> Path:
+    from fixtures.tiny_models import build_bert_base
+
+    return build_bert_base(tmp_path_factory.mktemp("bert-base-uncased"))
+
+
+@pytest.fixture(scope="session")
+def tiny_chexbert(tmp_path_factory, tiny_bert_base) -> Path:
+    from fixtures.tiny_models import build_chexbert_checkpoint
+
+    return build_chexbert_checkpoint(tmp_path_factory.mktemp("chexbert") / "chexbert.pth", tiny_bert_base)
+
+
+@pytest.fixture
+def local_models(monkeypatch, tiny_roberta, tiny_bert_base, tiny_chexbert, tmp_path):
+    """Every model pointed at its tiny local copy, and a fresh feature cache."""
+    monkeypatch.setenv("REXRANK_MODEL_BERTSCORE", str(tiny_roberta))
+    monkeypatch.setenv("REXRANK_MODEL_BERT_BASE_UNCASED", str(tiny_bert_base))
+    monkeypatch.setenv("REXRANK_MODEL_CHEXBERT", str(tiny_chexbert))
+    monkeypatch.setenv("REXRANK_CACHE", str(tmp_path / "features.sqlite"))
