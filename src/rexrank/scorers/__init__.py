@@ -6,10 +6,12 @@ from collections.abc import Sequence
 
 from rexrank.errors import InputError
 from rexrank.scorers.base import Composite, MetricUnavailable, Scorer
+from rexrank.scorers.bertscore import BertScore
 from rexrank.scorers.bleu import Bleu2
 from rexrank.scorers.radcliq import RADCLIQ_V0, RADCLIQ_V1, RadCliQ
+from rexrank.scorers.semb import SembScore
 
-SCORERS: dict[str, type[Scorer]] = {"bleu2": Bleu2}
+SCORERS: dict[str, type[Scorer]] = {"bleu2": Bleu2, "bertscore": BertScore, "semb_score": SembScore}
 COMPOSITES: dict[str, Composite] = {
     "radcliq_v1": RadCliQ("radcliq_v1", RADCLIQ_V1),
     "radcliq_v0": RadCliQ("radcliq_v0", RADCLIQ_V0),
@@ -40,15 +42,22 @@ def parse_metrics(text: str | None) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def compute(name: str, predictions: Sequence[str], references: Sequence[str]) -> dict:
-    """What an `evaluate` module returns: `{name: mean, name_per_sample: [...], "signature": ...}`."""
+def compute(name: str, predictions: Sequence[str], references: Sequence[str], key: str | None = None,
+            **options) -> dict:
+    """What an `evaluate` module returns: `{key: mean, key_per_sample: [...], "signature": ..., **extras}`.
+
+    `key` defaults to the metric name; `options` go to the scorer (idf, device, batch_size).
+    """
     if name not in SCORERS:
         raise InputError(f"{name!r} is not a per-text scorer: known scorers are {', '.join(SCORERS)}")
     for kind, texts in (("prediction", predictions), ("reference", references)):
         for i, text in enumerate(texts):
             if not isinstance(text, str):
                 raise InputError(f"{kind} {i} is {type(text).__name__} {text!r:.40}, not text")
-    scorer = SCORERS[name]()
-    per_sample = scorer(list(predictions), list(references))
+    scorer = SCORERS[name](**{"progress": False} | options)
+    candidates, refs = scorer.paired_features(list(predictions), list(references))
+    per_sample = scorer.score(candidates, refs)
     mean = float(per_sample.mean()) if len(per_sample) else float("nan")
-    return {name: mean, f"{name}_per_sample": per_sample.tolist(), "signature": str(scorer.signature())}
+    key = key or name
+    return {key: mean, f"{key}_per_sample": per_sample.tolist(), "signature": str(scorer.signature()),
+            **scorer.extras(candidates, refs)}
