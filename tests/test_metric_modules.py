@@ -53,3 +53,18 @@ def test_bleu2_docstring_example_is_true():
                         r"\n\s+>>> round\(results\[\"bleu2\"\], 4\)\n\s+([\d.]+)", module.inputs_description)
     predictions, references, expected = ast.literal_eval(example[1]), ast.literal_eval(example[2]), example[3]
     assert f"{round(module.compute(predictions=predictions, references=references)['bleu2'], 4)}" == expected
+
+
+@pytest.mark.parametrize(("folder", "key"), [("bertscore", "bertscore"), ("sembscore", "sembscore")])
+def test_model_modules_load_and_match_the_library(local_models, folder, key):
+    module = evaluate.load(str(ROOT / "metrics" / folder))
+    predictions = ["Heart size is normal.", "", "Small left effusion, stable."]
+    references = ["Heart size is normal.", "No pneumothorax.", "Small left pleural effusion, unchanged."]
+    out = module.compute(predictions=predictions, references=references)
+    name = "semb_score" if key == "sembscore" else key
+    assert out == compute(name, predictions, references, key=key)
+    assert out[key] == pytest.approx(sum(out[f"{key}_per_sample"]) / 3)
+    assert out[f"{key}_per_sample"][0] == pytest.approx(1.0, abs=1e-6)
+    assert "local:" in out["signature"]
+    if key == "sembscore":
+        assert set(out["chexbert_label_f1"]) == {"micro_f1_14", "macro_f1_14", "micro_f1_5", "macro_f1_5"}
