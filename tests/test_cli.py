@@ -75,7 +75,8 @@ def test_bad_predictions_exit_2_naming_the_study_and_write_nothing(tmp_path, cap
 
 def test_unknown_metric_and_missing_files_exit_2(tmp_path, capsys):
     assert score(tmp_path, "--metrics", "bleu4") == 2
-    assert "unknown metric 'bleu4': known metrics are bleu2, radcliq_v1, radcliq_v0" in capsys.readouterr().err
+    known = "bleu2, bertscore, semb_score, radcliq_v1, radcliq_v0"
+    assert f"unknown metric 'bleu4': known metrics are {known}" in capsys.readouterr().err
     assert main(["score", "--predictions", str(tmp_path / "x.jsonl"), "--dataset", DATASET, "--task",
                  "findings"]) == 2
     assert "x.jsonl: no such predictions file" in capsys.readouterr().err
@@ -140,3 +141,20 @@ def test_a_scorer_without_weights_is_skipped_in_one_line_and_the_rest_is_written
     result = Result.read(tmp_path / "dataset.findings.json")
     assert set(result.metrics) == {"bleu2"} and result.skipped["weighty"].startswith("weights for weighty")
     assert list(pd.read_parquet(tmp_path / "dataset.findings.per_study.parquet").columns) == ["study_id", "bleu2"]
+
+
+def test_score_runs_the_model_metrics(local_models, tmp_path, capsys, tiny_roberta, monkeypatch):
+    monkeypatch.delenv("REXRANK_MODEL_BERTSCORE")  # given on the command line instead
+    code = score(tmp_path, "--metrics", "bleu2,bertscore,semb_score", "--batch-size", "4",
+                 "--model", f"bertscore={tiny_roberta}")
+    assert code == 0, capsys.readouterr()
+    result = Result.read(tmp_path / "dataset.findings.json")
+    table = pd.read_parquet(tmp_path / "dataset.findings.per_study.parquet")
+    assert list(table.columns) == ["study_id", "bleu2", "bertscore", "semb_score"] and len(table) == 45
+    for name in ("bertscore", "semb_score"):
+        metric = result.metrics[name]
+        assert metric.value == pytest.approx(table[name].mean()) and metric.low < metric.value < metric.high
+        assert "local:" in str(metric.signature) and "boot:1000:seed=0" in str(metric.signature)
+    assert main(["score", "--predictions", "x", "--dataset", DATASET, "--task", "findings",
+                 "--model", "gpt=/x"]) == 2
+    assert "unknown model 'GPT'" in capsys.readouterr().err

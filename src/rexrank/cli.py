@@ -14,9 +14,10 @@ from pathlib import Path
 
 from rexrank import __version__, demo, stats
 from rexrank.errors import InputError
+from rexrank.models import MODELS, ModelUnavailable, resolve, set_override
 from rexrank.reports import TASKS
 from rexrank.results import ModelInfo, Result
-from rexrank.scorecard import result_paths, score_file
+from rexrank.scorecard import MetricSet, result_paths, score_file
 from rexrank.scorers import AVAILABLE, COMPOSITES, METRICS, SCORERS, metric_class, parse_metrics
 
 OK, BAD_INPUT, METRIC_SKIPPED = 0, 2, 3
@@ -50,9 +51,9 @@ def format_result(result: Result) -> str:
 
 def cmd_score(args: argparse.Namespace) -> int:
     model = ModelInfo(args.model_name or Path(args.predictions).stem, args.institution, args.url)
-    result = score_file(Path(args.predictions), args.dataset, args.task, parse_metrics(args.metrics),
-                        Path(args.out), model, args.split, args.dataset_name, args.resamples, args.seed,
-                        not args.quiet)
+    metric_set = MetricSet(parse_metrics(args.metrics), args.device, args.batch_size, progress=not args.quiet)
+    result = score_file(Path(args.predictions), args.dataset, args.task, metric_set, Path(args.out), model,
+                        args.split, args.dataset_name, args.resamples, args.seed)
     _warn_all(result)
     print(format_result(result))
     print("wrote " + " and ".join(map(str, result_paths(Path(args.out), result.dataset, result.task))))
@@ -60,13 +61,14 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    out, metrics = Path(args.out), parse_metrics(args.metrics)
+    out = Path(args.out)
+    metrics = MetricSet(parse_metrics(args.metrics), args.device, args.batch_size, progress=False)
     results = []
     for key, card in demo.systems().items():
         model = ModelInfo(card["name"], card["institution"], card["url"])
         for task in TASKS:
             results.append(score_file(demo.predictions(key, task), str(demo.DATASET), task, metrics, out / key,
-                                      model, dataset_name=demo.NAME, progress=False))
+                                      model, dataset_name=demo.NAME))
             _warn_all(results[-1])
     for task in TASKS:
         print(format_board([r for r in results if r.task == task]))
@@ -74,7 +76,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print("\nsignatures:\n" + "\n".join(f"  {name}: {s}" for name, s in signatures.items()))
     skipped = {name: why for r in results for name, why in r.skipped.items()}
     if skipped:
-        print("not run: " + "; ".join(f"{name} {why}" for name, why in skipped.items()))
+        print("not run here:\n" + "\n".join(f"  {name}: {why}" for name, why in skipped.items()))
     print(f"wrote {len(results)} results (JSON + per-study parquet) under {out}/")
     return OK
 
@@ -156,6 +158,37 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return OK
 
 
+def cmd_models(args: argparse.Namespace) -> int:
+    """`models list`: where each model resolves, without downloading; `models download`: fetch into the HF cache."""
+    keys = list(MODELS) if args.action == "list" or args.all else [k.upper() for k in args.keys]
+    unknown = [k for k in keys if k not in MODELS]
+    if unknown or not keys:
+        raise InputError(f"name models to download ({', '.join(k.lower() for k in MODELS)}) or pass --all"
+                         if not keys else f"unknown model {unknown[0].lower()!r}")
+    failed = False
+    if args.action == "list":
+        print("model              pinned as -> resolved (override with REXRANK_MODEL_<MODEL> or --model MODEL=PATH)")
+    for key in keys:
+        spec = MODELS[key]
+        try:
+            found = resolve(key, download=args.action == "download")
+            state = f"{found.identity} ({found.source}) at {found.path}"
+        except ModelUnavailable as err:
+            failed, state = True, f"not available: {err}"
+        if args.action == "list":
+            print(f"{key:<18} {spec.repo_id}@{spec.revision} -> {state}")
+        else:
+            print(f"{key}: {state}")
+    return METRIC_SKIPPED if failed and args.action == "download" else OK
+
+
+def _model_override(text: str) -> tuple[str, str]:
+    key, sep, path = text.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"expected KEY=PATH, got {text!r}")
+    return key, path
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="rexrank", description=__doc__.split("\n")[0],
                                   epilog=__doc__.split("\n", 2)[2], formatter_class=argparse.RawTextHelpFormatter)
@@ -180,12 +213,20 @@ def parser() -> argparse.ArgumentParser:
     score.add_argument("--resamples", type=int, default=stats.RESAMPLES, help="bootstrap resamples for the CIs")
     score.add_argument("--seed", type=int, default=stats.SEED)
     score.add_argument("--quiet", action="store_true", help="no progress bars")
+    _runtime_options(score)
     score.set_defaults(run=cmd_score)
 
     run_demo = commands.add_parser("demo", help="score the embedded synthetic demo systems")
     run_demo.add_argument("--out", default="rexrank-results")
     run_demo.add_argument("--metrics", help="comma-separated, default all")
+    _runtime_options(run_demo)
     run_demo.set_defaults(run=cmd_demo)
+
+    weights = commands.add_parser("models", help="list where each model's weights resolve, or download them")
+    weights.add_argument("action", choices=("list", "download"))
+    weights.add_argument("keys", nargs="*", metavar="MODEL", help=", ".join(k.lower() for k in MODELS))
+    weights.add_argument("--all", action="store_true", help="download every model")
+    weights.set_defaults(run=cmd_models)
 
     listing = commands.add_parser("metrics", help="list the metrics and what each gives an empty prediction")
     listing.set_defaults(run=cmd_metrics)
@@ -208,11 +249,24 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def _runtime_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--model", type=_model_override, action="append", default=[], metavar="KEY=PATH",
+                         help="a local copy of a model's weights (also REXRANK_MODEL_<KEY>); KEY one of "
+                              + ", ".join(MODELS))
+    command.add_argument("--device", help="torch device for model metrics (default: cuda if present, else cpu)")
+    command.add_argument("--batch-size", type=int, default=32, help="texts per forward pass (halved on OOM)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
+        for key, path in getattr(args, "model", []):
+            set_override(key, path)
         return args.run(args)
     except (InputError, OSError) as err:
+        print(f"rexrank: error: {err}", file=sys.stderr)
+        return BAD_INPUT
+    except ModelUnavailable as err:  # an override naming an unknown model
         print(f"rexrank: error: {err}", file=sys.stderr)
         return BAD_INPUT
 

@@ -11,13 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-from tqdm.auto import tqdm
 
 from rexrank import __version__, stats
 from rexrank.data import align, load_predictions, load_split
 from rexrank.files import atomic_path
 from rexrank.results import MetricResult, ModelInfo, Result
-from rexrank.scorers import COMPOSITES, SCORERS, MetricUnavailable, metric_class
+from rexrank.scorers import COMPOSITES, SCORERS, MetricUnavailable, Scorer, metric_class
 from rexrank.signature import Signature
 
 
@@ -39,18 +38,34 @@ def _plan(metrics: Sequence[str]) -> list[str]:
     return list(dict.fromkeys([*needed, *metrics]))
 
 
+class MetricSet:
+    """The scorers behind a list of metric names, built once (models load once) and reused for every system."""
+
+    def __init__(self, metrics: Sequence[str], device: str | None = None, batch_size: int = 32,
+                 progress: bool = True):
+        self.metrics, self.progress = list(metrics), progress
+        self.scorers: dict[str, Scorer] = {}
+        self.unavailable: dict[str, str] = {}
+        for name in _plan(metrics):
+            if name in SCORERS:
+                try:
+                    self.scorers[name] = SCORERS[name](device=device, batch_size=batch_size, progress=progress)
+                except MetricUnavailable as err:
+                    self.unavailable[name] = str(err)
+
+
 def score(
     rows: pd.DataFrame,
-    metrics: Sequence[str],
+    metrics: Sequence[str] | MetricSet,
     resamples: int = stats.RESAMPLES,
     seed: int = stats.SEED,
-    progress: bool = True,
 ) -> Scorecard:
+    metric_set = metrics if isinstance(metrics, MetricSet) else MetricSet(metrics, progress=False)
     predictions, references = rows["prediction"].tolist(), rows["reference"].tolist()
     columns: dict[str, object] = {}
     signatures: dict[str, Signature] = {}
-    skipped: dict[str, str] = {}
-    for name in tqdm(_plan(metrics), desc="metrics", unit="metric", disable=None if progress else True, leave=False):
+    skipped: dict[str, str] = dict(metric_set.unavailable)
+    for name in _plan(metric_set.metrics):
         if name in COMPOSITES:
             composite = COMPOSITES[name]
             missing = [c for c in composite.needs if c not in columns]
@@ -63,9 +78,9 @@ def score(
                 continue
             columns[name] = composite.combine(columns)
             signatures[name] = composite.signature([signatures[c] for c in composite.needs])
-        else:
+        elif name in metric_set.scorers:
+            scorer = metric_set.scorers[name]
             try:
-                scorer = SCORERS[name]()
                 columns[name] = scorer(predictions, references)
             except MetricUnavailable as err:
                 skipped[name] = str(err)
@@ -85,13 +100,13 @@ def result_paths(out: Path, dataset: str, task: str) -> tuple[Path, Path]:
     return out / f"{dataset}.{task}.json", out / f"{dataset}.{task}.per_study.parquet"
 
 
-def score_file(predictions: Path, dataset: str, task: str, metrics: Sequence[str], out: Path, model: ModelInfo,
-               split: str = "test", dataset_name: str | None = None, resamples: int = stats.RESAMPLES,
-               seed: int = stats.SEED, progress: bool = True) -> Result:
+def score_file(predictions: Path, dataset: str, task: str, metrics: Sequence[str] | MetricSet, out: Path,
+               model: ModelInfo, split: str = "test", dataset_name: str | None = None,
+               resamples: int = stats.RESAMPLES, seed: int = stats.SEED) -> Result:
     """Score one predictions file on one split and task; write the result JSON and per-study table."""
     test_split = load_split(dataset, split, dataset_name)
     aligned = align(test_split.references(task), load_predictions(predictions), str(predictions))
-    card = score(aligned.rows, metrics, resamples, seed, progress)
+    card = score(aligned.rows, metrics, resamples, seed)
     result = Result(model, test_split.dataset, split, task, card.metrics, aligned.counts, card.skipped,
                     warnings=[f"{predictions}: {w}" for w in aligned.warnings])
     json_path, table_path = result_paths(out, test_split.dataset, task)
