@@ -14,7 +14,7 @@ from pathlib import Path
 
 from rexrank import __version__, demo, stats
 from rexrank.errors import InputError
-from rexrank.models import MODELS, ModelUnavailable, resolve, set_override
+from rexrank.models import MODELS, ModelUnavailable, clear_overrides, resolve, set_override
 from rexrank.reports import TASKS
 from rexrank.results import ModelInfo, Result
 from rexrank.scorecard import MetricSet, result_paths, score_file
@@ -269,6 +269,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ModelUnavailable as err:  # an override naming an unknown model
         print(f"rexrank: error: {err}", file=sys.stderr)
         return BAD_INPUT
+    finally:
+        clear_overrides()  # they belong to this invocation only
 
 
 if __name__ == "__main__":
