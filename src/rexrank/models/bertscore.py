@@ -1,8 +1,11 @@
-"""BERTScore inference: text -> (token ids, hidden states of one layer), as bert-score 0.3.11 computes them.
+"""BERTScore inference: text -> (token ids, hidden states of one layer), as bert-score 0.3.11 computed them
+under CXR-Report-Metric's pinned transformers 3.0.1.
 
 bert-score's `sent_encode` strips the text, encodes it with RoBERTa's byte-level BPE *with a leading space*
-(`add_prefix_space=True`; on transformers 5 the tokenizer must be loaded that way, the encode-time flag is
-ignored), adds <s> ... </s>, truncates to the tokenizer's 512, and encodes an empty text as <s></s>.
+(`add_prefix_space=True`), adds <s> ... </s>, truncates to the tokenizer's 512, and encodes an empty text as
+<s></s>. The leading space is fragile in the reference: bert-score 0.3.11 on transformers 4 loses it (its
+GPT2Tokenizer check fails for RobertaTokenizer), and on transformers 5 the encode-time flag is ignored, so the
+tokenizer must be loaded with it, as here.
 `get_model` keeps only the first `layer` transformer layers and takes their output.
 """
 

@@ -1,0 +1,32 @@
+"""Runs inside the reference venv (transformers 4): the reference packages on a job file, answers in a file.
+
+    python run_references.py JOB.json OUT.json
+
+JOB: {"bertscore": {"model": DIR, "baseline": TSV, "candidates": [...], "references": [...]},
+      "f1chexbert": {"texts": [...]}}  -- f1chexbert reads bert-base-uncased from the HF cache and its
+checkpoint from appdirs' user_cache_dir("chexbert"), which the caller lays out (HF_HOME, XDG_CACHE_HOME).
+"""
+
+import json
+import re
+import sys
+
+job = json.load(open(sys.argv[1]))
+out = {}
+if "bertscore" in job:
+    import bert_score
+
+    spec = job["bertscore"]
+    squeeze = [[re.sub(r" +", " ", t) for t in spec[side]] for side in ("candidates", "references")]
+    for idf in (False, True):
+        p, r, f = bert_score.score(*squeeze, model_type=spec["model"], num_layers=5, idf=idf, batch_size=64,
+                                   lang="en", rescale_with_baseline=True, baseline_path=spec["baseline"])
+        out[f"bertscore_idf={idf}"] = f.tolist()
+    tokenizer = bert_score.utils.get_tokenizer(spec["model"], use_fast=False)
+    out["bertscore_tokens"] = [bert_score.utils.sent_encode(tokenizer, t) for t in squeeze[0] + squeeze[1]]
+if "f1chexbert" in job:
+    from f1chexbert import F1CheXbert
+
+    model = F1CheXbert(device="cpu")
+    out["f1chexbert_labels"] = [model.get_label(t.strip()) for t in job["f1chexbert"]["texts"]]
+json.dump(out, open(sys.argv[2], "w"))

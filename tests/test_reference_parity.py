@@ -1,0 +1,79 @@
+"""Parity with the reference packages on transformers 4 (slow tokenizers), in their own venv
+(tests/parity/make_venv.sh), on the same tiny random weights: bert-score with the leading-space RoBERTa
+encoding of the pinned CXR-Report-Metric environment (see make_venv.sh on 0.3.11 vs 0.3.13), and f1chexbert
+0.0.2. They cannot share a process with transformers 5; files carry the job and the answers.
+"""
+
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+from conftest import ROOT
+from fixtures.reports import reports
+
+from rexrank.scorers.bertscore import BASELINE, BertScore, clean
+from rexrank.scorers.semb import SembScore, binary_labels
+
+PYTHON = os.environ.get("REXRANK_REFERENCE_PYTHON") or str(ROOT / ".venv-reference" / "bin" / "python")
+if not os.path.exists(PYTHON):
+    if os.environ.get("CI"):
+        pytest.fail(f"reference venv missing at {PYTHON}: .ci/run builds it with tests/parity/make_venv.sh",
+                    pytrace=False)
+    pytest.skip("no reference venv: run tests/parity/make_venv.sh", allow_module_level=True)
+
+CANDIDATES = reports(40, seed=11, long_every=13) + ["", "   ", "Heart size is normal."]
+REFERENCES = reports(40, seed=12, long_every=19) + ["Mild edema.", "", "HEART  SIZE IS NORMAL.\n"]
+TEXTS = reports(40, seed=13, long_every=17) + ["", "No   acute\ncardiopulmonary process."]
+
+
+def hf_cache_entry(hf_home, repo_id, folder):
+    """Lay out `folder` as the offline HF cache entry of `repo_id`, as transformers 4 looks it up."""
+    repo = hf_home / "hub" / f"models--{repo_id.replace('/', '--')}"
+    snapshot = repo / "snapshots" / ("0" * 40)
+    snapshot.mkdir(parents=True)
+    for file in folder.iterdir():
+        (snapshot / file.name).write_bytes(file.read_bytes())
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("0" * 40)
+
+
+@pytest.fixture(scope="module")
+def answers(tiny_roberta, tiny_bert_base, tiny_chexbert, tmp_path_factory):
+    work = tmp_path_factory.mktemp("reference")
+    baseline = work / "baseline.tsv"
+    row = f"{BASELINE['P']},{BASELINE['R']},{BASELINE['F']}"
+    baseline.write_text("LAYER,P,R,F\n" + "".join(f"{layer},{row}\n" for layer in range(7)))
+    hf_cache_entry(work / "hf", "bert-base-uncased", tiny_bert_base)
+    (work / "xdg" / "chexbert").mkdir(parents=True)
+    (work / "xdg" / "chexbert" / "chexbert.pth").write_bytes(tiny_chexbert.read_bytes())
+    job = {"bertscore": {"model": str(tiny_roberta), "baseline": str(baseline), "candidates": CANDIDATES,
+                         "references": REFERENCES},
+           "f1chexbert": {"texts": TEXTS}}
+    (work / "job.json").write_text(json.dumps(job))
+    env = {"PATH": os.environ["PATH"], "HOME": str(work), "HF_HOME": str(work / "hf"), "HF_HUB_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1", "XDG_CACHE_HOME": str(work / "xdg"), "TOKENIZERS_PARALLELISM": "false"}
+    done = subprocess.run([PYTHON, str(ROOT / "tests" / "parity" / "run_references.py"), str(work / "job.json"),
+                           str(work / "out.json")], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads((work / "out.json").read_text())
+
+
+def test_tokens_equal_the_slow_roberta_tokenizer_of_transformers_4(local_models, answers):
+    texts = [clean(t) for t in CANDIDATES + REFERENCES]
+    assert BertScore(progress=False).encoder.token_ids(texts) == answers["bertscore_tokens"]
+
+
+@pytest.mark.parametrize("idf", [False, True])
+def test_bertscore_equals_bert_score_on_transformers_4(local_models, answers, idf):
+    ours = BertScore(idf=idf, progress=False)(CANDIDATES, REFERENCES)
+    expected = np.array(answers[f"bertscore_idf={idf}"])
+    np.testing.assert_allclose(ours, expected, rtol=1e-6, atol=1e-6)  # float32 rounding, times 6.55 by rescale
+    assert ours[40] == expected[40] == pytest.approx(-5.5502, abs=5e-5)  # the empty candidate
+
+
+def test_labels_equal_f1chexbert_0_0_2(local_models, answers):
+    ours = [binary_labels(classes).tolist() for _, classes in SembScore(progress=False).features(TEXTS)]
+    assert ours == answers["f1chexbert_labels"]
+    assert 0 < np.mean(ours) < 1  # the fixture's labels are not all one value
