@@ -10,32 +10,12 @@ from __future__ import annotations
 
 import argparse
 import platform
-import random
 import time
 
 import numpy as np
+from synthetic import pairs
 
 from rexrank.scorers.bleu import Bleu2
-
-SENTENCES = [
-    "The lungs are clear without focal consolidation.", "No pleural effusion or pneumothorax is seen.",
-    "Heart size is normal.", "Mild cardiomegaly is present.", "There is a small left pleural effusion.",
-    "Bibasilar atelectasis is noted.", "Patchy opacity in the right lower lobe, concerning for pneumonia.",
-    "Mild pulmonary vascular congestion without frank edema.", "No acute osseous abnormality is identified.",
-    "An endotracheal tube terminates 4 cm above the carina.", "Degenerative changes of the thoracic spine.",
-    "The cardiomediastinal silhouette is within normal limits.", "Hyperinflated lungs consistent with emphysema.",
-]
-
-
-def pairs(n: int, seed: int = 0) -> tuple[list[str], list[str]]:
-    rng = random.Random(seed)
-
-    def report() -> str:
-        return " ".join(rng.sample(SENTENCES, rng.randint(3, 8)))
-
-    references = [report() for _ in range(n)]
-    candidates = [report() if rng.random() < 0.5 else " ".join(r.split(". ")[1:]) for r in references]
-    return candidates, references
 
 
 def prep(text: str) -> list[str]:  # CXR-Report-Metric `prep_reports`, for the peers

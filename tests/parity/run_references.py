@@ -3,7 +3,9 @@
     python run_references.py JOB.json OUT.json
 
 JOB: {"bertscore": {"model": DIR, "baseline": TSV, "candidates": [...], "references": [...]},
-      "f1chexbert": {"texts": [...]}}  -- f1chexbert reads bert-base-uncased from the HF cache and its
+      "f1chexbert": {"texts": [...]},
+      "f1chexbert_timing": {"hyps": [...], "refs": [...]}}  (seconds of labelling them, load excluded)
+-- f1chexbert reads bert-base-uncased from the HF cache and its
 checkpoint from appdirs' user_cache_dir("chexbert"), which the caller lays out (HF_HOME, XDG_CACHE_HOME).
 """
 
@@ -29,4 +31,17 @@ if "f1chexbert" in job:
 
     model = F1CheXbert(device="cpu")
     out["f1chexbert_labels"] = [model.get_label(t.strip()) for t in job["f1chexbert"]["texts"]]
+if "f1chexbert_timing" in job:
+    import time
+
+    import torch
+    from f1chexbert import F1CheXbert
+
+    model = F1CheXbert(device="cpu")
+    spec = job["f1chexbert_timing"]
+    start = time.perf_counter()  # what forward() does before its sklearn report (whose 0.0.2 call fails on
+    for text in spec["refs"] + spec["hyps"]:  # current sklearn): one get_label per report, refs then hyps
+        model.get_label(text.strip())
+    out["f1chexbert_seconds"] = time.perf_counter() - start
+    out["threads"] = torch.get_num_threads()
 json.dump(out, open(sys.argv[2], "w"))

@@ -1,0 +1,154 @@
+"""BERTScore and CheXbert/SembScore side by side with the reference packages, on real-size random-weight models.
+
+    python benchmarks/models.py [--pairs 2347] [--reference-python .venv-reference/bin/python]
+
+Models: distilroberta-base and bert-base shapes (768 hidden; 6 and 12 layers), random weights, tokenizers
+trained on the synthetic sentences (whole words, so token counts are close to the real vocabularies').
+Measured, on the same pairs and threads:
+- BERTScore: rexrank cold (empty feature cache), rexrank warm (a second system against the same references),
+  bert-score 0.3.13 in this process (`bert_score.score`, batch 64, layer 5, rescaled);
+- CheXbert: rexrank cold and warm (embeddings and labels from one pass), f1chexbert 0.0.2 in the reference
+  venv (transformers 4; timed inside that process around the `get_label` of every reference and candidate,
+  which is `F1CheXbert.forward` before its sklearn report; model loading excluded);
+- the bare encoder forward pass over the same distinct texts, batched and length-sorted: the roofline.
+Prints a table; `--json FILE` also writes the numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT / "tests")]
+
+import torch  # noqa: E402
+from fixtures.tiny_models import build_bert_base, build_chexbert_checkpoint, build_roberta  # noqa: E402
+from synthetic import pairs  # noqa: E402
+
+from rexrank.cache import FeatureCache  # noqa: E402
+
+
+def timed(fn):
+    start = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - start, out
+
+
+def roofline(net, token_ids, batch_size=32) -> float:
+    """Seconds for the bare forward pass over `token_ids`, length-sorted batches, no tokenisation or math."""
+    order = sorted(token_ids, key=len, reverse=True)
+    start = time.perf_counter()
+    with torch.inference_mode():
+        for i in range(0, len(order), batch_size):
+            batch = order[i:i + batch_size]
+            width = max(map(len, batch))
+            ids = torch.tensor([b + [0] * (width - len(b)) for b in batch])
+            mask = torch.tensor([[1] * len(b) + [0] * (width - len(b)) for b in batch])
+            net(input_ids=ids, attention_mask=mask)
+    return time.perf_counter() - start
+
+
+def run_scorer(make, cands, refs, second, cache_file):
+    """Cold run, then a warm run of a second system against the same references; fresh scorer each time."""
+    times = []
+    for candidates in (cands, second):
+        scorer = make()
+        scorer.cache = FeatureCache(cache_file)
+        scorer.features(["Heart size is normal."])  # loads the model outside the timing, caches nothing
+        times.append(timed(lambda: scorer(candidates, refs))[0])  # noqa: B023 (called at once)
+    return *times, scorer
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pairs", type=int, default=2347)
+    parser.add_argument("--reference-python", default=str(ROOT / ".venv-reference" / "bin" / "python"))
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--json", help="also write the results here")
+    args = parser.parse_args()
+    n = args.pairs
+    cands, refs = pairs(n, seed=0)
+    second, _ = pairs(n, seed=1)  # another system's reports against the same references
+    work = Path(tempfile.mkdtemp(prefix="rexrank-bench-"))
+    roberta = build_roberta(work / "distilroberta", layers=6, hidden=768, heads=12, intermediate=3072,
+                            vocab_size=5000, model_vocab=50265)
+    bert = build_bert_base(work / "bert-base-uncased", hidden=768, layers=12, heads=12, intermediate=3072,
+                           vocab_size=5000, model_vocab=30522)
+    checkpoint = build_chexbert_checkpoint(work / "chexbert" / "chexbert.pth", bert)
+    os.environ.update(REXRANK_MODEL_BERTSCORE=str(roberta), REXRANK_MODEL_CHEXBERT=str(checkpoint),
+                      REXRANK_MODEL_BERT_BASE_UNCASED=str(bert))
+    from rexrank.scorers.bertscore import BertScore
+    from rexrank.scorers.semb import SembScore
+
+    rows, distinct = [], len(set(cands + refs))
+    print(f"{n:,} pairs ({distinct:,} distinct texts), torch {torch.__version__}, {torch.get_num_threads()} threads")
+
+    cold, warm, scorer = run_scorer(lambda: BertScore(batch_size=args.batch_size, progress=False), cands, refs,
+                                    second, work / "bertscore.sqlite")
+    bare = roofline(scorer.encoder.net, scorer.encoder.token_ids(list(dict.fromkeys(cands + refs))))
+    rows += [("BERTScore", "rexrank cold", cold), ("BERTScore", "rexrank warm (2nd system)", warm),
+             ("BERTScore", "bare encoder forward", bare)]
+    try:
+        import bert_score
+
+        oracle = work / "oracle"
+        oracle.mkdir()
+        for f in roberta.iterdir():
+            (oracle / f.name).write_bytes(f.read_bytes())
+        settings = json.loads((oracle / "tokenizer_config.json").read_text())
+        (oracle / "tokenizer_config.json").write_text(json.dumps(settings | {"add_prefix_space": True}))
+        squeeze = [re.sub(r" +", " ", t) for t in cands], [re.sub(r" +", " ", t) for t in refs]
+        bert_score.score(squeeze[0][:8], squeeze[1][:8], model_type=str(oracle), num_layers=5)  # load, warm up
+        seconds, _ = timed(lambda: bert_score.score(*squeeze, model_type=str(oracle), num_layers=5, batch_size=64))
+        rows.append(("BERTScore", "bert-score 0.3.13", seconds))
+    except ImportError:
+        print("bert-score not installed: pip install bert-score==0.3.13")
+
+    cold, warm, scorer = run_scorer(lambda: SembScore(batch_size=args.batch_size, progress=False), cands, refs,
+                                    second, work / "chexbert.sqlite")
+    bare = roofline(scorer.model.net.bert, scorer.model.token_ids(list(dict.fromkeys(cands + refs))))
+    rows += [("CheXbert", "rexrank cold", cold), ("CheXbert", "rexrank warm (2nd system)", warm),
+             ("CheXbert", "bare encoder forward", bare)]
+    if Path(args.reference_python).exists():
+        seconds = f1chexbert_seconds(args.reference_python, work, bert, checkpoint, cands, refs)
+        rows.append(("CheXbert", "f1chexbert 0.0.2 (labels only)", seconds))
+    else:
+        print(f"no reference venv at {args.reference_python}: tests/parity/make_venv.sh builds it")
+
+    print(f"\n{'metric':<10} {'implementation':<32} {'seconds':>8} {'pairs/s':>8} {'time / rexrank cold':>20}")
+    for metric, name, seconds in rows:
+        ours = next(s for m, k, s in rows if m == metric and k == "rexrank cold")
+        print(f"{metric:<10} {name:<32} {seconds:8.1f} {n / seconds:8.1f} {seconds / ours:19.2f}x")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"pairs": n, "distinct_texts": distinct, "threads":
+                                               torch.get_num_threads(), "rows": rows}, indent=2))
+
+
+def f1chexbert_seconds(python, work, bert, checkpoint, cands, refs) -> float:
+    """f1chexbert in the transformers-4 venv, timed inside it (the same HF-cache layout as the parity tests)."""
+    hf = work / "hf" / "hub" / "models--bert-base-uncased"
+    (hf / "snapshots" / ("0" * 40)).mkdir(parents=True)
+    for f in bert.iterdir():
+        (hf / "snapshots" / ("0" * 40) / f.name).write_bytes(f.read_bytes())
+    (hf / "refs").mkdir()
+    (hf / "refs" / "main").write_text("0" * 40)
+    (work / "xdg" / "chexbert").mkdir(parents=True)
+    (work / "xdg" / "chexbert" / "chexbert.pth").symlink_to(checkpoint)
+    (work / "job.json").write_text(json.dumps({"f1chexbert_timing": {"hyps": cands, "refs": refs}}))
+    env = {"PATH": os.environ["PATH"], "HOME": str(work), "HF_HOME": str(work / "hf"), "HF_HUB_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1", "XDG_CACHE_HOME": str(work / "xdg")}
+    subprocess.run([python, str(ROOT / "tests" / "parity" / "run_references.py"), str(work / "job.json"),
+                    str(work / "out.json")], env=env, check=True, capture_output=True)
+    return json.loads((work / "out.json").read_text())["f1chexbert_seconds"]
+
+
+if __name__ == "__main__":
+    main()
