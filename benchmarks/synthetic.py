@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 import random
+import sys
+from pathlib import Path
 
-SENTENCES = [
-    "The lungs are clear without focal consolidation.", "No pleural effusion or pneumothorax is seen.",
-    "Heart size is normal.", "Mild cardiomegaly is present.", "There is a small left pleural effusion.",
-    "Bibasilar atelectasis is noted.", "Patchy opacity in the right lower lobe, concerning for pneumonia.",
-    "Mild pulmonary vascular congestion without frank edema.", "No acute osseous abnormality is identified.",
-    "An endotracheal tube terminates 4 cm above the carina.", "Degenerative changes of the thoracic spine.",
-    "The cardiomediastinal silhouette is within normal limits.", "Hyperinflated lungs consistent with emphysema.",
-    "Small apical left pneumothorax.", "A 1.2 cm nodule projects over the right upper lobe.",
-    "Interval removal of the right internal jugular catheter.", "Unchanged moderate cardiomegaly.",
-    "Possible early right basilar pneumonia; follow-up recommended.", "Stable post-operative changes.",
-]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from fixtures.reports import SENTENCES  # noqa: E402  (one list of synthetic sentences for tests and benchmarks)
 
 
 def pairs(n: int, seed: int = 0) -> tuple[list[str], list[str]]:

@@ -151,6 +151,8 @@ def test_score_runs_the_model_metrics(local_models, tmp_path, capsys, tiny_rober
     result = Result.read(tmp_path / "dataset.findings.json")
     table = pd.read_parquet(tmp_path / "dataset.findings.per_study.parquet")
     assert list(table.columns) == ["study_id", "bleu2", "bertscore", "semb_score"] and len(table) == 45
+    assert set(result.extras["chexbert_label_f1"]) == {"micro_f1_14", "macro_f1_14", "micro_f1_5", "macro_f1_5"}
+    assert "chexbert_label_f1: micro_f1_14 " in capsys.readouterr().out
     for name in ("bertscore", "semb_score"):
         metric = result.metrics[name]
         assert metric.value == pytest.approx(table[name].mean()) and metric.low < metric.value < metric.high

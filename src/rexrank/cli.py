@@ -45,6 +45,8 @@ def format_result(result: Result) -> str:
         lines.append(f"  {name:<12} {value:>8}  {ci:<19} {m.n or '':>6} {shown}{flag}".rstrip())
     for name, why in result.skipped.items():
         lines.append(f"  {name:<12} skipped: {why}")
+    for name, values in result.extras.items():
+        lines.append(f"  {name}: " + ", ".join(f"{k} {v:.4f}" for k, v in values.items()))
     lines += [f"  {name}: {m.signature}" for name, m in result.metrics.items() if m.signature]
     return "\n".join(lines)
 

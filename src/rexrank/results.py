@@ -75,6 +75,7 @@ class Result:
     counts: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)  # metric -> why it did not run
     warnings: list[str] = field(default_factory=list)  # what the input checks noticed (empty predictions, ...)
+    extras: dict[str, dict] = field(default_factory=dict)  # corpus-level numbers beside the metrics
     provenance: str = "scored"
     checks: dict[str, Any] = field(default_factory=dict)
     created: str = field(default_factory=lambda: datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
@@ -94,6 +95,7 @@ class Result:
             "metrics": {name: m.to_dict() for name, m in self.metrics.items()},
             "skipped_metrics": dict(self.skipped),
             "warnings": list(self.warnings),
+            "extras": dict(self.extras),
             "checks": dict(self.checks),
         }
 
@@ -139,6 +141,7 @@ class Result:
             counts=counts,
             skipped=check.get(data, "skipped_metrics", dict),
             warnings=warnings,
+            extras=check.kind(data.get("extras", {}), dict, "extras"),
             provenance=provenance,
             checks=check.get(data, "checks", dict),
             created=check.get(data, "created", str),

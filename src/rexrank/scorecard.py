@@ -25,6 +25,7 @@ class Scorecard:
     per_study: pd.DataFrame  # study_id and one column per metric that ran
     metrics: dict[str, MetricResult]
     skipped: dict[str, str] = field(default_factory=dict)  # metric -> one line saying why and how to fix
+    extras: dict[str, dict] = field(default_factory=dict)  # corpus-level numbers, e.g. CheXbert label F1
 
     def write_per_study(self, path: str | os.PathLike) -> Path:
         with atomic_path(path) as tmp:
@@ -65,6 +66,7 @@ def score(
     columns: dict[str, object] = {}
     signatures: dict[str, Signature] = {}
     skipped: dict[str, str] = dict(metric_set.unavailable)
+    extras: dict[str, dict] = {}
     for name in _plan(metric_set.metrics):
         if name in COMPOSITES:
             composite = COMPOSITES[name]
@@ -81,7 +83,9 @@ def score(
         elif name in metric_set.scorers:
             scorer = metric_set.scorers[name]
             try:
-                columns[name] = scorer(predictions, references)
+                candidate_features, reference_features = scorer.paired_features(predictions, references)
+                columns[name] = scorer.score(candidate_features, reference_features)
+                extras |= scorer.extras(candidate_features, reference_features)
             except MetricUnavailable as err:
                 skipped[name] = str(err)
                 continue
@@ -92,7 +96,7 @@ def score(
     for name in columns:
         estimate = stats.estimate(per_study[name].to_numpy(), metric_class(name).statistic, resamples, seed)
         results[name] = MetricResult.from_estimate(estimate, signatures[name])
-    return Scorecard(per_study, results, skipped)
+    return Scorecard(per_study, results, skipped, extras)
 
 
 def result_paths(out: Path, dataset: str, task: str) -> tuple[Path, Path]:
@@ -108,7 +112,7 @@ def score_file(predictions: Path, dataset: str, task: str, metrics: Sequence[str
     aligned = align(test_split.references(task), load_predictions(predictions), str(predictions))
     card = score(aligned.rows, metrics, resamples, seed)
     result = Result(model, test_split.dataset, split, task, card.metrics, aligned.counts, card.skipped,
-                    warnings=[f"{predictions}: {w}" for w in aligned.warnings])
+                    warnings=[f"{predictions}: {w}" for w in aligned.warnings], extras=card.extras)
     json_path, table_path = result_paths(out, test_split.dataset, task)
     card.write_per_study(table_path)
     result.write(json_path)

@@ -37,6 +37,10 @@ class Scorer:
     def signature(self) -> Signature:
         raise NotImplementedError
 
+    def cache_namespace(self) -> str:
+        """What the features depend on (weights, settings); by default everything in the signature."""
+        return self.signature().point_key
+
     def extras(self, candidates: Sequence[Any], references: Sequence[Any]) -> dict[str, Any]:
         """Corpus-level numbers a metric also reports (CheXbert's label F1, say); none by default."""
         return {}
@@ -54,7 +58,7 @@ class Scorer:
         if self.cacheable:
             if self.cache is None:
                 self.cache = FeatureCache(default_path())
-            computed = self.cache.get_or_compute(self.signature().point_key, distinct, self.features)
+            computed = self.cache.get_or_compute(self.cache_namespace(), distinct, self.features)
         else:
             computed = self.features(distinct)
         features = dict(zip(distinct, computed, strict=True))

@@ -109,6 +109,9 @@ class BertScore(Scorer):
     def score(self, candidates, references) -> np.ndarray:
         return np.array([rescale(f, BASELINE["F"]) for f in self.score_prf(candidates, references)[:, 2]])
 
+    def cache_namespace(self) -> str:
+        return f"bertscore-features:{self.version}|{self.model.identity}|layer:{LAYER}"  # idf is applied later
+
     def signature(self) -> Signature:
         return Signature(self.name, self.version, models={"model": self.model.identity},
                          settings={"layer": str(LAYER), "idf": "refs" if self.idf else "no",
