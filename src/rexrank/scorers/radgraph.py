@@ -1,0 +1,78 @@
+"""RadGraph-F1 math, as ReXrank computes it (METRICS.md §4).
+
+Source: rajpurkarlab/CXR-Report-Metric `CXRMetric/radgraph_evaluate_model.py`: `parse_entity_relation`
+turns a RadGraph into the entity set {(span text, label)} and the relation set {((source text, source
+label), (target text, target label), relation)}, matched exactly (case-sensitive); `compute_f1` gives
+P = tp/|candidate set| (0 if empty), R = tp/|reference set| (0 if empty), F1 = 0 when P + R = 0, so two
+empty sets score 0, not 1; `radgraph_combined` = (entity F1 + relation F1) / 2.
+
+The model side (text -> graph) lives in `rexrank.models.radgraph`; this module is the math on graphs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+LABELS = ("ANAT-DP", "OBS-DP", "OBS-DA", "OBS-U")
+RELATIONS = ("located_at", "modify", "suggestive_of")
+# The reference's report tokenisation (radgraph `utils.preprocess_reports`, CXR-Report-Metric inference):
+# a space around each of / , : . ! ? ( ) -- the character class `[/,-,:,.,!?()]` is a range ",-," that
+# matches only ",", so "-" is *not* split -- then whitespace split. Kept verbatim: it defines the tokens.
+_PUNCTUATION = re.compile(r"(?<! )(?=[/,-,:,.,!?()])|(?<=[/,-,:,.,!?()])(?! )")
+
+
+def tokenize_report(report: str) -> list[str]:
+    return _PUNCTUATION.sub(" ", report).split()
+
+
+@dataclass(frozen=True)
+class Entity:
+    text: str  # the span's tokens joined by single spaces, as the reference's "tokens" field
+    label: str
+    start: int  # token indices, inclusive
+    end: int
+
+
+@dataclass(frozen=True)
+class Graph:
+    """One report's RadGraph: entities, and relations as (source index, target index, relation name)."""
+
+    entities: tuple[Entity, ...] = ()
+    relations: tuple[tuple[int, int, str], ...] = ()
+
+    @classmethod
+    def from_reference_json(cls, data: dict) -> Graph:
+        """From the radgraph package's output for one report: {"entities": {id: {tokens, label, start_ix,
+        end_ix, relations: [[relation, target id], ...]}}}."""
+        ids = list(data.get("entities", {}))
+        position = {entity_id: i for i, entity_id in enumerate(ids)}
+        entities, relations = [], []
+        for entity_id in ids:
+            entity = data["entities"][entity_id]
+            entities.append(Entity(entity["tokens"], entity["label"], entity["start_ix"], entity["end_ix"]))
+            relations += [(position[entity_id], position[target], relation)
+                          for relation, target in entity["relations"]]
+        return cls(tuple(entities), tuple(relations))
+
+    def entity_set(self) -> set[tuple[str, str]]:
+        return {(e.text, e.label) for e in self.entities}
+
+    def relation_set(self) -> set[tuple[tuple[str, str], tuple[str, str], str]]:
+        e = self.entities
+        return {((e[s].text, e[s].label), (e[t].text, e[t].label), relation) for s, t, relation in self.relations}
+
+
+def f1(reference: set, candidate: set) -> float:
+    """`compute_f1`: 0 when either side is empty or nothing matches."""
+    tp = len(reference & candidate)
+    precision = tp / len(candidate) if candidate else 0
+    recall = tp / len(reference) if reference else 0
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
+def radgraph_f1(candidate: Graph, reference: Graph) -> tuple[float, float, float]:
+    """(entity F1, relation F1, radgraph_combined) of one pair."""
+    entity = f1(reference.entity_set(), candidate.entity_set())
+    relation = f1(reference.relation_set(), candidate.relation_set())
+    return entity, relation, (entity + relation) / 2
