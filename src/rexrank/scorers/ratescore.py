@@ -1,0 +1,86 @@
+"""RaTEScore math, as the `ratescore` package 0.6.0 computes it (METRICS.md §6).
+
+Source: MAGIC-AI4Med/RaTEScore 0.6.0 `utils.py: compute` and `scorer.py: compute_score` (notes in
+docs/reference-notes/ratescore.md). For each entity of the query report, its best cosine match among the
+other report's entities (L2-normalised [CLS] embeddings, float32); the match weighs W[query type, match
+type], times the negation penalty when one side is negated and the other is not (NON-X vs X across
+ABNORMALITY and DISEASE); s(Q, K) = sum(cos * w * p) / sum(w) -- the penalty is not in the denominator.
+RaTEScore is the harmonic mean of s(reference, candidate) and s(candidate, reference), 0 when their sum is
+0, and 0.5 when either report has no entity. The inference side (sentences, NER, embeddings) is separate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+TYPES = ("ABNORMALITY", "NON-ABNORMALITY", "DISEASE", "NON-DISEASE", "ANATOMY")
+NEGATION_PAIRS = {(a, b) for pos in ("ABNORMALITY", "DISEASE") for neg in ("NON-ABNORMALITY", "NON-DISEASE")
+                  for a, b in ((pos, neg), (neg, pos))}
+
+# ratescore 0.6.0 `scorer.py`, the "long" matrix (also the 0.1.0-0.5.0 default), rows = query type,
+# columns = best match's type, in TYPES order.
+LONG = (
+    (0.4276119164393705, 0.5431049700217344, 0.0034478181112993847, 0.27005425386213877, 0.6240929990607657),
+    (0.16546764653692908, 0.0009357166071730684, 0.719397354576018, 0.0927333564267591, 0.018670610691852826),
+    (0.8396510075734789, 0.9820689020512646, 0.8460555030578727, 0.3789136708096537, 0.9950209388542061),
+    (0.7759420231214385, 0.03860183811876373, 0.10073046076318157, 0.34065681486566446, 0.1839139293714062),
+    (0.7487824274337533, 0.02097055139911715, 0.4592143222158069, 0.00013736314126696204, 0.2856134859160784),
+)
+# ratescore 0.6.0 `scorer.py`, the "short" matrix.
+SHORT = (
+    (0.4070293318365468, 0.9479148658006686, 0.28342529466226446, 0.23875064111146294, 0.6952639610605605),
+    (0.1712744286898638, 0.0007887930317199857, 0.00045065329822896076, 0.8555432840895761, 0.4485149671497294),
+    (0.8840397619834857, 0.6962283914800402, 0.19018958438059513, 0.943727057946997, 0.9637659445696822),
+    (0.9555801066212176, 0.05650711141169969, 0.6072996585919443, 0.3214769399791204, 0.13122106162635216),
+    (0.5829759950441763, 0.794672584951181, 0.0006059634829551632, 0.27982942400798977, 0.7709590751917746),
+)
+
+
+@dataclass(frozen=True)
+class Weights:
+    name: str
+    matrix: tuple[tuple[float, ...], ...]
+    neg_weight: float
+
+    def weight(self, query_type: str, match_type: str) -> float:
+        return self.matrix[TYPES.index(query_type)][TYPES.index(match_type)]
+
+
+WEIGHTS = {
+    "0.6.0": Weights("0.6.0", LONG, 0.8716553966489615),  # the default since commit 649a814 (2025-05-18)
+    "pre-2025-05": Weights("pre-2025-05", LONG, 0.3612),  # 0.5.0 and earlier: same matrix, hard-coded penalty
+    "short": Weights("short", SHORT, 0.3611577852354489),
+}
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    """torch.nn.functional.normalize(p=2, eps=1e-12) in float32."""
+    x = np.asarray(x, dtype=np.float32)
+    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), np.float32(1e-12))
+
+
+def direction(query: np.ndarray, query_types: list[str], keys: np.ndarray, key_types: list[str],
+              weights: Weights) -> float:
+    """s(Q, K): each query entity's best match among the keys, weighted and penalised, over the weights."""
+    similarities = _unit(query) @ _unit(keys).T  # float32, as the reference
+    best = similarities.argmax(axis=1)  # first index on ties (CPU torch.topk may pick another; see notes)
+    numerator = denominator = 0.0
+    for i, j in enumerate(best.tolist()):
+        w = weights.weight(query_types[i], key_types[j])
+        penalty = weights.neg_weight if (query_types[i], key_types[j]) in NEGATION_PAIRS else 1
+        numerator += float(similarities[i, j]) * w * penalty
+        denominator += w
+    return numerator / denominator if denominator else 0.0
+
+
+def ratescore_pair(candidate: tuple[np.ndarray, list[str]], reference: tuple[np.ndarray, list[str]],
+                   weights: Weights = WEIGHTS["0.6.0"]) -> float:
+    """RaTEScore of one pair from (entity embeddings [n, d], entity types) per report."""
+    (c_emb, c_types), (r_emb, r_types) = candidate, reference
+    if not c_types or not r_types:
+        return 0.5
+    p = direction(r_emb, r_types, c_emb, c_types, weights)
+    r = direction(c_emb, c_types, r_emb, r_types, weights)
+    return 2 * p * r / (p + r) if p + r != 0 else 0.0
