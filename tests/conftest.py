@@ -6,7 +6,7 @@ os.environ["HF_EVALUATE_OFFLINE"] = "1"
 os.environ.setdefault("TQDM_DISABLE", "1")
 os.environ["REXRANK_CACHE"] = "off"  # tests that need the feature cache point it at a temporary file
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-for _key in ("BERTSCORE", "CHEXBERT", "BERT_BASE_UNCASED"):  # a developer's own copies must not leak in
+for _key in ("BERTSCORE", "CHEXBERT", "BERT_BASE_UNCASED", "RADGRAPH"):  # a developer's own copies must not leak in
     os.environ.pop(f"REXRANK_MODEL_{_key}", None)
 
 from pathlib import Path  # noqa: E402
@@ -49,10 +49,18 @@ def tiny_chexbert(tmp_path_factory, tiny_bert_base) -> Path:
     return build_chexbert_checkpoint(tmp_path_factory.mktemp("chexbert") / "chexbert.pth", tiny_bert_base)
 
 
+@pytest.fixture(scope="session")
+def tiny_radgraph(tmp_path_factory, tiny_bert_base) -> Path:
+    from fixtures.tiny_models import build_radgraph
+
+    return build_radgraph(tmp_path_factory.mktemp("radgraph") / "radgraph", tiny_bert_base)
+
+
 @pytest.fixture
-def local_models(monkeypatch, tiny_roberta, tiny_bert_base, tiny_chexbert, tmp_path):
+def local_models(monkeypatch, tiny_roberta, tiny_bert_base, tiny_chexbert, tiny_radgraph, tmp_path):
     """Every model pointed at its tiny local copy, and a fresh feature cache."""
     monkeypatch.setenv("REXRANK_MODEL_BERTSCORE", str(tiny_roberta))
     monkeypatch.setenv("REXRANK_MODEL_BERT_BASE_UNCASED", str(tiny_bert_base))
     monkeypatch.setenv("REXRANK_MODEL_CHEXBERT", str(tiny_chexbert))
+    monkeypatch.setenv("REXRANK_MODEL_RADGRAPH", str(tiny_radgraph))
     monkeypatch.setenv("REXRANK_CACHE", str(tmp_path / "features.sqlite"))

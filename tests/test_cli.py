@@ -75,7 +75,7 @@ def test_bad_predictions_exit_2_naming_the_study_and_write_nothing(tmp_path, cap
 
 def test_unknown_metric_and_missing_files_exit_2(tmp_path, capsys):
     assert score(tmp_path, "--metrics", "bleu4") == 2
-    known = "bleu2, bertscore, semb_score, radcliq_v1, radcliq_v0"
+    known = "bleu2, bertscore, semb_score, radgraph, radcliq_v1, radcliq_v0"
     assert f"unknown metric 'bleu4': known metrics are {known}" in capsys.readouterr().err
     assert main(["score", "--predictions", str(tmp_path / "x.jsonl"), "--dataset", DATASET, "--task",
                  "findings"]) == 2
@@ -160,3 +160,18 @@ def test_score_runs_the_model_metrics(local_models, tmp_path, capsys, tiny_rober
     assert main(["score", "--predictions", "x", "--dataset", DATASET, "--task", "findings",
                  "--model", "gpt=/x"]) == 2
     assert "unknown model 'GPT'" in capsys.readouterr().err
+
+
+def test_radcliq_v1_end_to_end_from_its_four_components(local_models, tmp_path, capsys):
+    from rexrank.scorers.radcliq import COMPONENTS, RADCLIQ_V1
+
+    assert score(tmp_path, "--metrics", "radcliq_v1", "--resamples", "200") == 0, capsys.readouterr().err
+    result = Result.read(tmp_path / "dataset.findings.json")
+    table = pd.read_parquet(tmp_path / "dataset.findings.per_study.parquet")
+    assert set(COMPONENTS) <= set(table.columns) and set(COMPONENTS) <= set(result.metrics)
+    per_study = RADCLIQ_V1([table[c].to_numpy() for c in COMPONENTS])
+    np.testing.assert_allclose(table["radcliq_v1"], per_study, rtol=0, atol=1e-12)
+    radcliq = result.metrics["radcliq_v1"]
+    assert radcliq.statistic == "inverse_mean" and radcliq.mean == pytest.approx(per_study.mean())
+    assert radcliq.value == pytest.approx(1 / per_study.mean())
+    assert "radgraph:1" in str(radcliq.signature) and "bertscore:1@local:" in str(radcliq.signature)

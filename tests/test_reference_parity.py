@@ -14,6 +14,7 @@ from conftest import ROOT
 from fixtures.reports import reports
 
 from rexrank.scorers.bertscore import BASELINE, BertScore, clean
+from rexrank.scorers.radgraph import Graph, RadGraphF1, tokenize_report
 from rexrank.scorers.semb import SembScore, binary_labels
 
 PYTHON = os.environ.get("REXRANK_REFERENCE_PYTHON") or str(ROOT / ".venv-reference" / "bin" / "python")
@@ -26,6 +27,9 @@ if not os.path.exists(PYTHON):
 CANDIDATES = reports(40, seed=11, long_every=13) + ["", "   ", "Heart size is normal."]
 REFERENCES = reports(40, seed=12, long_every=19) + ["Mild edema.", "", "HEART  SIZE IS NORMAL.\n"]
 TEXTS = reports(40, seed=13, long_every=17) + ["", "No   acute\ncardiopulmonary process."]
+GRAPH_TEXTS = reports(20, seed=14) + [" ".join(reports(70, seed=15))[:3000]] + [  # 21st: > 510 wordpieces
+    "", "a", ".", "\u200b hernia", "ÉMILE's naïve café x-ray;  résumé",
+    "1.5-cm nodule in the R/L lung; e.g., (see above)!"]
 
 
 def hf_cache_entry(hf_home, repo_id, folder):
@@ -40,7 +44,7 @@ def hf_cache_entry(hf_home, repo_id, folder):
 
 
 @pytest.fixture(scope="module")
-def answers(tiny_roberta, tiny_bert_base, tiny_chexbert, tmp_path_factory):
+def answers(tiny_roberta, tiny_bert_base, tiny_chexbert, tiny_radgraph, tmp_path_factory):
     work = tmp_path_factory.mktemp("reference")
     baseline = work / "baseline.tsv"
     row = f"{BASELINE['P']},{BASELINE['R']},{BASELINE['F']}"
@@ -50,7 +54,8 @@ def answers(tiny_roberta, tiny_bert_base, tiny_chexbert, tmp_path_factory):
     (work / "xdg" / "chexbert" / "chexbert.pth").write_bytes(tiny_chexbert.read_bytes())
     job = {"bertscore": {"model": str(tiny_roberta), "baseline": str(baseline), "candidates": CANDIDATES,
                          "references": REFERENCES},
-           "f1chexbert": {"texts": TEXTS}}
+           "f1chexbert": {"texts": TEXTS},
+           "radgraph": {"model": str(tiny_radgraph), "texts": GRAPH_TEXTS}}
     (work / "job.json").write_text(json.dumps(job))
     env = {"PATH": os.environ["PATH"], "HOME": str(work), "HF_HOME": str(work / "hf"), "HF_HUB_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1", "XDG_CACHE_HOME": str(work / "xdg"), "TOKENIZERS_PARALLELISM": "false"}
@@ -77,3 +82,12 @@ def test_labels_equal_f1chexbert_0_0_2(local_models, answers):
     ours = [binary_labels(classes).tolist() for _, classes in SembScore(progress=False).features(TEXTS)]
     assert ours == answers["f1chexbert_labels"]
     assert 0 < np.mean(ours) < 1  # the fixture's labels are not all one value
+
+
+def test_graphs_equal_radgraph_0_1_18(local_models, answers):
+    theirs = [Graph.from_reference_json(answers["radgraph"][str(i)]) for i in range(len(GRAPH_TEXTS))]
+    model = RadGraphF1(progress=False).model
+    ours = model.graphs(GRAPH_TEXTS, progress=False)
+    assert ours == theirs
+    assert len(model._pieces(tokenize_report(GRAPH_TEXTS[20]))[0]) > 510  # the folded path was compared too
+    assert sum(len(g.relations) for g in ours) > 10  # the fixture predicts relations, not only entities

@@ -4,7 +4,8 @@
 
 JOB: {"bertscore": {"model": DIR, "baseline": TSV, "candidates": [...], "references": [...]},
       "f1chexbert": {"texts": [...]},
-      "f1chexbert_timing": {"hyps": [...], "refs": [...]}}  (seconds of labelling them, load excluded)
+      "f1chexbert_timing": {"hyps": [...], "refs": [...]},  (seconds of labelling them, load excluded)
+      "radgraph": {"model": DIR, "texts": [...]}}  (DIR: a v1 archive folder; graphs as the package gives them)
 -- f1chexbert reads bert-base-uncased from the HF cache and its
 checkpoint from appdirs' user_cache_dir("chexbert"), which the caller lays out (HF_HOME, XDG_CACHE_HOME).
 """
@@ -44,4 +45,33 @@ if "f1chexbert_timing" in job:
         model.get_label(text.strip())
     out["f1chexbert_seconds"] = time.perf_counter() - start
     out["threads"] = torch.get_num_threads()
+if "radgraph" in job:
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    import torch
+    from dotmap import DotMap
+    from radgraph import RadGraph
+    from radgraph.allennlp.data import Vocabulary
+    from radgraph.allennlp.modules import text_field_embedders, token_embedders
+    from radgraph.dygie.models import dygie
+
+    spec = job["radgraph"]
+    cache = Path(tempfile.mkdtemp())
+    shutil.copytree(spec["model"], cache / "radgraph")
+    # The package loads weights.th strictly: add the unused coref/events tensors a real file carries.
+    config = DotMap(json.load(open(cache / "radgraph" / "config.json")))
+    vocab = Vocabulary.from_files(str(cache / "radgraph" / "vocabulary"), None, None)
+    embedder = token_embedders.PretrainedTransformerMismatchedEmbedder(
+        model_name=config.model.embedder.token_embedders.bert.model_name, max_length=512)
+    settings = config.model
+    for key in ("type", "embedder", "initializer", "module_initializer"):
+        del settings[key]
+    complete = dygie.DyGIE(vocab=vocab, embedder=text_field_embedders.BasicTextFieldEmbedder({"bert": embedder}),
+                           **settings).state_dict()
+    complete.update(torch.load(cache / "radgraph" / "weights.th", weights_only=True))
+    torch.save(complete, cache / "radgraph" / "weights.th")
+    model = RadGraph(model_type="radgraph", model_cache_dir=str(cache), cuda=-1)
+    out["radgraph"] = model(spec["texts"])
 json.dump(out, open(sys.argv[2], "w"))

@@ -47,6 +47,8 @@ MODELS: dict[str, ModelSpec] = {
                   "BERTScore encoder (distilroberta-base, layer 5)"),
         ModelSpec("CHEXBERT", "StanfordAIMI/RRG_scorers", "main", ("chexbert.pth",),
                   "CheXbert checkpoint (chexbert.pth)"),
+        ModelSpec("RADGRAPH", "StanfordAIMI/RRG_scorers", "main", ("radgraph.tar.gz",),
+                  "RadGraph v1 model (radgraph.tar.gz: config.json, vocabulary/, weights.th)"),
         ModelSpec("BERT_BASE_UNCASED", "google-bert/bert-base-uncased", "main",
                   ("config.json", "vocab.txt", "tokenizer.json", "tokenizer_config.json"),
                   "bert-base-uncased configuration and WordPiece vocabulary (CheXbert's tokenizer)"),

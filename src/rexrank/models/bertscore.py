@@ -40,7 +40,7 @@ class BertScoreEncoder:
         _check_folder(model.path, model.spec.what)
         self.tokenizer = AutoTokenizer.from_pretrained(model.path, add_prefix_space=True)
         try:
-            net = AutoModel.from_pretrained(model.path)
+            net = AutoModel.from_pretrained(model.path, add_pooling_layer=False)  # BERTScore reads a layer
         except (OSError, ValueError, RuntimeError) as err:
             raise ModelUnavailable(f"{model.spec.what}: cannot load weights from {model.path}: {err}") from None
         if not 0 < layer <= len(net.encoder.layer):

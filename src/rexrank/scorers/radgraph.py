@@ -12,7 +12,14 @@ The model side (text -> graph) lives in `rexrank.models.radgraph`; this module i
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
+
+from rexrank.models import models_extra, resolve
+from rexrank.scorers.base import Scorer
+from rexrank.signature import Signature
 
 LABELS = ("ANAT-DP", "OBS-DP", "OBS-DA", "OBS-U")
 RELATIONS = ("located_at", "modify", "suggestive_of")
@@ -76,3 +83,48 @@ def radgraph_f1(candidate: Graph, reference: Graph) -> tuple[float, float, float
     entity = f1(reference.entity_set(), candidate.entity_set())
     relation = f1(reference.relation_set(), candidate.relation_set())
     return entity, relation, (entity + relation) / 2
+
+
+def to_arrays(graph: Graph) -> tuple[np.ndarray, ...]:
+    """A graph as plain arrays, for the feature cache (no pickle)."""
+    e = graph.entities
+    return (np.array([x.text for x in e], dtype=str), np.array([x.label for x in e], dtype=str),
+            np.array([(x.start, x.end) for x in e], dtype=np.int64).reshape(-1, 2),
+            np.array([(s, t) for s, t, _ in graph.relations], dtype=np.int64).reshape(-1, 2),
+            np.array([r for _, _, r in graph.relations], dtype=str))
+
+
+def from_arrays(arrays: Sequence[np.ndarray]) -> Graph:
+    texts, labels, spans, pairs, names = arrays
+    entities = tuple(Entity(str(t), str(lab), int(s), int(e)) for t, lab, (s, e) in zip(texts, labels, spans))
+    return Graph(entities, tuple((int(s), int(t), str(r)) for (s, t), r in zip(pairs, names)))
+
+
+class RadGraphF1(Scorer):
+    name = "radgraph"
+    version = "1"
+    cacheable = True
+    empty_prediction = "the graph of the single word None (what the reference substitutes); usually 0"
+
+    def __init__(self, **runtime):
+        super().__init__(**runtime)
+        self.weights = resolve("RADGRAPH")
+        self._model = None
+
+    @property
+    def model(self):
+        if self._model is None:
+            RadGraphModel = models_extra("rexrank.models.radgraph", "RadGraphModel")
+            self._model = RadGraphModel(self.weights, self.device, self.batch_size)
+        return self._model
+
+    def features(self, texts: Sequence[str]) -> list[tuple[np.ndarray, ...]]:
+        return [to_arrays(g) for g in self.model.graphs(texts, self.progress)]
+
+    def score(self, candidates, references) -> np.ndarray:
+        return np.array([radgraph_f1(from_arrays(c), from_arrays(r))[2]
+                         for c, r in zip(candidates, references, strict=True)])
+
+    def signature(self) -> Signature:
+        return Signature(self.name, self.version, models={"radgraph": self.weights.identity},
+                         settings={"sets": "cxr-report-metric", "empty": "0"})

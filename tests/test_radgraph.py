@@ -1,0 +1,77 @@
+"""RadGraph inference on a tiny random archive in the real format: batching, long reports, odd input, F1."""
+
+import numpy as np
+import pytest
+import torch
+from fixtures.reports import reports
+
+from rexrank.errors import MetricUnavailable
+from rexrank.scorers import compute
+from rexrank.scorers.radgraph import Graph, RadGraphF1, from_arrays, radgraph_f1, to_arrays
+
+ODD = ["", "a", ".", "\u200b hernia", "ÉMILE's naïve café\u00a0x-ray;  résumé", "1.5-cm nodule (R/L)!"]
+LONG = " ".join(reports(1, seed=9, long_every=1))  # far over 510 wordpieces: the folded path
+
+
+@pytest.fixture
+def scorer(local_models):
+    return RadGraphF1(batch_size=4, progress=False)
+
+
+def test_graphs_do_not_depend_on_batching(scorer):
+    texts = reports(10, seed=4) + ODD + [LONG]
+    batched = scorer.model.graphs(texts, progress=False)
+    one_by_one = [scorer.model.graphs([t], progress=False)[0] for t in texts]
+    assert batched == one_by_one
+    assert sum(len(g.entities) for g in batched) > 20 and sum(len(g.relations) for g in batched) > 5
+    labels = {e.label for g in batched for e in g.entities}
+    assert len(labels) >= 2 and labels <= {"ANAT-DP", "OBS-DP", "OBS-DA", "OBS-U"}
+
+
+def test_a_long_report_is_folded_not_truncated(scorer):
+    from rexrank.scorers.radgraph import tokenize_report
+
+    ids, offsets = scorer.model._pieces(tokenize_report(LONG))
+    assert len(ids) > 510
+    first_in_second_segment = next(i for i, o in enumerate(offsets) if o and o[0] >= 510)
+    graph = scorer.model.graphs([LONG], progress=False)[0]
+    assert max(e.end for e in graph.entities) > first_in_second_segment  # found beyond the first segment
+
+
+def test_odd_reports_and_the_empty_report(scorer):
+    graphs = scorer.model.graphs(ODD, progress=False)
+    assert all(isinstance(g, Graph) for g in graphs)
+    assert all(e.text == "None" for e in graphs[0].entities)  # the reference scores "" as the word None
+    assert scorer.model.graphs(["   "], progress=False) == [graphs[0]]  # the reference crashes; we do not
+
+
+def test_f1_end_to_end_and_cache_round_trip(scorer):
+    texts = reports(6, seed=2)
+    graphs = scorer.model.graphs(texts, progress=False)
+    for g in graphs:
+        assert from_arrays(to_arrays(g)) == g
+    scores = scorer(texts[:3], texts[3:])
+    assert scores.tolist() == [radgraph_f1(c, r)[2] for c, r in zip(graphs[:3], graphs[3:])]
+    same = scorer(texts[:2], texts[:2])
+    assert np.all((same == 1.0) | (same == 0.5))  # identical reports: entities match, relations if any
+
+
+def test_compute_and_signature(local_models):
+    out = compute("radgraph", ["Small left effusion."], ["Small left effusion."])
+    assert out["radgraph"] in (0.5, 1.0) and out["signature"].startswith("radgraph:1|radgraph:local:")
+
+
+def test_broken_archives_are_named(local_models, tiny_radgraph, tmp_path, monkeypatch):
+    import shutil
+
+    broken = tmp_path / "radgraph"
+    shutil.copytree(tiny_radgraph, broken)
+    state = torch.load(broken / "weights.th")
+    del state["_relation._relation_scorers.radgraph__relation_labels.weight"]
+    torch.save(state, broken / "weights.th")
+    monkeypatch.setenv("REXRANK_MODEL_RADGRAPH", str(broken))
+    with pytest.raises(MetricUnavailable, match=r"weights.th lack \['_relation._relation_scorers"):
+        RadGraphF1(progress=False)(["a"], ["b"])
+    (broken / "vocabulary" / "radgraph__ner_labels.txt").unlink()
+    with pytest.raises(MetricUnavailable, match="radgraph__ner_labels.txt is missing"):
+        RadGraphF1(progress=False)(["a"], ["b"])
