@@ -68,3 +68,27 @@ def test_model_modules_load_and_match_the_library(local_models, folder, key):
     assert "local:" in out["signature"]
     if key == "sembscore":
         assert set(out["chexbert_label_f1"]) == {"micro_f1_14", "macro_f1_14", "micro_f1_5", "macro_f1_5"}
+
+
+def test_radgraph_module_returns_the_rexrank_number_and_rewards_apart(local_models):
+    module = evaluate.load(str(ROOT / "metrics" / "radgraph"))
+    predictions = ["Small left pleural effusion.", "Mild cardiomegaly."]
+    references = ["Small left effusion.", "Heart size is normal."]
+    out = module.compute(predictions=predictions, references=references)
+    assert out == compute("radgraph", predictions, references, key="radgraph_combined")
+    assert set(out["f1radgraph_rewards"]) == {"simple", "partial", "complete"}
+
+
+def test_radcliq_module_combines_the_four_components_once(local_models):
+    from rexrank.scorers.radcliq import COMPONENTS, RADCLIQ_V1
+
+    module = evaluate.load(str(ROOT / "metrics" / "radcliq"))
+    predictions = ["Small left pleural effusion.", "Mild cardiomegaly.", ""]
+    references = ["Small left effusion.", "Heart size is normal.", "No acute process."]
+    out = module.compute(predictions=predictions, references=references, resamples=100)
+    components = [compute(c, predictions, references)[f"{c}_per_sample"] for c in COMPONENTS]
+    assert out["radcliq_v1_per_sample"] == pytest.approx(RADCLIQ_V1(components).tolist(), abs=1e-12)
+    assert out["radcliq_v1"] == pytest.approx(sum(out["radcliq_v1_per_sample"]) / 3)
+    assert out["inv_radcliq_v1"] == pytest.approx(1 / out["radcliq_v1"])
+    assert {c: out[c] for c in COMPONENTS} == pytest.approx({c: sum(v) / 3 for c, v in zip(COMPONENTS, components)})
+    assert "radgraph:1" in out["signature"] and "boot:100:seed=0" in out["signature"]

@@ -63,3 +63,18 @@ def test_from_the_reference_json_format():
     assert g.entity_set() == {("left", "ANAT-DP"), ("effusion", "OBS-DP")}
     assert g.relation_set() == {(("effusion", "OBS-DP"), ("left", "ANAT-DP"), "located_at")}
     assert Graph.from_reference_json({"entities": {}}) == Graph()
+
+
+def test_f1radgraph_reward_levels_are_the_packages_not_rexranks():
+    from rexrank.scorers.radgraph import reward, reward_elements
+
+    ref = graph(LEFT, EFFUSION, relations=[(1, 0, "located_at")])
+    cand = graph(Entity("Left", "ANAT-DP", 0, 0), EFFUSION, relations=[(1, 0, "located_at")])
+    assert reward_elements(ref, "simple") == {("left", "ANAT-DP"), ("effusion", "OBS-DP")}
+    assert reward_elements(ref, "partial") == {("left", "ANAT-DP"), ("effusion", "OBS-DP", True)}
+    assert reward_elements(ref, "complete") == {("left", "ANAT-DP"), ("effusion", "OBS-DP", "located_at", "left")}
+    assert reward(cand, ref, "simple") == 0.5  # "Left" != "left": case-sensitive here
+    assert reward(cand, ref, "complete") == 0.5  # the relation tuple is lowercased and matches; "Left" does not
+    assert reward(Graph(), Graph(), "simple") == 0.0 and reward(cand, Graph(), "partial") == 0.0
+    with pytest.raises(ValueError, match="unknown reward level 'all'"):
+        reward(cand, ref, "all")

@@ -55,7 +55,8 @@ def answers(tiny_roberta, tiny_bert_base, tiny_chexbert, tiny_radgraph, tmp_path
     job = {"bertscore": {"model": str(tiny_roberta), "baseline": str(baseline), "candidates": CANDIDATES,
                          "references": REFERENCES},
            "f1chexbert": {"texts": TEXTS},
-           "radgraph": {"model": str(tiny_radgraph), "texts": GRAPH_TEXTS}}
+           "radgraph": {"model": str(tiny_radgraph), "texts": GRAPH_TEXTS,
+                        "reward_pairs": [GRAPH_TEXTS[:10], GRAPH_TEXTS[10:20]]}}
     (work / "job.json").write_text(json.dumps(job))
     env = {"PATH": os.environ["PATH"], "HOME": str(work), "HF_HOME": str(work / "hf"), "HF_HUB_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1", "XDG_CACHE_HOME": str(work / "xdg"), "TOKENIZERS_PARALLELISM": "false"}
@@ -91,3 +92,13 @@ def test_graphs_equal_radgraph_0_1_18(local_models, answers):
     assert ours == theirs
     assert len(model._pieces(tokenize_report(GRAPH_TEXTS[20]))[0]) > 510  # the folded path was compared too
     assert sum(len(g.relations) for g in ours) > 10  # the fixture predicts relations, not only entities
+
+
+def test_reward_levels_equal_f1radgraph_0_1_18(local_models, answers):
+    from rexrank.scorers.radgraph import REWARD_LEVELS, reward
+
+    graphs = RadGraphF1(progress=False).model.graphs(GRAPH_TEXTS[:20], progress=False)
+    for level, theirs in zip(REWARD_LEVELS, answers["f1radgraph"]):
+        ours = [reward(c, r, level) for c, r in zip(graphs[:10], graphs[10:20])]
+        assert ours == pytest.approx(theirs, abs=1e-12), level
+    assert any(0 < x < 1 for x in answers["f1radgraph"][2])

@@ -117,3 +117,19 @@ def score_file(predictions: Path, dataset: str, task: str, metrics: Sequence[str
     card.write_per_study(table_path)
     result.write(json_path)
     return result
+
+
+def composite_report(name: str, predictions: Sequence[str], references: Sequence[str],
+                     resamples: int = stats.RESAMPLES, seed: int = stats.SEED, **runtime) -> dict:
+    """What the `evaluate` module of a composite returns: the per-study composite, its raw mean and 1/mean
+    with a CI, the component means, and the signature (each component computed once, sharing the cache)."""
+    rows = pd.DataFrame({"study_id": [str(i) for i in range(len(predictions))], "prediction": list(predictions),
+                         "reference": list(references)})
+    card = score(rows, MetricSet([name], **{"progress": False} | runtime), resamples, seed)
+    if name not in card.metrics:
+        raise MetricUnavailable(f"{name}: {card.skipped.get(name, 'not computed')}")
+    result = card.metrics[name]
+    return {name: result.mean, f"inv_{name}": result.value, f"inv_{name}_ci": [result.low, result.high],
+            f"{name}_per_sample": card.per_study[name].tolist(),
+            **{c: card.metrics[c].mean for c in COMPOSITES[name].needs},
+            "non_positive_mean": result.non_positive_mean, "signature": str(result.signature)}

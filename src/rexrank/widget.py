@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rexrank.scorers import compute
+from rexrank.scorers import COMPOSITES, compute
 
 
 def metric_widget(name: str, key: str, title: str, card: Path, example: tuple[str, str]):
@@ -15,6 +15,10 @@ def metric_widget(name: str, key: str, title: str, card: Path, example: tuple[st
         preds, refs = predictions.splitlines(), references.splitlines()
         if len(preds) != len(refs):
             raise gr.Error(f"{len(preds)} prediction lines but {len(refs)} reference lines")
+        if name in COMPOSITES:
+            from rexrank.scorecard import composite_report
+
+            return composite_report(name, preds, refs)
         return compute(name, preds, refs, key=key)
 
     return gr.Interface(

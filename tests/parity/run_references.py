@@ -5,7 +5,8 @@
 JOB: {"bertscore": {"model": DIR, "baseline": TSV, "candidates": [...], "references": [...]},
       "f1chexbert": {"texts": [...]},
       "f1chexbert_timing": {"hyps": [...], "refs": [...]},  (seconds of labelling them, load excluded)
-      "radgraph": {"model": DIR, "texts": [...]}}  (DIR: a v1 archive folder; graphs as the package gives them)
+      "radgraph": {"model": DIR, "texts": [...], "reward_pairs": [hyps, refs]}}  (DIR: a v1 archive folder;
+      graphs as the package gives them, and F1RadGraph's simple/partial/complete rewards per pair)
 -- f1chexbert reads bert-base-uncased from the HF cache and its
 checkpoint from appdirs' user_cache_dir("chexbert"), which the caller lays out (HF_HOME, XDG_CACHE_HOME).
 """
@@ -74,4 +75,10 @@ if "radgraph" in job:
     torch.save(complete, cache / "radgraph" / "weights.th")
     model = RadGraph(model_type="radgraph", model_cache_dir=str(cache), cuda=-1)
     out["radgraph"] = model(spec["texts"])
+    if "reward_pairs" in spec:
+        from radgraph import F1RadGraph
+
+        hyps, refs = spec["reward_pairs"]
+        f1radgraph = F1RadGraph(reward_level="all", model_type="radgraph", model_cache_dir=str(cache), cuda=-1)
+        out["f1radgraph"] = [list(map(float, level)) for level in f1radgraph(hyps=hyps, refs=refs)[1]]
 json.dump(out, open(sys.argv[2], "w"))

@@ -85,6 +85,36 @@ def radgraph_f1(candidate: Graph, reference: Graph) -> tuple[float, float, float
     return entity, relation, (entity + relation) / 2
 
 
+REWARD_LEVELS = ("simple", "partial", "complete")
+
+
+def reward_elements(graph: Graph, level: str) -> set:
+    """The radgraph package's `F1RadGraph` reward sets (0.1.18 wheel; NOT the ReXrank RadGraph-F1):
+    simple {(text, label)}; partial adds True for entities with relations; complete has one element per
+    relation, (text lowercased, label, relation, target text lowercased) -- no target label."""
+    out: set = set()
+    for i, e in enumerate(graph.entities):
+        outgoing = [(t, r) for s, t, r in graph.relations if s == i]
+        if level == "simple" or not outgoing:
+            out.add((e.text, e.label))
+        elif level == "partial":
+            out.add((e.text, e.label, True))
+        elif level == "complete":
+            out |= {(e.text.lower(), e.label, r, graph.entities[t].text.lower()) for t, r in outgoing}
+        else:
+            raise ValueError(f"unknown reward level {level!r}: expected one of {', '.join(REWARD_LEVELS)}")
+    return out
+
+
+def reward(candidate: Graph, reference: Graph, level: str) -> float:
+    """`F1RadGraph` reward of one pair at `level`; 0 when either graph has no entity. (F1RadGraph also scores
+    0, without running the model, a pair where either text is the empty string; here "" is the graph of
+    "None", as the ReXrank number has it.)"""
+    if not candidate.entities or not reference.entities:
+        return 0.0
+    return f1(reward_elements(reference, level), reward_elements(candidate, level))
+
+
 def to_arrays(graph: Graph) -> tuple[np.ndarray, ...]:
     """A graph as plain arrays, for the feature cache (no pickle)."""
     e = graph.entities
@@ -124,6 +154,14 @@ class RadGraphF1(Scorer):
     def score(self, candidates, references) -> np.ndarray:
         return np.array([radgraph_f1(from_arrays(c), from_arrays(r))[2]
                          for c, r in zip(candidates, references, strict=True)])
+
+    def extras(self, candidates, references) -> dict:
+        """The `F1RadGraph` reward levels other papers report, named apart from the ReXrank number."""
+        pairs = [(from_arrays(c), from_arrays(r)) for c, r in zip(candidates, references)]
+        if not pairs:
+            return {}
+        return {"f1radgraph_rewards": {level: float(np.mean([reward(c, r, level) for c, r in pairs]))
+                                       for level in REWARD_LEVELS}}
 
     def signature(self) -> Signature:
         return Signature(self.name, self.version, models={"radgraph": self.weights.identity},
