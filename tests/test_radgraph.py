@@ -57,8 +57,11 @@ def test_f1_end_to_end_and_cache_round_trip(scorer):
 
 
 def test_compute_and_signature(local_models):
-    out = compute("radgraph", ["Small left effusion."], ["Small left effusion."])
-    assert out["radgraph"] in (0.5, 1.0) and out["signature"].startswith("radgraph:1|radgraph:local:")
+    text = reports(1, seed=3)[0]
+    graph = RadGraphF1(progress=False).model.graphs([text], progress=False)[0]
+    expected = 0.0 if not graph.entities else 1.0 if graph.relations else 0.5  # identical reports
+    out = compute("radgraph", [text], [text], key="radgraph_combined")
+    assert out["radgraph_combined"] == expected and out["signature"].startswith("radgraph:1|radgraph:local:")
 
 
 def test_broken_archives_are_named(local_models, tiny_radgraph, tmp_path, monkeypatch):
