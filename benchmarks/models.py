@@ -30,10 +30,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT / "tests")]
 
 import torch  # noqa: E402
-from fixtures.tiny_models import build_bert_base, build_chexbert_checkpoint, build_roberta  # noqa: E402
+from fixtures.tiny_models import (  # noqa: E402
+    build_bert_base,
+    build_chexbert_checkpoint,
+    build_radgraph,
+    build_roberta,
+)
 from synthetic import pairs  # noqa: E402
 
 from rexrank.cache import FeatureCache  # noqa: E402
+from rexrank.scorers.radgraph import tokenize_report  # noqa: E402
 
 
 def timed(fn):
@@ -123,6 +129,21 @@ def main() -> None:
     else:
         print(f"no reference venv at {args.reference_python}: tests/parity/make_venv.sh builds it")
 
+    radgraph = build_radgraph(work / "radgraph" / "radgraph", bert, ff=150, width_dim=20)
+    os.environ["REXRANK_MODEL_RADGRAPH"] = str(radgraph)
+    from rexrank.scorers.radgraph import RadGraphF1
+
+    cold, warm, scorer = run_scorer(lambda: RadGraphF1(batch_size=args.batch_size, progress=False), cands, refs,
+                                    second, work / "radgraph.sqlite")
+    texts = list(dict.fromkeys(cands + refs))
+    bare = roofline(scorer.model.bert, [[2, *scorer.model._pieces(tokenize_report(t))[0][:510], 3] for t in texts])
+    rows += [("RadGraph", "rexrank cold", cold), ("RadGraph", "rexrank warm (2nd system)", warm),
+             ("RadGraph", "bare encoder forward", bare)]
+    if Path(args.reference_python).exists():
+        rows.append(("RadGraph", "radgraph 0.1.18 (one report/forward)",
+                     reference_seconds(args.reference_python, work, {"radgraph": {
+                         "model": str(radgraph), "texts": refs + cands, "timing": True}}, "radgraph_seconds")))
+
     print(f"\n{'metric':<10} {'implementation':<32} {'seconds':>8} {'pairs/s':>8} {'time / rexrank cold':>20}")
     for metric, name, seconds in rows:
         ours = next(s for m, k, s in rows if m == metric and k == "rexrank cold")
@@ -142,12 +163,18 @@ def f1chexbert_seconds(python, work, bert, checkpoint, cands, refs) -> float:
     (hf / "refs" / "main").write_text("0" * 40)
     (work / "xdg" / "chexbert").mkdir(parents=True)
     (work / "xdg" / "chexbert" / "chexbert.pth").symlink_to(checkpoint)
-    (work / "job.json").write_text(json.dumps({"f1chexbert_timing": {"hyps": cands, "refs": refs}}))
+    return reference_seconds(python, work, {"f1chexbert_timing": {"hyps": cands, "refs": refs}},
+                             "f1chexbert_seconds")
+
+
+def reference_seconds(python, work, job, key) -> float:
+    """Run a timing job in the reference venv; the seconds it measured inside."""
+    (work / "job.json").write_text(json.dumps(job))
     env = {"PATH": os.environ["PATH"], "HOME": str(work), "HF_HOME": str(work / "hf"), "HF_HUB_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1", "XDG_CACHE_HOME": str(work / "xdg")}
     subprocess.run([python, str(ROOT / "tests" / "parity" / "run_references.py"), str(work / "job.json"),
                     str(work / "out.json")], env=env, check=True, capture_output=True)
-    return json.loads((work / "out.json").read_text())["f1chexbert_seconds"]
+    return json.loads((work / "out.json").read_text())[key]
 
 
 if __name__ == "__main__":

@@ -5,8 +5,9 @@
 JOB: {"bertscore": {"model": DIR, "baseline": TSV, "candidates": [...], "references": [...]},
       "f1chexbert": {"texts": [...]},
       "f1chexbert_timing": {"hyps": [...], "refs": [...]},  (seconds of labelling them, load excluded)
-      "radgraph": {"model": DIR, "texts": [...], "reward_pairs": [hyps, refs]}}  (DIR: a v1 archive folder;
-      graphs as the package gives them, and F1RadGraph's simple/partial/complete rewards per pair)
+      "radgraph": {"model": DIR, "texts": [...], "reward_pairs": [hyps, refs], "timing": bool}}  (DIR: a v1
+      archive folder; graphs as the package gives them, and F1RadGraph's rewards per pair; with timing, only
+      the seconds of graphing the texts, model load excluded)
 -- f1chexbert reads bert-base-uncased from the HF cache and its
 checkpoint from appdirs' user_cache_dir("chexbert"), which the caller lays out (HF_HOME, XDG_CACHE_HOME).
 """
@@ -74,7 +75,15 @@ if "radgraph" in job:
     complete.update(torch.load(cache / "radgraph" / "weights.th", weights_only=True))
     torch.save(complete, cache / "radgraph" / "weights.th")
     model = RadGraph(model_type="radgraph", model_cache_dir=str(cache), cuda=-1)
-    out["radgraph"] = model(spec["texts"])
+    if spec.get("timing"):
+        import time
+
+        model(spec["texts"][:4])  # warm up
+        start = time.perf_counter()
+        model(spec["texts"])
+        out["radgraph_seconds"] = time.perf_counter() - start
+    else:
+        out["radgraph"] = model(spec["texts"])
     if "reward_pairs" in spec:
         from radgraph import F1RadGraph
 
