@@ -78,3 +78,35 @@ def test_broken_archives_are_named(local_models, tiny_radgraph, tmp_path, monkey
     (broken / "vocabulary" / "radgraph__ner_labels.txt").unlink()
     with pytest.raises(MetricUnavailable, match="radgraph__ner_labels.txt is missing"):
         RadGraphF1(progress=False)(["a"], ["b"])
+
+
+def test_the_archive_file_is_unpacked_once_and_safely(local_models, tiny_radgraph, tmp_path, monkeypatch):
+    import tarfile
+
+    text = reports(1, seed=8)[0]
+    from_folder = RadGraphF1(progress=False).model.graphs([text], progress=False)
+    archive = tmp_path / "radgraph.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(tiny_radgraph, arcname="radgraph")
+    monkeypatch.setenv("REXRANK_MODEL_RADGRAPH", str(archive))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    for _ in range(2):  # the second time from the unpacked copy
+        assert RadGraphF1(progress=False).model.graphs([text], progress=False) == from_folder
+    assert len(list((tmp_path / "xdg" / "rexrank" / "radgraph").rglob("weights.th"))) == 1
+
+    evil = tmp_path / "evil.tar.gz"
+    with tarfile.open(evil, "w:gz") as tar:
+        tar.add(tiny_radgraph / "config.json", arcname="../escaped.json")
+    monkeypatch.setenv("REXRANK_MODEL_RADGRAPH", str(evil))
+    with pytest.raises(MetricUnavailable, match="cannot be unpacked"):
+        RadGraphF1(progress=False)(["a"], ["b"])
+    assert not (tmp_path / "xdg" / "rexrank" / "escaped.json").exists()
+
+
+def test_relation_pairs_in_blocks_give_the_same_graph(scorer, monkeypatch):
+    import rexrank.models.radgraph as radgraph_model
+
+    texts = [LONG, reports(1, seed=6)[0]]
+    whole = scorer.model.graphs(texts, progress=False)
+    monkeypatch.setattr(radgraph_model, "PAIR_CELLS", 5000)  # a few source rows per block
+    assert scorer.model.graphs(texts, progress=False) == whole

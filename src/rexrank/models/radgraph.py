@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import tarfile
 from collections.abc import Sequence
@@ -29,6 +30,7 @@ from rexrank.models.runtime import pick_device, run_batches
 from rexrank.scorers.radgraph import Entity, Graph, tokenize_report
 
 PIECES_PER_SEGMENT = 510
+PAIR_CELLS = 1 << 26  # floats of pair representations held at once (256 MB)
 BERT = "_embedder.token_embedder_bert._matched_embedder.transformer_model."
 NER = "_ner._ner_scorers.radgraph__ner_labels."
 PRUNER = "_relation._mention_pruners.radgraph__relation_labels._scorer."
@@ -42,7 +44,8 @@ def archive_folder(model: ResolvedModel) -> Path:
     if model.path.is_dir() and (model.path / "config.json").is_file():
         return model.path
     archive = model.file("radgraph.tar.gz")
-    target = Path.home() / ".cache" / "rexrank" / "radgraph" / model.identity.replace("/", "--")
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    target = base / "rexrank" / "radgraph" / model.identity.replace("/", "--").replace(":", "-")
     if not (target / "config.json").is_file():
         target.mkdir(parents=True, exist_ok=True)
         try:
@@ -164,9 +167,15 @@ class RadGraphModel:
         top = torch.sort(mention.topk(min(k, len(spans))).indices).values
         a, m = g[top], mention[top]
         size = len(top)
-        pairs = torch.cat([a[:, None].expand(size, size, -1), a[None].expand(size, size, -1), a[:, None] * a[None]],
-                          dim=-1).reshape(size * size, -1)
-        scores = F.linear(self._ff(PAIRS, pairs), self.heads[f"{RELATION}weight"], self.heads[f"{RELATION}bias"])
+        # Every ordered pair [a_i; a_j; a_i * a_j]: K^2 rows, so a long report is done in blocks of source rows
+        # (a 2,000-word report has K = 1,000: 18 GB at once).
+        block = max(1, PAIR_CELLS // max(1, size * 3 * a.shape[-1]))
+        scores = torch.cat([
+            F.linear(self._ff(PAIRS, torch.cat([a[i:i + block, None].expand(-1, size, -1),
+                                                a[None].expand(len(a[i:i + block]), size, -1),
+                                                a[i:i + block, None] * a[None]], dim=-1).reshape(-1, 3 * a.shape[-1])),
+                     self.heads[f"{RELATION}weight"], self.heads[f"{RELATION}bias"])
+            for i in range(0, size, block)])
         scores = scores.view(size, size, -1) + (m[:, None] + m[None, :])[..., None]
         labels = torch.cat([torch.zeros(size, size, 1, device=self.device), scores], dim=-1).argmax(-1).tolist()
 
