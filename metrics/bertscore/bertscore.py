@@ -1,8 +1,8 @@
 """BERTScore as the ReXrank leaderboard computes it: distilroberta-base layer 5, rescaled, per report."""
 
-import datasets
 import evaluate
 
+from rexrank.hf_metric import report_metric_info
 from rexrank.scorers import compute
 
 _CITATION = """\
@@ -52,16 +52,9 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class BertScore(evaluate.Metric):
     def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
-            ),
-            codebase_urls=["https://github.com/rajpurkarlab/CXR-Report-Metric", "https://github.com/Tiiiger/bert_score"],
-            reference_urls=["https://rexrank.ai", "https://arxiv.org/abs/1904.09675"],
-        )
+        return report_metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION,
+                                  codebase_urls=["https://github.com/rajpurkarlab/CXR-Report-Metric", "https://github.com/Tiiiger/bert_score"],
+                                  reference_urls=["https://rexrank.ai", "https://arxiv.org/abs/1904.09675"])
 
     def _compute(self, predictions, references, idf=False, device=None, batch_size=32):
         return compute("bertscore", predictions, references, idf=idf, device=device, batch_size=batch_size)

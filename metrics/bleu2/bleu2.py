@@ -1,8 +1,8 @@
 """BLEU-2 as the ReXrank leaderboard computes it: sentence-level, per report, then averaged."""
 
-import datasets
 import evaluate
 
+from rexrank.hf_metric import report_metric_info
 from rexrank.scorers import compute
 
 _CITATION = """\
@@ -58,16 +58,9 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Bleu2(evaluate.Metric):
     def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
-            ),
-            codebase_urls=["https://github.com/rajpurkarlab/CXR-Report-Metric"],
-            reference_urls=["https://rexrank.ai", "https://arxiv.org/abs/2411.15122"],
-        )
+        return report_metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION,
+                                  codebase_urls=["https://github.com/rajpurkarlab/CXR-Report-Metric"],
+                                  reference_urls=["https://rexrank.ai", "https://arxiv.org/abs/2411.15122"])
 
     def _compute(self, predictions, references):
         return compute("bleu2", predictions, references)

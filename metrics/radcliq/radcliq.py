@@ -1,8 +1,8 @@
 """RadCliQ-v1 as the ReXrank leaderboard computes it: per report from BLEU-2, BERTScore, SembScore and RadGraph-F1."""
 
-import datasets
 import evaluate
 
+from rexrank.hf_metric import report_metric_info
 from rexrank.scorecard import composite_report
 
 _CITATION = """\
@@ -57,16 +57,9 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class RadCliQ(evaluate.Metric):
     def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
-            ),
-            codebase_urls=["https://github.com/rajpurkarlab/CXR-Report-Metric"],
-            reference_urls=["https://rexrank.ai", "https://doi.org/10.1016/j.patter.2023.100802"],
-        )
+        return report_metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION,
+                                  codebase_urls=["https://github.com/rajpurkarlab/CXR-Report-Metric"],
+                                  reference_urls=["https://rexrank.ai", "https://doi.org/10.1016/j.patter.2023.100802"])
 
     def _compute(self, predictions, references, device=None, batch_size=32, resamples=1000, seed=0):
         return composite_report("radcliq_v1", predictions, references, resamples, seed, device=device,

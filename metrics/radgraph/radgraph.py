@@ -1,8 +1,8 @@
 """RadGraph-F1 as the ReXrank leaderboard computes it: entity and relation F1 of RadGraph v1 graphs, per report."""
 
-import datasets
 import evaluate
 
+from rexrank.hf_metric import report_metric_info
 from rexrank.scorers import compute
 
 _CITATION = """\
@@ -55,16 +55,9 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class RadGraph(evaluate.Metric):
     def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
-            ),
-            codebase_urls=["https://github.com/rajpurkarlab/CXR-Report-Metric", "https://github.com/Stanford-AIMI/radgraph"],
-            reference_urls=["https://rexrank.ai", "https://arxiv.org/abs/2106.14463"],
-        )
+        return report_metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION,
+                                  codebase_urls=["https://github.com/rajpurkarlab/CXR-Report-Metric", "https://github.com/Stanford-AIMI/radgraph"],
+                                  reference_urls=["https://rexrank.ai", "https://arxiv.org/abs/2106.14463"])
 
     def _compute(self, predictions, references, device=None, batch_size=32):
         return compute("radgraph", predictions, references, key="radgraph_combined", device=device,

@@ -1,8 +1,8 @@
 """SembScore as the ReXrank leaderboard computes it: cosine of CheXbert report embeddings, per report."""
 
-import datasets
 import evaluate
 
+from rexrank.hf_metric import report_metric_info
 from rexrank.scorers import compute
 
 _CITATION = """\
@@ -54,16 +54,9 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class SembScore(evaluate.Metric):
     def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
-            ),
-            codebase_urls=["https://github.com/rajpurkarlab/CXR-Report-Metric", "https://github.com/stanfordmlgroup/CheXbert"],
-            reference_urls=["https://rexrank.ai", "https://arxiv.org/abs/2004.09167"],
-        )
+        return report_metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION,
+                                  codebase_urls=["https://github.com/rajpurkarlab/CXR-Report-Metric", "https://github.com/stanfordmlgroup/CheXbert"],
+                                  reference_urls=["https://rexrank.ai", "https://arxiv.org/abs/2004.09167"])
 
     def _compute(self, predictions, references, device=None, batch_size=32):
         return compute("semb_score", predictions, references, key="sembscore", device=device, batch_size=batch_size)
