@@ -2,7 +2,7 @@
 
 import evaluate
 
-from rexrank.hf_metric import report_metric_info
+from rexrank.hf_metric import CXR_REPORT_METRIC_CITATION, report_metric_info
 from rexrank.scorers import compute
 
 _CITATION = """\
@@ -12,17 +12,7 @@ _CITATION = """\
   booktitle={International Conference on Learning Representations},
   year={2020}
 }
-@article{yu2023evaluating,
-  title={Evaluating progress in automatic chest X-ray radiology report generation},
-  author={Yu, Feiyang and Endo, Mark and Krishnan, Rayan and Pan, Ian and Tsai, Andy and Reis, Eduardo Pontes
-          and Fonseca, Eduardo Kaiser Ururahy Nunes and Lee, Henrique Min Ho and Abe, Zahra Shakeri Hossein
-          and Langlotz, Curtis P and others},
-  journal={Patterns},
-  volume={4},
-  number={9},
-  year={2023}
-}
-"""
+""" + CXR_REPORT_METRIC_CITATION
 
 _DESCRIPTION = """\
 BERTScore exactly as ReXrank (rajpurkarlab/CXR-Report-Metric with bert-score 0.3.11) computes it: runs of spaces

@@ -2,34 +2,17 @@
 
 import evaluate
 
-from rexrank.hf_metric import report_metric_info
+from rexrank.hf_metric import CXR_REPORT_METRIC_CITATION, REXRANK_CITATION, report_metric_info
 from rexrank.scorers import compute
 
 _CITATION = """\
-@article{zhang2024rexrank,
-  title={ReXrank: A Public Leaderboard for AI-Powered Radiology Report Generation},
-  author={Zhang, Xiaoman and Zhou, Hong-Yu and Yang, Xiaoli and Banerjee, Oishi and Acosta, Juli{\\'a}n N
-          and Miller, Josh and Huang, Ouwen and Rajpurkar, Pranav},
-  journal={arXiv preprint arXiv:2411.15122},
-  year={2024}
-}
-@article{yu2023evaluating,
-  title={Evaluating progress in automatic chest X-ray radiology report generation},
-  author={Yu, Feiyang and Endo, Mark and Krishnan, Rayan and Pan, Ian and Tsai, Andy and Reis, Eduardo Pontes
-          and Fonseca, Eduardo Kaiser Ururahy Nunes and Lee, Henrique Min Ho and Abe, Zahra Shakeri Hossein
-          and Langlotz, Curtis P and others},
-  journal={Patterns},
-  volume={4},
-  number={9},
-  year={2023}
-}
 @inproceedings{papineni2002bleu,
   title={BLEU: a Method for Automatic Evaluation of Machine Translation},
   author={Papineni, Kishore and Roukos, Salim and Ward, Todd and Zhu, Wei-Jing},
   booktitle={ACL},
   year={2002}
 }
-"""
+""" + REXRANK_CITATION + CXR_REPORT_METRIC_CITATION
 
 _DESCRIPTION = """\
 BLEU-2 exactly as ReXrank (rajpurkarlab/CXR-Report-Metric) computes it: each report is lower-cased, '.' is split

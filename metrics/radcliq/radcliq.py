@@ -2,28 +2,10 @@
 
 import evaluate
 
-from rexrank.hf_metric import report_metric_info
+from rexrank.hf_metric import CXR_REPORT_METRIC_CITATION, REXRANK_CITATION, report_metric_info
 from rexrank.scorecard import composite_report
 
-_CITATION = """\
-@article{yu2023evaluating,
-  title={Evaluating progress in automatic chest X-ray radiology report generation},
-  author={Yu, Feiyang and Endo, Mark and Krishnan, Rayan and Pan, Ian and Tsai, Andy and Reis, Eduardo Pontes
-          and Fonseca, Eduardo Kaiser Ururahy Nunes and Lee, Henrique Min Ho and Abe, Zahra Shakeri Hossein
-          and Langlotz, Curtis P and others},
-  journal={Patterns},
-  volume={4},
-  number={9},
-  year={2023}
-}
-@article{zhang2024rexrank,
-  title={ReXrank: A Public Leaderboard for AI-Powered Radiology Report Generation},
-  author={Zhang, Xiaoman and Zhou, Hong-Yu and Yang, Xiaoli and Banerjee, Oishi and Acosta, Juli{\\'a}n N
-          and Miller, Josh and Huang, Ouwen and Rajpurkar, Pranav},
-  journal={arXiv preprint arXiv:2411.15122},
-  year={2024}
-}
-"""
+_CITATION = REXRANK_CITATION + CXR_REPORT_METRIC_CITATION
 
 _DESCRIPTION = """\
 RadCliQ-v1 exactly as ReXrank (rajpurkarlab/CXR-Report-Metric radcliq-v1.pkl) computes it: per report, a standard

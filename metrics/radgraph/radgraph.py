@@ -2,7 +2,7 @@
 
 import evaluate
 
-from rexrank.hf_metric import report_metric_info
+from rexrank.hf_metric import CXR_REPORT_METRIC_CITATION, report_metric_info
 from rexrank.scorers import compute
 
 _CITATION = """\
@@ -13,17 +13,7 @@ _CITATION = """\
   booktitle={NeurIPS Datasets and Benchmarks},
   year={2021}
 }
-@article{yu2023evaluating,
-  title={Evaluating progress in automatic chest X-ray radiology report generation},
-  author={Yu, Feiyang and Endo, Mark and Krishnan, Rayan and Pan, Ian and Tsai, Andy and Reis, Eduardo Pontes
-          and Fonseca, Eduardo Kaiser Ururahy Nunes and Lee, Henrique Min Ho and Abe, Zahra Shakeri Hossein
-          and Langlotz, Curtis P and others},
-  journal={Patterns},
-  volume={4},
-  number={9},
-  year={2023}
-}
-"""
+""" + CXR_REPORT_METRIC_CITATION
 
 _DESCRIPTION = """\
 RadGraph-F1 exactly as ReXrank (rajpurkarlab/CXR-Report-Metric) computes it: each report goes through the RadGraph

@@ -2,6 +2,29 @@
 
 from __future__ import annotations
 
+# The papers every ReXrank metric module cites (BibTeX).
+REXRANK_CITATION = """\
+@article{zhang2024rexrank,
+  title={ReXrank: A Public Leaderboard for AI-Powered Radiology Report Generation},
+  author={Zhang, Xiaoman and Zhou, Hong-Yu and Yang, Xiaoli and Banerjee, Oishi and Acosta, Juli{\\'a}n N
+          and Miller, Josh and Huang, Ouwen and Rajpurkar, Pranav},
+  journal={arXiv preprint arXiv:2411.15122},
+  year={2024}
+}
+"""
+CXR_REPORT_METRIC_CITATION = """\
+@article{yu2023evaluating,
+  title={Evaluating progress in automatic chest X-ray radiology report generation},
+  author={Yu, Feiyang and Endo, Mark and Krishnan, Rayan and Pan, Ian and Tsai, Andy and Reis, Eduardo Pontes
+          and Fonseca, Eduardo Kaiser Ururahy Nunes and Lee, Henrique Min Ho and Abe, Zahra Shakeri Hossein
+          and Langlotz, Curtis P and others},
+  journal={Patterns},
+  volume={4},
+  number={9},
+  year={2023}
+}
+"""
+
 
 def report_metric_info(description: str, citation: str, inputs_description: str, codebase_urls: list[str],
                        reference_urls: list[str]):
