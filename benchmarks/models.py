@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT / "tests")]
 
 import torch  # noqa: E402
+from fixtures.reference_venv import hf_cache_entry, run_job  # noqa: E402
 from fixtures.tiny_models import (  # noqa: E402
     build_bert_base,
     build_chexbert_checkpoint,
@@ -175,12 +175,7 @@ def radgraph_rows(args, work, bert, cands, refs, second) -> list:
 
 def f1chexbert_seconds(python, work, bert, checkpoint, cands, refs) -> float:
     """f1chexbert in the transformers-4 venv, timed inside it (the same HF-cache layout as the parity tests)."""
-    hf = work / "hf" / "hub" / "models--bert-base-uncased"
-    (hf / "snapshots" / ("0" * 40)).mkdir(parents=True)
-    for f in bert.iterdir():
-        (hf / "snapshots" / ("0" * 40) / f.name).write_bytes(f.read_bytes())
-    (hf / "refs").mkdir()
-    (hf / "refs" / "main").write_text("0" * 40)
+    hf_cache_entry(work / "hf", "bert-base-uncased", bert)
     (work / "xdg" / "chexbert").mkdir(parents=True)
     (work / "xdg" / "chexbert" / "chexbert.pth").symlink_to(checkpoint)
     return reference_seconds(python, work, {"f1chexbert_timing": {"hyps": cands, "refs": refs}},
@@ -189,12 +184,7 @@ def f1chexbert_seconds(python, work, bert, checkpoint, cands, refs) -> float:
 
 def reference_seconds(python, work, job, key) -> float:
     """Run a timing job in the reference venv; the seconds it measured inside."""
-    (work / "job.json").write_text(json.dumps(job))
-    env = {"PATH": os.environ["PATH"], "HOME": str(work), "HF_HOME": str(work / "hf"), "HF_HUB_OFFLINE": "1",
-           "TRANSFORMERS_OFFLINE": "1", "XDG_CACHE_HOME": str(work / "xdg")}
-    subprocess.run([python, str(ROOT / "tests" / "parity" / "run_references.py"), str(work / "job.json"),
-                    str(work / "out.json")], env=env, check=True, capture_output=True)
-    return json.loads((work / "out.json").read_text())[key]
+    return run_job(python, work, job)[key]
 
 
 if __name__ == "__main__":

@@ -4,13 +4,12 @@ encoding of the pinned CXR-Report-Metric environment (see make_venv.sh on 0.3.11
 0.0.2. They cannot share a process with transformers 5; files carry the job and the answers.
 """
 
-import json
 import os
-import subprocess
 
 import numpy as np
 import pytest
 from conftest import ROOT
+from fixtures.reference_venv import hf_cache_entry, run_job
 from fixtures.reports import reports
 
 from rexrank.scorers.bertscore import BASELINE, BertScore, clean
@@ -32,17 +31,6 @@ GRAPH_TEXTS = reports(20, seed=14) + [" ".join(reports(70, seed=15))[:3000]] + [
     "1.5-cm nodule in the R/L lung; e.g., (see above)!"]
 
 
-def hf_cache_entry(hf_home, repo_id, folder):
-    """Lay out `folder` as the offline HF cache entry of `repo_id`, as transformers 4 looks it up."""
-    repo = hf_home / "hub" / f"models--{repo_id.replace('/', '--')}"
-    snapshot = repo / "snapshots" / ("0" * 40)
-    snapshot.mkdir(parents=True)
-    for file in folder.iterdir():
-        (snapshot / file.name).write_bytes(file.read_bytes())
-    (repo / "refs").mkdir()
-    (repo / "refs" / "main").write_text("0" * 40)
-
-
 @pytest.fixture(scope="module")
 def answers(tiny_roberta, tiny_bert_base, tiny_chexbert, tiny_radgraph, tmp_path_factory):
     work = tmp_path_factory.mktemp("reference")
@@ -57,13 +45,7 @@ def answers(tiny_roberta, tiny_bert_base, tiny_chexbert, tiny_radgraph, tmp_path
            "f1chexbert": {"texts": TEXTS},
            "radgraph": {"model": str(tiny_radgraph), "texts": GRAPH_TEXTS,
                         "reward_pairs": [GRAPH_TEXTS[:10], GRAPH_TEXTS[10:20]]}}
-    (work / "job.json").write_text(json.dumps(job))
-    env = {"PATH": os.environ["PATH"], "HOME": str(work), "HF_HOME": str(work / "hf"), "HF_HUB_OFFLINE": "1",
-           "TRANSFORMERS_OFFLINE": "1", "XDG_CACHE_HOME": str(work / "xdg"), "TOKENIZERS_PARALLELISM": "false"}
-    done = subprocess.run([PYTHON, str(ROOT / "tests" / "parity" / "run_references.py"), str(work / "job.json"),
-                           str(work / "out.json")], env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads((work / "out.json").read_text())
+    return run_job(PYTHON, work, job)
 
 
 def test_tokens_equal_the_slow_roberta_tokenizer_of_transformers_4(local_models, answers):
