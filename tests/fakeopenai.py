@@ -1,0 +1,186 @@
+"""A fake OpenAI-compatible chat server for tests: stdlib only, on 127.0.0.1, with scripted replies and faults.
+
+    def test_x(fake_openai):
+        fake_openai.replies = {"Is there an effusion?": "No."}
+        fake_openai.fail(429, retry_after=1)          # the next request is rate limited once
+        judge = Judge(base_url=fake_openai.url, model=fake_openai.model)   # the real `openai` client
+        ...
+        assert fake_openai.calls == 2
+
+Faults are served in order, one per request, before any normal reply: 429 / 500 / 503 (retryable), 401 / 404
+(not), "malformed" (a body that is not JSON), "truncated" (JSON cut in half), "length" (the first half of the
+reply's words, with finish_reason "length"), "slow" (answers after `seconds`, for client timeouts).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+
+@dataclass
+class Fault:
+    kind: int | str
+    retry_after: str | None = None  # the Retry-After header, as the server would write it
+    seconds: float = 0.0  # for "slow"
+
+
+class FakeOpenAI:
+    def __init__(self, model: str = "judge-model") -> None:
+        self.model = model
+        self.models = {model}  # served models; any other name answers 404 model_not_found, as OpenAI does
+        self.api_key: str | None = None  # when set, any other bearer token answers 401
+        self.replies: dict[str, str] | Callable[[str], str] = {}  # last user message -> reply text
+        self.default_reply = "ok"
+        self.delay = 0.0  # seconds before every answer
+        self.fail_after: int | None = None  # after this many successful replies, every request answers 500
+        self.requests: list[dict] = []  # request bodies of /v1/chat/completions, in arrival order
+        self.in_flight = self.max_in_flight = 0
+        self._faults: deque[Fault] = deque()
+        self._ok = 0
+        self._lock = threading.Lock()
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.daemon_threads = True
+        self._server.fake = self  # type: ignore[attr-defined]
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.01,), name="FakeOpenAI", daemon=True)
+        self._thread.start()
+
+    @property
+    def calls(self) -> int:
+        return len(self.requests)
+
+    def prompts(self) -> list[str]:
+        """The last user message of each request, in arrival order."""
+        return [_last_user(body) for body in self.requests]
+
+    def fail(self, kind: int | str, times: int = 1, retry_after: str | int | float | None = None,
+             seconds: float = 0.0) -> None:
+        """Queue `times` faults of one kind for the next requests."""
+        ra = None if retry_after is None else str(retry_after)
+        self._faults.extend(Fault(kind, ra, seconds) for _ in range(times))
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    # --- request handling (called from server threads) ---
+
+    def answer(self, body: dict, auth: str | None) -> tuple[int, dict[str, str], bytes]:
+        with self._lock:
+            self.requests.append(body)
+            fault = self._faults.popleft() if self._faults else None
+            if fault is None and self.fail_after is not None and self._ok >= self.fail_after:
+                fault = Fault(500)
+        if self.api_key is not None and auth != f"Bearer {self.api_key}":
+            fault = Fault(401)
+        if fault is None and body.get("model") not in self.models:
+            fault = Fault(404)
+        delay = self.delay + (fault.seconds if fault and fault.kind == "slow" else 0.0)
+        if delay:
+            time.sleep(delay)
+        if fault is not None and fault.kind not in ("slow", "length"):
+            return _fault(fault, body.get("model"))
+        prompt = _last_user(body)
+        text = self.replies(prompt) if callable(self.replies) else self.replies.get(prompt, self.default_reply)
+        finish = "stop"
+        if fault is not None and fault.kind == "length":
+            words = text.split()
+            text, finish = " ".join(words[: max(1, len(words) // 2)]), "length"
+        with self._lock:
+            self._ok += 1
+            n = self._ok
+        words = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
+        reply = {
+            "id": f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()), "model": body["model"],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}],
+            "usage": {"prompt_tokens": words, "completion_tokens": len(text.split()),
+                      "total_tokens": words + len(text.split())},
+        }
+        return 200, {}, json.dumps(reply).encode()
+
+
+def _last_user(body: dict) -> str:
+    users = [m.get("content", "") for m in body.get("messages", []) if m.get("role") == "user"]
+    return users[-1] if users else ""
+
+
+def _fault(fault: Fault, model: str | None) -> tuple[int, dict[str, str], bytes]:
+    if fault.kind == "malformed":
+        return 200, {}, b"<html>502 Bad Gateway</html>"
+    if fault.kind == "truncated":
+        return 200, {}, b'{"id": "chatcmpl-x", "object": "chat.completion", "choices": [{"index": 0, "mess'
+    status = int(fault.kind)
+    message, code = {
+        401: ("Incorrect API key provided.", "invalid_api_key"),
+        404: (f"The model `{model}` does not exist or you do not have access to it.", "model_not_found"),
+        429: ("Rate limit reached.", "rate_limit_exceeded"),
+    }.get(status, ("The server had an error while processing your request.", None))
+    headers = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
+    error = {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": code}}
+    return status, headers, json.dumps(error).encode()
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # listen backlog; the default 5 drops concurrent connects (a 1 s SYN retry each)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as the real API; every answer carries Content-Length
+    disable_nagle_algorithm = True  # headers and body go out in two writes: without this, ~40 ms per reply
+
+    def log_message(self, format, *args):  # noqa: A002 - quiet test output
+        pass
+
+    def do_GET(self):
+        fake: FakeOpenAI = self.server.fake  # type: ignore[attr-defined]
+        if self.path.rstrip("/") != "/v1/models":
+            return self._send(404, {}, b'{"error": {"message": "not found"}}')
+        data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in sorted(fake.models)]
+        self._send(200, {}, json.dumps({"object": "list", "data": data}).encode())
+
+    def do_POST(self):
+        fake: FakeOpenAI = self.server.fake  # type: ignore[attr-defined]
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            return self._send(404, {}, b'{"error": {"message": "not found"}}')
+        with fake._lock:
+            fake.in_flight += 1
+            fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+        try:
+            status, headers, payload = fake.answer(body, self.headers.get("Authorization"))
+        finally:
+            with fake._lock:
+                fake.in_flight -= 1
+        self._send(status, headers, payload)
+
+    def _send(self, status: int, headers: dict[str, str], payload: bytes) -> None:
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            for key, value in headers.items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(payload)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (its timeout): nothing to tell it
+            pass
+
+
+@pytest.fixture
+def fake_openai(monkeypatch: pytest.MonkeyPatch):
+    """A running FakeOpenAI with a test API key in the environment and no judge settings leaking in."""
+    fake = FakeOpenAI()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    for key in ("REXRANK_JUDGE_URL", "REXRANK_JUDGE_MODEL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")  # a developer's proxy must not see loopback traffic
+    yield fake
+    fake.stop()
