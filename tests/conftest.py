@@ -65,3 +65,10 @@ def local_models(monkeypatch, tiny_roberta, tiny_bert_base, tiny_chexbert, tiny_
     monkeypatch.setenv("REXRANK_MODEL_CHEXBERT", str(tiny_chexbert))
     monkeypatch.setenv("REXRANK_MODEL_RADGRAPH", str(tiny_radgraph))
     monkeypatch.setenv("REXRANK_CACHE", str(tmp_path / "features.sqlite"))
+
+
+@pytest.fixture(scope="session")
+def tiny_llama(tmp_path_factory) -> Path:
+    from fixtures.tiny_models import build_tiny_llama
+
+    return build_tiny_llama(tmp_path_factory.mktemp("green-radllama2"))

@@ -52,6 +52,11 @@ MODELS: dict[str, ModelSpec] = {
         ModelSpec("BERT_BASE_UNCASED", "google-bert/bert-base-uncased", "main",
                   ("config.json", "vocab.txt", "tokenizer.json", "tokenizer_config.json"),
                   "bert-base-uncased configuration and WordPiece vocabulary (CheXbert's tokenizer)"),
+        ModelSpec("GREEN", "StanfordAIMI/GREEN-radllama2-7b", "main",
+                  ("config.json", "generation_config.json", "*.safetensors", "model.safetensors.index.json",
+                   "tokenizer.model", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+                   "added_tokens.json"),
+                  "GREEN judge model (GREEN-radllama2-7b, Llama-2 7B, about 13.5 GB)"),
     )
 }
 

@@ -1,0 +1,80 @@
+"""GREEN as Stanford-AIMI/GREEN's green_score computes it, through an OpenAI-compatible server or locally."""
+
+import evaluate
+
+from rexrank.green import compute
+from rexrank.hf_metric import REXRANK_CITATION, report_metric_info
+
+_CITATION = """\
+@inproceedings{ostmeier-etal-2024-green,
+  title={{GREEN}: Generative Radiology Report Evaluation and Error Notation},
+  author={Ostmeier, Sophie and Xu, Justin and Chen, Zhihong and Varma, Maya and Blankemeier, Louis and
+          Bluethgen, Christian and Md, Arne Edward Michalson and Moseley, Michael and Langlotz, Curtis and
+          Chaudhari, Akshay S and Delbrouck, Jean-Benoit},
+  booktitle={Findings of the Association for Computational Linguistics: EMNLP 2024},
+  pages={374--390},
+  year={2024}
+}
+""" + REXRANK_CITATION
+
+_DESCRIPTION = """\
+GREEN exactly as Stanford-AIMI/GREEN (green_score, d72c1951) computes it: the fine-tuned judge
+StanfordAIMI/GREEN-radllama2-7b reads the reference and the candidate (each cut to 300 words) in the authors' prompt
+and chat template, answers greedily within 2,048 tokens, and the answer's counts give GREEN = matched findings /
+(matched findings + clinically significant errors (a)-(f)), 0 when nothing matched. The judge runs behind any
+OpenAI-compatible endpoint (a vLLM server hosting the model) or locally with transformers. An answer the parser
+cannot read is not scored (None) and is counted, where the reference would silently score it 0.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (list of str): generated reports.
+    references (list of str): one ground-truth report per prediction.
+    judge_url (str, optional): OpenAI-compatible base URL ending in /v1. Default: REXRANK_JUDGE_URL.
+    judge_model (str, optional): the served model's name. Default: REXRANK_JUDGE_MODEL. The API key is read from
+        OPENAI_API_KEY only.
+    model_path (str, optional): a local copy of GREEN-radllama2-7b to run with transformers instead of a server.
+        Without model_path and without a judge, the weights come through rexrank (REXRANK_MODEL_GREEN or the
+        Hugging Face cache).
+    dataset (str, optional): where the reports come from. Credentialed sets (MIMIC-CXR, CheXpert Plus,
+        ReXGradient) go only to loopback endpoints or to those in allow_endpoints.
+    allow_endpoints (list of str, optional): non-loopback endpoints your data use agreement covers.
+    concurrency (int, optional): requests in flight. Default 8.
+    max_tokens (int, optional): answer tokens asked of the server. Default 2048 (a server started with
+        --max-model-len 2048 caps it at what the prompt leaves).
+    device, dtype, batch_size, max_length (optional): for the local model; defaults cuda or cpu, float16 on cuda
+        and float32 on cpu, 8, 2048 (changing max_length changes the metric; the signature records it).
+Returns:
+    green (float): mean GREEN over the studies whose answer parsed, in [0, 1]; NaN when none did.
+    green_per_sample (list of float or None): None where the answer was unparseable or the call failed.
+    green_counts_per_sample (list of dict or None): significant_a..f, insignificant_a..f, matched.
+    green_counts (dict): each category summed over the parsed studies.
+    unparseable, failed, truncated (int): answers without a readable score, calls that failed after retries,
+        answers cut at the length limit (scored when they still parse).
+    completions (list of str or None), errors (list of str or None).
+    signature (str): e.g. `green:1|backend:judge:StanfordAIMI/GREEN-radllama2-7b:t=0:max_tokens=2048|prompt:...`.
+Examples:
+    >>> green = evaluate.load("rexrank/green")
+    >>> results = green.compute(predictions=["Small left effusion."], references=["Small left pleural effusion."],
+    ...                         judge_url="http://localhost:8000/v1", judge_model="StanfordAIMI/GREEN-radllama2-7b")
+    >>> results["green"] <= 1.0
+    True
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class Green(evaluate.Metric):
+    def _info(self):
+        return report_metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION,
+                                  codebase_urls=["https://github.com/Stanford-AIMI/GREEN"],
+                                  reference_urls=["https://aclanthology.org/2024.findings-emnlp.21/",
+                                                  "https://huggingface.co/StanfordAIMI/GREEN-RadLlama2-7b",
+                                                  "https://rexrank.ai"])
+
+    def _compute(self, predictions, references, judge_url=None, judge_model=None, model_path=None, dataset=None,
+                 allow_endpoints=(), concurrency=8, max_tokens=2048, device=None, dtype=None, batch_size=8,
+                 max_length=2048):
+        return compute(predictions, references, dataset=dataset, judge_url=judge_url, judge_model=judge_model,
+                       model_path=model_path, allow_endpoints=allow_endpoints, concurrency=concurrency,
+                       max_tokens=max_tokens, device=device, dtype=dtype, batch_size=batch_size,
+                       max_length=max_length)

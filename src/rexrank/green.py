@@ -1,0 +1,445 @@
+"""GREEN (Ostmeier et al., Findings of EMNLP 2024) as Stanford-AIMI/GREEN's `green_score` computes it.
+
+Reference: github.com/Stanford-AIMI/GREEN at d72c1951 — `green_score/utils.py` (`make_prompt`, `clean_responses`)
+and `green_score/green.py` (`GREEN.__init__`, `get_response`, `parse_error_counts`, `compute_green`). What it does:
+
+- Prompt: each report cut to its first 300 whitespace-separated words, rejoined with single spaces (so runs of
+  whitespace and newlines collapse even in short reports), put into the prompt below, sent as the one human turn
+  of a conversation that also holds an empty assistant turn, rendered by the reference's own chat template (which
+  replaces the tokenizer's), and tokenized with a BOS in front and an EOS behind (`add_eos_token=True`).
+- Decoding: greedy, `max_length=2048` counting prompt and answer together, batches of 8 left-padded with EOS. A
+  padded batch shares one limit, so there a study's room depends on its neighbours; we give every study its own
+  (2048 minus its own prompt), which is the reference's rule at batch size 1 and does not depend on batching.
+- Cleaning: decode with transformers 4's space clean-up (" ." -> "."), keep what follows the last `<|assistant|>`
+  and then the last `[Explanation]:`, or, when the answer echoes the template's `[Explanation]:\\n    <Explanation>\\n`,
+  only what lies between its first and second `[Explanation]:` (the answer is then lost); drop `</s>`, `<unk>`.
+- Parsing: a section is `[Name]:` up to the first blank line; one that starts with "No" counts 0. Significant and
+  insignificant errors: the lines `(a) ...`..`(f) ...` (else `(1)`..`(6)`), found anywhere in the section, sorted
+  as strings; a line's count is the first integer right after ": " and right before "."; a line without one
+  counts 0. Matched findings: the integer that opens the section, right before ".".
+- GREEN = 0 when matched is 0, else matched / (matched + the six significant counts). Insignificant errors do not
+  count.
+
+Where the reference falls back silently we do not: it scores a study whose answer lacks the significant-errors or
+the matched-findings section, or whose section gives no count at all, as if the counts were 0 (so 0, or 1 when
+only the errors are missing). Such an answer is unparseable here: its score is None and it is counted. Every
+answer the reference can read is read the same way, quirks included (a count without its trailing period is 0).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from rexrank.errors import InputError
+from rexrank.llm import Reply
+from rexrank.signature import Signature
+
+if TYPE_CHECKING:
+    from rexrank.models import ResolvedModel
+
+REFERENCE = "Stanford-AIMI/GREEN@d72c1951e69683b93405968901fd4f14cc6c27b0"
+PROMPT_VERSION = "green-d72c195"  # the prompt text below; unchanged since 6fa533d (2024-09-22), where the cut came in
+VERSION = "1"
+MAX_WORDS = 300
+MAX_LENGTH = 2048  # prompt plus answer, in tokens
+
+# Verbatim from Stanford-AIMI/GREEN, green_score/utils.py `make_prompt` at d72c1951 (their f-string's {text1} and
+# {text2} are {reference} and {candidate} here). The model was fine-tuned on this text: it is part of the metric.
+PROMPT = (
+    "Objective: Evaluate the accuracy of a candidate radiology report in comparison to a reference radiology report "
+    "composed by expert radiologists.\n"
+    "\n"
+    "    Process Overview: You will be presented with:\n"
+    "\n"
+    "    1. The criteria for making a judgment.\n"
+    "    2. The reference radiology report.\n"
+    "    3. The candidate radiology report.\n"
+    "    4. The desired format for your assessment.\n"
+    "\n"
+    "    1. Criteria for Judgment:\n"
+    "\n"
+    "    For each candidate report, determine:\n"
+    "\n"
+    "    The count of clinically significant errors.\n"
+    "    The count of clinically insignificant errors.\n"
+    "\n"
+    "    Errors can fall into one of these categories:\n"
+    "\n"
+    "    a) False report of a finding in the candidate.\n"
+    "    b) Missing a finding present in the reference.\n"
+    "    c) Misidentification of a finding's anatomic location/position.\n"
+    "    d) Misassessment of the severity of a finding.\n"
+    "    e) Mentioning a comparison that isn't in the reference.\n"
+    "    f) Omitting a comparison detailing a change from a prior study.\n"
+    "    Note: Concentrate on the clinical findings rather than the report's writing style. Evaluate only the findings "
+    "that appear in both reports.\n"
+    "\n"
+    "    2. Reference Report:\n"
+    "    {reference}\n"
+    "\n"
+    "    3. Candidate Report:\n"
+    "    {candidate}\n"
+    "\n"
+    "    4. Reporting Your Assessment:\n"
+    "\n"
+    "    Follow this specific format for your output, even if no errors are found:\n"
+    "    ```\n"
+    "    [Explanation]:\n"
+    "    <Explanation>\n"
+    "\n"
+    "    [Clinically Significant Errors]:\n"
+    "    (a) <Error Type>: <The number of errors>. <Error 1>; <Error 2>; ...; <Error n>\n"
+    "    ....\n"
+    "    (f) <Error Type>: <The number of errors>. <Error 1>; <Error 2>; ...; <Error n>\n"
+    "\n"
+    "    [Clinically Insignificant Errors]:\n"
+    "    (a) <Error Type>: <The number of errors>. <Error 1>; <Error 2>; ...; <Error n>\n"
+    "    ....\n"
+    "    (f) <Error Type>: <The number of errors>. <Error 1>; <Error 2>; ...; <Error n>\n"
+    "\n"
+    "    [Matched Findings]:\n"
+    "    <The number of matched findings>. <Finding 1>; <Finding 2>; ...; <Finding n>\n"
+    "    ```\n"
+)
+
+# Verbatim from Stanford-AIMI/GREEN, green_score/green.py `GREEN.__init__` at d72c1951: set on the tokenizer in
+# place of its own. Messages are {"from": "human" | "gpt" | "system", "value": ...}.
+CHAT_TEMPLATE = (
+    "{% for message in messages %}\n{% if message['from'] == 'human' %}\n{{ '<|user|>\n' + message['value'] + "
+    "eos_token }}\n{% elif message['from'] == 'system' %}\n{{ '<|system|>\n' + message['value'] + eos_token }}\n"
+    "{% elif message['from'] == 'gpt' %}\n{{ '<|assistant|>\n'  + message['value'] + eos_token }}\n{% endif %}\n"
+    "{% if loop.last and add_generation_prompt %}\n{{ '<|assistant|>' }}\n{% endif %}\n{% endfor %}"
+)
+
+# Ours: for an OpenAI-compatible server (`vllm serve ... --chat-template FILE`), one user message rendered to the
+# reference's text for [human prompt, empty gpt turn] plus generation prompt, with the BOS and the EOS its tokenizer
+# call adds written out (chat servers tokenize the rendered text without adding special tokens).
+VLLM_CHAT_TEMPLATE = (
+    "{% if messages | length != 1 or messages[0]['role'] != 'user' %}"
+    "{{ raise_exception('GREEN takes exactly one user message') }}{% endif %}"
+    "{{ bos_token + '<|user|>\n' + messages[0]['content'] + eos_token + '\n<|assistant|>\n' + eos_token + "
+    "'\n<|assistant|>\n' + eos_token }}"
+)
+
+SUBCATEGORIES = {  # the reference's names of the error kinds (a)-(f)
+    "a": "False report of a finding in the candidate",
+    "b": "Missing a finding present in the reference",
+    "c": "Misidentification of a finding's anatomic location/position",
+    "d": "Misassessment of the severity of a finding",
+    "e": "Mentioning a comparison that isn't in the reference",
+    "f": "Omitting a comparison detailing a change from a prior study",
+}
+SIGNIFICANT = "Clinically Significant Errors"
+INSIGNIFICANT = "Clinically Insignificant Errors"
+MATCHED = "Matched Findings"
+COUNT_KEYS = (*(f"significant_{k}" for k in SUBCATEGORIES), *(f"insignificant_{k}" for k in SUBCATEGORIES), "matched")
+
+_LETTERED = re.compile(r"\([a-f]\) .*")  # no DOTALL: a line's rest
+_NUMBERED = re.compile(r"\([1-6]\) .*")
+_LINE_COUNT = re.compile(r"(?<=: )\b\d+\b(?=\.)")
+_LEADING_COUNT = re.compile(r"\b\d+\b(?=\.)")  # matched from the section's first character only
+
+
+def truncate_words(text: str, max_words: int = MAX_WORDS) -> str:
+    """The first `max_words` whitespace-separated words, joined by single spaces (as the reference does always)."""
+    return " ".join(text.split()[:max_words])
+
+
+def build_prompt(reference: str, candidate: str) -> str:
+    return PROMPT.format(reference=truncate_words(reference), candidate=truncate_words(candidate))
+
+
+# transformers 4's `clean_up_tokenization`, which the reference's decode applied (`clean_up_tokenization_spaces =
+# True`); transformers 5 skips it for BPE tokenizers, and chat servers do not apply it.
+_DECODE_CLEANUP = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"), (" 'm", "'m"),
+                   (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"))
+
+
+def clean_completion(text: str) -> str:
+    """A raw answer as the reference hands it to its parser: its decode's space clean-up, then `clean_responses`.
+    The reference cleans prompt plus answer; the prompt part always holds "[Explanation]:" and ends at the last
+    "<|assistant|>", so cleaning the answer alone gives the same text. Its test `("a" or "b") in text` is
+    `"a" in text`."""
+    for old, new in _DECODE_CLEANUP:
+        text = text.replace(old, new)
+    text = text.split("<|assistant|>")[-1]
+    if "[Explanation]:\n    <Explanation>\n" in text:  # the template echoed: between the first and second one
+        text = text.split("[Explanation]:")[1]
+    else:
+        text = text.split("[Explanation]:")[-1]
+    return text.replace("</s>", "").replace("<unk>", "")
+
+
+@dataclass(frozen=True)
+class Parsed:
+    significant: tuple[int, ...]  # (a)..(f)
+    insignificant: tuple[int, ...]
+    matched: int
+
+    def counts(self) -> dict[str, int]:
+        return dict(zip(COUNT_KEYS, (*self.significant, *self.insignificant, self.matched)))
+
+
+def _section(text: str, name: str) -> str | None:
+    found = re.search(rf"\[{re.escape(name)}\]:\s*(.*?)(?:\n\s*\n|\Z)", text, re.DOTALL)
+    return None if found is None else found.group(1)
+
+
+def _error_counts(section: str) -> tuple[int, ...] | None:
+    """Counts (a)..(f) of an error section; None when it has neither "No" nor any lettered or numbered line."""
+    if section.startswith("No"):
+        return (0,) * 6
+    lines, labels = sorted(_LETTERED.findall(section)), [f"({k}) " for k in SUBCATEGORIES]
+    if not lines:
+        lines, labels = sorted(_NUMBERED.findall(section)), [f"({i}) " for i in range(1, 7)]
+    if not lines:
+        return None
+    counts = [0] * 6
+    for position, label in enumerate(labels):
+        for line in lines:  # in sorted order: a later line of the same label with a count wins, as in the reference
+            if line.startswith(label) and (count := _LINE_COUNT.search(line)):
+                counts[position] = int(count.group())
+    return tuple(counts)
+
+
+def parse(completion: str) -> Parsed | None:
+    """The counts in a cleaned answer, or None when the score cannot be read from it (see the module docstring)."""
+    significant_text, matched_text = _section(completion, SIGNIFICANT), _section(completion, MATCHED)
+    if significant_text is None or matched_text is None:
+        return None
+    significant = _error_counts(significant_text)
+    if matched_text.startswith("No"):
+        matched = 0
+    elif count := _LEADING_COUNT.match(matched_text):
+        matched = int(count.group())
+    else:
+        return None
+    if significant is None:
+        return None
+    insignificant_text = _section(completion, INSIGNIFICANT)  # not in the score: the reference's zeros when absent
+    insignificant = (_error_counts(insignificant_text) if insignificant_text is not None else None) or (0,) * 6
+    return Parsed(significant, insignificant, matched)
+
+
+def score(parsed: Parsed) -> float:
+    if parsed.matched == 0:
+        return 0.0
+    return parsed.matched / (parsed.matched + sum(parsed.significant))
+
+
+class Backend(Protocol):
+    """What produces GREEN's answers: `rexrank.llm.Judge` (an OpenAI-compatible server) or `LocalGreen`."""
+
+    @property
+    def identity(self) -> str: ...
+
+    def complete(self, prompts: list[str], prompt_version: str, *, dataset: str | None) -> list[Reply]: ...
+
+
+@dataclass
+class GreenResult:
+    scores: list[float | None]  # None: unparseable answer or failed call
+    counts: list[dict[str, int] | None]  # COUNT_KEYS per study; None where the score is None
+    completions: list[str | None]  # cleaned answers; None where the call failed
+    errors: list[str | None]  # why a call failed
+    truncated_flags: list[bool]  # answer cut at the length limit (scored when it still parses)
+    signature: str = ""
+    unparseable: int = field(init=False)
+    failed: int = field(init=False)
+    truncated: int = field(init=False)
+
+    def __post_init__(self):
+        self.failed = sum(e is not None for e in self.errors)
+        self.unparseable = sum(s is None for s in self.scores) - self.failed
+        self.truncated = sum(self.truncated_flags)
+
+    @property
+    def mean(self) -> float:
+        """Mean GREEN over the studies whose answer parsed (NaN when none did)."""
+        parsed = [s for s in self.scores if s is not None]
+        return sum(parsed) / len(parsed) if parsed else math.nan
+
+    @property
+    def totals(self) -> dict[str, int]:
+        """Each category summed over the parseable studies."""
+        return {key: sum(c[key] for c in self.counts if c is not None) for key in COUNT_KEYS}
+
+
+def signature(backend: Backend) -> Signature:
+    """The backend's identity carries its length rule (a judge's max_tokens, a local model's max_length)."""
+    return Signature("green", VERSION, settings={"prompt": PROMPT_VERSION, "words": str(MAX_WORDS)},
+                     models={"backend": backend.identity})
+
+
+def green(predictions: Sequence[str], references: Sequence[str], backend: Backend, *,
+          dataset: str | None = None) -> GreenResult:
+    """GREEN per study through `backend`. `dataset` names where the reports come from, for the judge's data-use
+    guard (credentialed sets go only to loopback or explicitly allowed endpoints)."""
+    if len(predictions) != len(references):
+        raise InputError(f"{len(predictions)} predictions but {len(references)} references")
+    for kind, texts in (("prediction", predictions), ("reference", references)):
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise InputError(f"{kind} {i} is {type(text).__name__} {text!r:.40}, not text")
+    prompts = [build_prompt(r, p) for p, r in zip(predictions, references)]
+    replies = backend.complete(prompts, PROMPT_VERSION, dataset=dataset) if prompts else []
+    scores, counts, completions = [], [], []
+    for reply in replies:
+        completion = None if reply.error is not None or reply.text is None else clean_completion(reply.text)
+        parsed = None if completion is None else parse(completion)
+        completions.append(completion)
+        scores.append(None if parsed is None else score(parsed))
+        counts.append(None if parsed is None else parsed.counts())
+    errors = [reply.error or (None if reply.text is not None else "no answer") for reply in replies]
+    return GreenResult(scores, counts, completions, errors, [r.truncated for r in replies], str(signature(backend)))
+
+
+class LocalGreen:
+    """GREEN's model run here with `transformers`, as the reference's `GREEN.get_response` runs it: its chat
+    template, BOS + prompt + EOS, greedy decoding, EOS as padding on the left, at most `max_length` tokens in all
+    per study. Batches are sorted by length (little padding); identical prompts run once. fp16 on CUDA as the
+    reference, fp32 on the CPU (`dtype` overrides). Weights: `model` (a folder or `ResolvedModel`), else
+    `rexrank.models.resolve("GREEN")` (`REXRANK_MODEL_GREEN`, `--model GREEN=...`, or the Hugging Face cache)."""
+
+    def __init__(self, model: ResolvedModel | str | Path | None = None, device: str | None = None,
+                 dtype: str | None = None, batch_size: int = 8, max_length: int = MAX_LENGTH, progress: bool = True,
+                 trust_remote_code: bool = False):
+        from rexrank.models import ModelUnavailable, ResolvedModel, resolve
+
+        try:
+            import torch
+            from transformers import AutoModelForCausalLM
+
+            from rexrank.models.runtime import pick_device
+        except ImportError as err:
+            raise ModelUnavailable(f"GREEN's local model needs {err.name}: pip install 'rexrank[models]'") from None
+
+        if dtype is not None and not isinstance(getattr(torch, dtype, None), torch.dtype):
+            raise InputError(f"unknown dtype {dtype!r}: use float16, bfloat16 or float32")
+        if model is None:
+            model = resolve("GREEN")
+        elif not isinstance(model, ResolvedModel):
+            from rexrank.models import MODELS
+
+            model = ResolvedModel(MODELS["GREEN"], Path(model).expanduser(), f"local folder {model}")
+        folder = model.path
+        if not (folder.is_dir() and (folder / "config.json").is_file()):
+            raise ModelUnavailable(f"{model.spec.what}: {folder} must be a model folder with config.json, weights "
+                                   "and tokenizer files")
+        self.device = pick_device(device)
+        self.dtype = getattr(torch, dtype) if dtype else torch.float16 if self.device.type == "cuda" else torch.float32
+        self.tokenizer = _load_tokenizer(folder, trust_remote_code)
+        try:
+            net = AutoModelForCausalLM.from_pretrained(folder, dtype=self.dtype)
+        except (OSError, ValueError, RuntimeError) as err:
+            raise ModelUnavailable(f"{model.spec.what}: cannot load weights from {folder}: {err}") from None
+        self.net = net.eval().to(self.device)
+        self.model, self.batch_size, self.max_length, self.progress = model, batch_size, max_length, progress
+        self.eos = self.tokenizer.eos_token_id
+
+    @property
+    def identity(self) -> str:
+        return f"{self.model.identity}:{str(self.dtype).removeprefix('torch.')}:max_length={self.max_length}"
+
+    def input_ids(self, prompt: str) -> list[int]:
+        """What the reference feeds the model for one prompt."""
+        messages = [{"from": "human", "value": prompt}, {"from": "gpt", "value": ""}]
+        text = self.tokenizer.apply_chat_template(messages, chat_template=CHAT_TEMPLATE, tokenize=False,
+                                                  add_generation_prompt=True)
+        ids = list(self.tokenizer(text)["input_ids"])
+        return ids if ids and ids[-1] == self.eos else [*ids, self.eos]  # the reference's add_eos_token=True
+
+    def complete(self, prompts: list[str], prompt_version: str = PROMPT_VERSION, *,
+                 dataset: str | None = None) -> list[Reply]:
+        """One reply per prompt, in order; `prompt_version` and `dataset` are the judge's (nothing leaves here)."""
+        from rexrank.models.runtime import run_batches
+
+        distinct = list(dict.fromkeys(prompts))
+        ids = [self.input_ids(p) for p in distinct]
+        answers: dict[str, Reply] = {}
+        fits = []
+        for prompt, tokens in zip(distinct, ids):
+            if len(tokens) < self.max_length:
+                fits.append((prompt, tokens))
+            else:  # the reference would cut the prompt and answer one token; no answer is honest
+                answers[prompt] = Reply(None, error=f"prompt of {len(tokens)} tokens leaves no room for an answer "
+                                                    f"within max_length {self.max_length}")
+        replies = run_batches([t for _, t in fits], [len(t) for _, t in fits], self.batch_size, self._generate,
+                              "GREEN", self.progress)
+        answers.update((prompt, reply) for (prompt, _), reply in zip(fits, replies))
+        return [answers[p] for p in prompts]
+
+    def _generate(self, batch: list[list[int]]) -> list[Reply]:
+        import torch
+
+        width = max(len(ids) for ids in batch)
+        budgets = [self.max_length - len(ids) for ids in batch]  # each study's own room: batch size 1's rule
+        input_ids = torch.tensor([[self.eos] * (width - len(ids)) + ids for ids in batch], device=self.device)
+        mask = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids in batch], device=self.device)
+        with torch.inference_mode():
+            out = self.net.generate(input_ids=input_ids, attention_mask=mask, max_new_tokens=max(budgets),
+                                    do_sample=False, temperature=None, top_p=None, eos_token_id=self.eos,
+                                    pad_token_id=self.eos)
+        replies = []
+        for row, budget in zip(out[:, width:].tolist(), budgets):
+            row = row[:budget]
+            finish = "stop" if self.eos in row else "length"
+            row = row[:row.index(self.eos)] if self.eos in row else row
+            text = self.tokenizer.decode(row, skip_special_tokens=True)  # raw: `clean_completion` does the rest
+            replies.append(Reply(text, finish))
+        return replies
+
+
+def _load_tokenizer(folder: Path, trust_remote_code: bool):
+    """A tokenizer.json is used as written (the reference's transformers 4 did so); transformers 5's LlamaTokenizer
+    would rebuild it and tokenize the text after a special token differently. Without one, transformers converts
+    the SentencePiece model."""
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    from rexrank.models import ModelUnavailable
+
+    try:
+        if (folder / "tokenizer.json").is_file():
+            return PreTrainedTokenizerFast.from_pretrained(folder)
+        return AutoTokenizer.from_pretrained(folder, trust_remote_code=trust_remote_code)
+    except (OSError, ValueError) as err:
+        raise ModelUnavailable(f"GREEN tokenizer: cannot load it from {folder}: {err}") from None
+
+
+def backend_for(judge_url: str | None = None, judge_model: str | None = None, model_path: str | Path | None = None,
+                *, concurrency: int = 8, max_tokens: int = MAX_LENGTH, allow_endpoints: Sequence[str] = (),
+                device: str | None = None, dtype: str | None = None, batch_size: int = 8,
+                max_length: int = MAX_LENGTH, progress: bool = False) -> Backend:
+    """A local model when `model_path` is given; else the judge endpoint from the arguments or `REXRANK_JUDGE_URL` /
+    `REXRANK_JUDGE_MODEL` (key in `OPENAI_API_KEY`) when one is named; else GREEN's weights through
+    `rexrank.models` (`REXRANK_MODEL_GREEN` or the Hugging Face cache).
+
+    For a server hosting GREEN (e.g. `vllm serve StanfordAIMI/GREEN-radllama2-7b --max-model-len 2048
+    --chat-template green.jinja` with VLLM_CHAT_TEMPLATE in the file), `max_tokens=2048`: vLLM caps an answer at
+    the context left after the prompt, which is the reference's rule per study."""
+    import os
+
+    from rexrank.llm import Judge
+
+    if model_path is not None:
+        return LocalGreen(model_path, device=device, dtype=dtype, batch_size=batch_size, max_length=max_length,
+                          progress=progress)
+    if judge_url or judge_model or os.environ.get("REXRANK_JUDGE_URL") or os.environ.get("REXRANK_JUDGE_MODEL"):
+        return Judge(base_url=judge_url, model=judge_model, max_tokens=max_tokens, concurrency=concurrency,
+                     allow_endpoints=tuple(allow_endpoints), progress=progress)
+    return LocalGreen(device=device, dtype=dtype, batch_size=batch_size, max_length=max_length, progress=progress)
+
+
+def compute(predictions: Sequence[str], references: Sequence[str], *, dataset: str | None = None,
+            backend: Backend | None = None, **settings) -> dict:
+    """What the `evaluate` module returns; `settings` go to `backend_for` unless a backend is given."""
+    result = green(predictions, references, backend or backend_for(**settings), dataset=dataset)
+    return {"green": result.mean, "green_per_sample": result.scores, "green_counts_per_sample": result.counts,
+            "green_counts": result.totals, "unparseable": result.unparseable, "failed": result.failed,
+            "truncated": result.truncated, "completions": result.completions, "errors": result.errors,
+            "signature": result.signature}

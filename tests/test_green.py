@@ -1,0 +1,316 @@
+"""GREEN: the reference's prompt, parser and score (Stanford-AIMI/GREEN d72c1951), through the judge client on the
+loopback OpenAI server and through a tiny random Llama run locally. Reports here are synthetic; the five real
+completions are read from ../shared/reference at test time."""
+
+import hashlib
+import json
+import math
+
+import pytest
+
+from rexrank.errors import InputError
+from rexrank.green import (
+    CHAT_TEMPLATE,
+    COUNT_KEYS,
+    PROMPT_VERSION,
+    VLLM_CHAT_TEMPLATE,
+    LocalGreen,
+    Parsed,
+    build_prompt,
+    clean_completion,
+    green,
+    parse,
+    score,
+    truncate_words,
+)
+from rexrank.llm import Judge, Reply
+
+SIG = "[Clinically Significant Errors]:"
+INSIG = "[Clinically Insignificant Errors]:"
+MATCHED = "[Matched Findings]:"
+LINES = ["(a) False report of a finding in the candidate", "(b) Missing a finding present in the reference",
+         "(c) Misidentification of a finding's anatomic location/position",
+         "(d) Misassessment of the severity of a finding", "(e) Mentioning a comparison that isn't in the reference",
+         "(f) Omitting a comparison detailing a change from a prior study"]
+
+
+def answer(significant=(0,) * 6, insignificant=(0,) * 6, matched="1. Heart size normal.", explanation="Fine."):
+    """An answer in the format the model was trained to give."""
+    def section(counts):
+        return "\n".join(f"{line}: {n}." + (" Something; else" if n else "") for line, n in zip(LINES, counts))
+    return (f"\n{explanation}\n\n{SIG}\n{section(significant)}\n\n{INSIG}\n{section(insignificant)}\n\n"
+            f"{MATCHED}\n{matched}")
+
+
+def counts(significant=(0,) * 6, insignificant=(0,) * 6, matched=0):
+    return dict(zip(COUNT_KEYS, (*significant, *insignificant, matched)))
+
+
+# --- the five real completions (Stanford-AIMI/GREEN tests/test_repro.py, model GREEN-radllama2-7b) ---
+
+GOLDEN_COUNTS = [((2, 3, 0, 1, 0, 0), 0), ((2, 1, 2, 0, 0, 0), 1), ((0, 2, 1, 1, 0, 0), 2), ((1, 0, 0, 0, 0, 0), 1),
+                 ((1, 0, 1, 1, 0, 0), 1)]
+
+
+@pytest.fixture(scope="module")
+def golden(reference_dir):
+    return json.loads((reference_dir / "green_completions.json").read_text())
+
+
+def test_real_completions_give_the_reference_scores_and_counts(golden):
+    assert golden["expected_green"] == [0.0, 1 / 6, 1 / 3, 1 / 2, 1 / 4]
+    for completion, expected, (significant, matched) in zip(golden["completions"], golden["expected_green"],
+                                                            GOLDEN_COUNTS):
+        assert clean_completion(completion) == completion  # already what the reference's parser saw
+        parsed = parse(completion)
+        assert parsed == Parsed(significant, (0,) * 6, matched)
+        assert parsed.counts() == counts(significant, (0,) * 6, matched)
+        assert score(parsed) == expected
+
+
+class Scripted:
+    """A backend that answers from a list (what a model said), for the pieces around the parser."""
+
+    identity = "scripted"
+
+    def __init__(self, replies):
+        self.replies, self.prompts = replies, None
+
+    def complete(self, prompts, prompt_version, *, dataset):
+        self.prompts = prompts
+        return self.replies
+
+
+def test_real_completions_mean_through_green(golden):
+    replies = [Reply("[Explanation]:" + c, "stop") for c in golden["completions"]]
+    result = green(["candidate"] * 5, ["reference"] * 5, Scripted(replies))
+    assert result.scores == golden["expected_green"]
+    assert result.mean == golden["expected_mean"] == 0.25
+    assert math.isclose(math.sqrt(sum((s - 0.25) ** 2 for s in result.scores) / 5),
+                        golden["expected_std_population"])
+    assert (result.unparseable, result.failed, result.truncated) == (0, 0, 0)
+    assert result.totals == counts((6, 6, 4, 3, 0, 0), (0,) * 6, 5)
+    assert result.completions == golden["completions"]
+    assert result.signature.startswith(f"green:1|backend:scripted|prompt:{PROMPT_VERSION}|words:300|rexrank:")
+
+
+# --- the parser on written answers: what the reference reads, and where it would fall back silently ---
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (answer((1, 0, 2, 0, 0, 1), matched="3. A; B; C"), counts((1, 0, 2, 0, 0, 1), matched=3)),
+    # insignificant errors are read but do not count
+    (answer(insignificant=(4, 0, 0, 0, 0, 1), matched="2. A; B"), counts(insignificant=(4, 0, 0, 0, 0, 1), matched=2)),
+    # a section that starts with "No" counts 0 (case-sensitive, "None" and "Not" included)
+    (f"{SIG}\nNo clinically significant errors.\n\n{MATCHED}\n2. A; B", counts(matched=2)),
+    (f"{SIG}\nNone.\n\n{MATCHED}\nNo matched findings.", counts()),
+    (f"{SIG}\nNot applicable (a) x: 3.\n\n{MATCHED}\n1. A", counts(matched=1)),
+    # whitespace: the header's \s* also eats blank lines, a section ends at the first blank line after its text
+    (f"{SIG}   \n\n  \n{LINES[0]}: 2. x\n  \t\n{LINES[1]}: 5. y\n\n{MATCHED}\n\n   4. A",
+     counts((2,) + (0,) * 5, matched=4)),
+    # a count needs ": " before it and "." right after it, else the line counts 0
+    (f"{SIG}\n{LINES[0]}: 2\n{LINES[1]}: 3 . x\n{LINES[2]}:4. x\n{LINES[3]}: 12. x\n{LINES[4]}: 1.5 x\n\n{MATCHED}\n1.",
+     counts((0, 0, 0, 12, 1, 0), matched=1)),
+    # the first count of a line is its count; lines are found anywhere in the section, one per text line
+    (f"{SIG}\n- {LINES[2]}: 2. Mass: 7. x\n{LINES[0]}: 1. x {LINES[1]}: 3.\n\n{MATCHED}\n1.",
+     counts((1, 0, 2, 0, 0, 0), matched=1)),
+    # two lines of one letter: sorted as strings, the later one with a count wins
+    (f"{SIG}\n(a) Zebra finding: 3. x\n(a) Another finding: 1. x\n(a) Zzz: none.\n\n{MATCHED}\n1.",
+     counts((3,) + (0,) * 5, matched=1)),
+    # numbered lines when there is no lettered one
+    (f"{SIG}\n(1) False report: 2. x\n(3) Location: 1. x\n(7) Other: 9.\n\n{MATCHED}\n2. A; B",
+     counts((2, 0, 1, 0, 0, 0), matched=2)),
+    # the insignificant section missing or unreadable: zeros, as the reference (not part of the score)
+    (f"{SIG}\n{LINES[1]}: 1. x\n\n{MATCHED}\n1. A", counts((0, 1, 0, 0, 0, 0), matched=1)),
+    (f"{SIG}\n{LINES[1]}: 1. x\n\n{INSIG}\nnothing to say\n\n{MATCHED}\n1. A", counts((0, 1, 0, 0, 0, 0), matched=1)),
+])
+def test_parse_mirrors_the_reference(text, expected):
+    parsed = parse(text)
+    assert parsed is not None and parsed.counts() == expected
+
+
+@pytest.mark.parametrize("text", [
+    "The candidate report is accurate.",  # no sections at all: the reference scores 0
+    f"{SIG}\n{LINES[0]}: 1. x",  # no matched section: the reference scores 0
+    f"{MATCHED}\n2. A; B",  # no significant section: the reference scores 1.0 as if there were no errors
+    f"[clinically significant errors]:\n{LINES[0]}: 1. x\n\n[matched findings]:\n1. A",  # headers are case-sensitive
+    f"{SIG}\n{LINES[0]}: 1. x\n\n[Matched Findings]\n1. A",  # the colon belongs to the header
+    f"{SIG}\n{LINES[0]}: 1. x\n\n{MATCHED}\nTwo. A; B",  # matched findings without a leading count
+    f"{SIG}\n{LINES[0]}: 1. x\n\n{MATCHED}\nno matched findings",  # lower-case "no" is not "No"
+    f"{SIG}\n{LINES[0]}: 1. x\n\n{MATCHED}\n**2**. A",
+    f"{SIG}\nno errors\n\n{MATCHED}\n1. A",  # an error section with neither "No" nor a lettered line
+    f"{SIG}\n(A) False report: 2.\n\n{MATCHED}\n1. A",  # upper-case letters are no lettered lines
+])
+def test_unreadable_answers_are_unparseable_not_zero(text):
+    assert parse(text) is None
+
+
+def test_score():
+    assert score(Parsed((0,) * 6, (0,) * 6, 0)) == 0.0
+    assert score(Parsed((0,) * 6, (5,) * 6, 3)) == 1.0
+    assert score(Parsed((1, 1, 0, 0, 0, 1), (9,) * 6, 1)) == 0.25
+
+
+def test_clean_completion_keeps_what_the_reference_parses():
+    body = answer((1,) + (0,) * 5)
+    assert clean_completion("junk <|assistant|>\n[Explanation]:" + body + "</s><unk>") == body
+    assert clean_completion("[Explanation]: first\n[Explanation]:" + body) == body  # after the last one
+    # the template's placeholder echoed: only what lies between the first and the second "[Explanation]:" is kept
+    echo = "[Explanation]:\n    <Explanation>\n\n[Explanation]:" + body
+    assert clean_completion(echo) == "\n    <Explanation>\n\n" and parse(clean_completion(echo)) is None
+    # transformers 4's decode clean-up, which the reference's tokenizer had switched on
+    spaced = f"{MATCHED}\n2 . Heart is n't big , it 's fine ?"
+    assert clean_completion(spaced) == f"{MATCHED}\n2. Heart isn't big, it's fine?"
+    spaced = f"{SIG}\n{LINES[0]}: 2 . x\n\n{MATCHED}\n1 . A"
+    assert parse(clean_completion(spaced)).counts() == counts((2,) + (0,) * 5, matched=1)
+
+
+# --- the prompt ---
+
+def test_truncate_words_as_the_reference():
+    words = [f"w{i}" for i in range(350)]
+    assert truncate_words(" ".join(words)) == " ".join(words[:300])
+    assert truncate_words("  Small   left\n\neffusion.\t ") == "Small left effusion."
+    assert truncate_words("") == "" and truncate_words("a b c", 2) == "a b"
+
+
+def test_prompt_is_the_reference_text_with_both_reports_in_their_slots():
+    prompt = build_prompt("No acute cardiopulmonary process.", "Small left  pleural\neffusion.")
+    # sha256 of green_score.utils.make_prompt(reference, candidate) at d72c1951 for these two reports
+    digest = "4c31feaab48dbf5517c9464c75573efb13814ec2fb00202b38e38c0a3860917d"
+    assert hashlib.sha256(prompt.encode()).hexdigest() == digest
+    assert "2. Reference Report:\n    No acute cardiopulmonary process.\n\n    3. Candidate Report:\n    Small left " \
+           "pleural effusion.\n\n    4. Reporting" in prompt
+    long = build_prompt(" ".join(["effusion"] * 400), "{candidate} {0} }{")  # braces in a report are text
+    assert long.count("effusion") == 300 and "    {candidate} {0} }{\n" in long
+
+
+# --- end to end through the judge client and the loopback OpenAI-compatible server ---
+
+CASES = [("Heart size is normal.", "Heart size is normal."), ("Lungs are clear.", "Lungs are clear."),
+         ("Small left effusion.", "No effusion."), ("Mild cardiomegaly.", "Heart size is normal."),
+         ("Stable post-operative changes.", "Unchanged moderate cardiomegaly.")]
+
+
+def scripted_server(fake):
+    """Replies keyed by the candidate in the prompt: a perfect match, a long one that the server may cut, an
+    unparseable answer, a partial match, and no match."""
+    replies = {
+        CASES[0][0]: "[Explanation]:" + answer(matched="1. Heart size normal."),
+        CASES[1][0]: "[Explanation]:" + answer(matched="1. " + "clear " * 300),
+        CASES[2][0]: "I cannot assess these reports.",
+        CASES[3][0]: "[Explanation]:" + answer((1, 0, 0, 0, 0, 0), matched="1. Heart"),
+        CASES[4][0]: "[Explanation]:" + answer((0, 0, 0, 1, 0, 0), (1,) * 6, matched="No matched findings."),
+    }
+    fake.replies = lambda prompt: next(text for cand, text in replies.items()
+                                       if f"Candidate Report:\n    {cand}" in prompt)
+
+
+def judge_on(fake, tmp_path, **settings):
+    return Judge(base_url=fake.url, model=fake.model, max_tokens=2048, backoff_base=0.001, timeout=5.0,
+                 progress=False, cache=tmp_path / "replies.sqlite", **settings)
+
+
+def test_judge_end_to_end_counts_unparseable_failed_and_truncated(fake_openai, tmp_path):
+    scripted_server(fake_openai)
+    predictions, references = [c for c, _ in CASES], [r for _, r in CASES]
+    fake_openai.fail(500)  # the first request (concurrency 1: the first study) fails, with no retry left
+    fake_openai.fail("length")  # the second is cut at max_tokens: the fake keeps half its words, on one line
+    judge = judge_on(fake_openai, tmp_path, concurrency=1, max_retries=0)
+    result = green(predictions, references, judge, dataset="iu-xray")
+    assert result.scores == [None, 1.0, None, 0.5, 0.0]
+    assert (result.failed, result.unparseable, result.truncated) == (1, 1, 1)
+    assert result.errors[0].startswith("HTTP 500") and result.completions[0] is None
+    assert result.truncated_flags == [False, True, False, False, False]
+    assert result.counts[2] is None and result.counts[4] == counts((0, 0, 0, 1, 0, 0), (1,) * 6, 0)
+    assert result.mean == 0.5
+    assert result.totals == counts((1, 0, 0, 1, 0, 0), (1,) * 6, 2)
+    assert f"backend:{judge.identity}" in result.signature and "max_tokens=2048" in result.signature
+    body = fake_openai.requests[1]  # what GREEN sends: the prompt as one user message, greedy, max_tokens
+    assert body["messages"] == [{"role": "user", "content": build_prompt(references[1], predictions[1])}]
+    assert body["temperature"] == 0 and body["max_tokens"] == 2048
+    assert fake_openai.calls == 5
+
+    again = green(predictions, references, judge_on(fake_openai, tmp_path), dataset="iu-xray")
+    assert fake_openai.calls == 6  # only the failed study is asked again: replies are cached, failures are not
+    assert again.scores == [1.0, 1.0, None, 0.5, 0.0] and again.failed == 0 and again.truncated == 1
+    third = green(predictions, references, judge_on(fake_openai, tmp_path), dataset="iu-xray")
+    assert fake_openai.calls == 6 and third.scores == again.scores  # a rerun costs no call
+
+
+def test_judge_refuses_credentialed_reports_to_a_public_endpoint(fake_openai):
+    judge = Judge(base_url="https://api.example.com/v1", model="gpt-4o", cache=False, progress=False)
+    with pytest.raises(InputError, match="MIMIC-CXR"):
+        green(["a"], ["b"], judge, dataset="mimic-cxr")
+
+
+def test_bad_input_is_named():
+    with pytest.raises(InputError, match="2 predictions but 1 references"):
+        green(["a", "b"], ["c"], Scripted([]))
+    with pytest.raises(InputError, match="prediction 1 is float"):
+        green(["a", float("nan")], ["c", "d"], Scripted([]))
+    empty = green([], [], Scripted([]))
+    assert empty.scores == [] and math.isnan(empty.mean)
+
+
+# --- local generation with a tiny random Llama in GREEN's layout ---
+
+@pytest.fixture(scope="module")
+def local(tiny_llama):
+    return LocalGreen(tiny_llama, progress=False)
+
+
+def test_input_is_bos_reference_chat_template_eos(local, tiny_llama):
+    from tokenizers import Tokenizer
+
+    prompt = build_prompt("Heart size is normal.", "Small left effusion.")
+    ids = local.input_ids(prompt)
+    # the reference's own template, not the tokenizer's ([INST] ...): human turn, empty gpt turn, generation prompt
+    text = f"<|user|>\n{prompt}</s>\n<|assistant|>\n</s>\n<|assistant|>\n"
+    assert local.tokenizer.apply_chat_template([{"from": "human", "value": prompt}, {"from": "gpt", "value": ""}],
+                                               chat_template=CHAT_TEMPLATE, tokenize=False,
+                                               add_generation_prompt=True) == text
+    # tokenized by tokenizer.json as written (transformers 4's way): "▁" before the text after each </s>
+    assert ids == Tokenizer.from_file(str(tiny_llama / "tokenizer.json")).encode(text).ids + [2]
+    assert ids[0] == 1 and ids[-1] == 2 and ids.count(2) == 3  # <s> ... </s> ... </s> ... </s>
+    # a chat server given VLLM_CHAT_TEMPLATE and one user message builds the same tokens
+    served = local.tokenizer.apply_chat_template([{"role": "user", "content": prompt}],
+                                                 chat_template=VLLM_CHAT_TEMPLATE, tokenize=False,
+                                                 add_generation_prompt=True)
+    assert local.tokenizer(served, add_special_tokens=False)["input_ids"] == ids
+
+
+def test_local_batching_greedy_and_length_rule(tiny_llama, monkeypatch):
+    prompts = [build_prompt(r, c) for c, r in CASES] + [build_prompt("Heart size is normal. " * 5, "Clear.")]
+    one = LocalGreen(tiny_llama, batch_size=1, progress=False)
+    lengths = [len(one.input_ids(p)) for p in prompts]
+    max_length = max(lengths) + 12  # the longest prompt has 12 tokens of room, the shortest many more
+    generated = []
+    original = one.tokenizer.decode
+    monkeypatch.setattr(one.tokenizer, "decode", lambda ids, **kw: generated.append(len(ids)) or original(ids, **kw))
+    one.max_length = max_length
+    alone = one.complete(prompts)
+    assert sorted(generated) == sorted(max_length - n for n in lengths)  # each study's own room, to the token
+    assert all(r.finish_reason == "length" and r.error is None for r in alone)  # random weights never say </s>
+    batched = LocalGreen(tiny_llama, batch_size=4, max_length=max_length, progress=False)
+    batched = batched.complete(prompts + prompts[:2])
+    assert batched == alone + alone[:2]  # left padding changes nothing; a study's room is not its neighbours'
+    assert one.complete(prompts) == alone  # greedy: the same again
+
+
+def test_local_end_to_end_counts_unparseable_and_too_long(tiny_llama):
+    backend = LocalGreen(tiny_llama, batch_size=2, max_length=520, progress=False)
+    predictions = ["Small left effusion.", "Mild cardiomegaly.", "Heart size is normal. " * 30]
+    references = ["No effusion.", "Heart size is normal.", "Clear."]  # about 490, 490 and 630 tokens of prompt
+    result = green(predictions, references, backend)
+    assert result.scores == [None] * 3 and result.counts == [None] * 3  # random weights: nothing to parse
+    assert (result.unparseable, result.truncated, result.failed) == (2, 2, 1)
+    assert "leaves no room for an answer within max_length 520" in result.errors[2]
+    assert math.isnan(result.mean)
+    assert "backend:local:" in result.signature and ":float32:max_length=520" in result.signature
+
+
+def test_local_weights_resolve_through_rexrank_models(tiny_llama, monkeypatch):
+    monkeypatch.setenv("REXRANK_MODEL_GREEN", str(tiny_llama))
+    backend = LocalGreen(progress=False)
+    assert backend.model.source == f"REXRANK_MODEL_GREEN={tiny_llama}"
+    assert backend.identity.startswith("local:") and backend.identity.endswith(":float32:max_length=2048")
