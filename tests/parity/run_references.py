@@ -8,6 +8,8 @@ JOB: {"bertscore": {"model": DIR, "baseline": TSV, "candidates": [...], "referen
       "radgraph": {"model": DIR, "texts": [...], "reward_pairs": [hyps, refs], "timing": bool}}  (DIR: a v1
       archive folder; graphs as the package gives them, and F1RadGraph's rewards per pair; with timing, only
       the seconds of graphing the texts, model load excluded)
+      "rush": {"texts": [...]}  (per text the sentences RaTEScore's sentence_split keeps, each text split
+      as the first of a fresh process: C rand(), which orders PyRuSH's overlap index, reset; see rexrank.rush)
 -- f1chexbert reads bert-base-uncased from the HF cache and its
 checkpoint from appdirs' user_cache_dir("chexbert"), which the caller lays out (HF_HOME, XDG_CACHE_HOME).
 """
@@ -90,4 +92,18 @@ if "radgraph" in job:
         hyps, refs = spec["reward_pairs"]
         f1radgraph = F1RadGraph(reward_level="all", model_type="radgraph", model_cache_dir=str(cache), cuda=-1)
         out["f1radgraph"] = [list(map(float, level)) for level in f1radgraph(hyps=hyps, refs=refs)[1]]
+if "rush" in job:
+    import ctypes
+
+    from loguru import logger
+
+    logger.remove()  # PyRuSH 1.0.13 logs DEBUG lines for every document
+    from RaTEScore.utils import sentence_split
+
+    libc = ctypes.CDLL(None)
+    out["rush_sentences"] = []
+    for text in job["rush"]["texts"]:
+        libc.srand(1)  # glibc's start state, plus the one rand() quicksectx draws at import
+        libc.rand()
+        out["rush_sentences"].append(sentence_split([text])[0])  # one report a call: its own list, even empty
 json.dump(out, open(sys.argv[2], "w"))
