@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import sys
 import tempfile
 import time
@@ -32,11 +33,13 @@ import torch  # noqa: E402
 from fixtures.reference_venv import hf_cache_entry, run_job  # noqa: E402
 from fixtures.tiny_models import (  # noqa: E402
     build_bert_base,
+    build_biolord,
     build_chexbert_checkpoint,
     build_radgraph,
+    build_rate_ner,
     build_roberta,
 )
-from synthetic import pairs  # noqa: E402
+from synthetic import pairs, varied_pairs  # noqa: E402
 
 from rexrank.cache import FeatureCache  # noqa: E402
 from rexrank.scorers.radgraph import tokenize_report  # noqa: E402
@@ -79,7 +82,8 @@ def main() -> None:
     parser.add_argument("--reference-python", default=str(ROOT / ".venv-reference" / "bin" / "python"))
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--json", help="also write the results here")
-    parser.add_argument("--only", default="bertscore,chexbert,radgraph", help="which of bertscore,chexbert,radgraph")
+    parser.add_argument("--only", default="bertscore,chexbert,radgraph,ratescore",
+                        help="which of bertscore,chexbert,radgraph,ratescore")
     args = parser.parse_args()
     n = args.pairs
     cands, refs = pairs(n, seed=0)
@@ -102,14 +106,18 @@ def main() -> None:
         rows += chexbert_rows(args, work, bert, checkpoint, cands, refs, second)
     if "radgraph" in args.only:
         rows += radgraph_rows(args, work, bert, cands, refs, second)
+    if "ratescore" in args.only:
+        rows += ratescore_rows(args, work)
 
     print(f"\n{'metric':<10} {'implementation':<32} {'seconds':>8} {'pairs/s':>8} {'time / rexrank cold':>20}")
     for metric, name, seconds in rows:
         ours = next(s for m, k, s in rows if m == metric and k == "rexrank cold")
         print(f"{metric:<10} {name:<32} {seconds:8.1f} {n / seconds:8.1f} {seconds / ours:19.2f}x")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak resident memory of this process: {peak:,.0f} MiB")
     if args.json:
         Path(args.json).write_text(json.dumps({"pairs": n, "distinct_texts": distinct, "threads":
-                                               torch.get_num_threads(), "rows": rows}, indent=2))
+                                               torch.get_num_threads(), "rows": rows, "peak_mib": peak}, indent=2))
 
 
 def bertscore_rows(args, work, roberta, cands, refs, second) -> list:
@@ -170,6 +178,37 @@ def radgraph_rows(args, work, bert, cands, refs, second) -> list:
         rows.append(("RadGraph", "radgraph 0.1.18 (one report/forward)",
                      reference_seconds(args.reference_python, work, {"radgraph": {
                          "model": str(radgraph), "texts": refs + cands, "timing": True}}, "radgraph_seconds")))
+    return rows
+
+
+def ratescore_rows(args, work) -> list:
+    """RaTEScore on template reports (about half their sentences distinct, as in real reports; the fixed
+    synthetic sentences would make sentence deduplication look better than it is)."""
+    cands, refs = varied_pairs(args.pairs, seed=0)
+    second, _ = varied_pairs(args.pairs, seed=1)
+    ner = build_rate_ner(work / "rate-ner", hidden=768, layers=12, heads=12, intermediate=3072, model_vocab=128100,
+                         whole_words_below=100, corpus_texts=cands + refs + second)
+    encoder = build_biolord(work / "biolord", hidden=768, layers=12, heads=12, intermediate=3072, model_vocab=30527,
+                            corpus_texts=cands + refs + second)
+    os.environ.update(REXRANK_MODEL_RATE_NER=str(ner), REXRANK_MODEL_BIOLORD=str(encoder))
+    from rexrank.rush import ratescore_sentences
+
+    from rexrank.scorers.ratescore import RaTEScore
+
+    sentences = [s for t in cands + refs for s in ratescore_sentences(t)]
+    print(f"RaTEScore: {len(set(cands + refs)):,} distinct texts, {len(sentences):,} sentences "
+          f"({len(set(sentences)):,} distinct)")
+    cold, warm, scorer = run_scorer(lambda: RaTEScore(batch_size=args.batch_size, progress=False), cands, refs,
+                                    second, work / "ratescore.sqlite")
+    model = scorer.model.ner
+    bare = roofline(model.net, [e.ids for e in model.tokenizer.encode_batch(list(dict.fromkeys(sentences)))])
+    rows = [("RaTEScore", "rexrank cold", cold), ("RaTEScore", "rexrank warm (2nd system)", warm),
+            ("RaTEScore", "bare NER forward (distinct sentences)", bare)]
+    if Path(args.reference_python).exists():
+        answer = run_job(args.reference_python, work, {"ratescore": {
+            "ner": str(ner), "encoder": str(encoder), "candidates": cands, "references": refs, "timing": True}})
+        print(f"ratescore 0.6.0 peak resident memory: {answer['max_rss_mib']:,.0f} MiB")
+        rows.append(("RaTEScore", "ratescore 0.6.0 (batch_size 1)", answer["ratescore_seconds"]))
     return rows
 
 

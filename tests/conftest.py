@@ -57,13 +57,30 @@ def tiny_radgraph(tmp_path_factory, tiny_bert_base) -> Path:
     return build_radgraph(tmp_path_factory.mktemp("radgraph") / "radgraph", tiny_bert_base)
 
 
+@pytest.fixture(scope="session")
+def tiny_rate_ner(tmp_path_factory) -> Path:
+    from fixtures.tiny_models import build_rate_ner
+
+    return build_rate_ner(tmp_path_factory.mktemp("rate-ner"))
+
+
+@pytest.fixture(scope="session")
+def tiny_biolord(tmp_path_factory) -> Path:
+    from fixtures.tiny_models import build_biolord
+
+    return build_biolord(tmp_path_factory.mktemp("biolord"))
+
+
 @pytest.fixture
-def local_models(monkeypatch, tiny_roberta, tiny_bert_base, tiny_chexbert, tiny_radgraph, tmp_path):
+def local_models(monkeypatch, tiny_roberta, tiny_bert_base, tiny_chexbert, tiny_radgraph, tiny_rate_ner, tiny_biolord,
+                 tmp_path):
     """Every model pointed at its tiny local copy, and a fresh feature cache."""
     monkeypatch.setenv("REXRANK_MODEL_BERTSCORE", str(tiny_roberta))
     monkeypatch.setenv("REXRANK_MODEL_BERT_BASE_UNCASED", str(tiny_bert_base))
     monkeypatch.setenv("REXRANK_MODEL_CHEXBERT", str(tiny_chexbert))
     monkeypatch.setenv("REXRANK_MODEL_RADGRAPH", str(tiny_radgraph))
+    monkeypatch.setenv("REXRANK_MODEL_RATE_NER", str(tiny_rate_ner))
+    monkeypatch.setenv("REXRANK_MODEL_BIOLORD", str(tiny_biolord))
     monkeypatch.setenv("REXRANK_CACHE", str(tmp_path / "features.sqlite"))
 
 

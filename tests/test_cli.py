@@ -75,7 +75,7 @@ def test_bad_predictions_exit_2_naming_the_study_and_write_nothing(tmp_path, cap
 
 def test_unknown_metric_and_missing_files_exit_2(tmp_path, capsys):
     assert score(tmp_path, "--metrics", "bleu4") == 2
-    known = "bleu2, bertscore, semb_score, radgraph, radcliq_v1, radcliq_v0"
+    known = "bleu2, bertscore, semb_score, radgraph, ratescore, radcliq_v1, radcliq_v0"
     assert f"unknown metric 'bleu4': known metrics are {known}" in capsys.readouterr().err
     assert main(["score", "--predictions", str(tmp_path / "x.jsonl"), "--dataset", DATASET, "--task",
                  "findings"]) == 2

@@ -79,6 +79,15 @@ def test_radgraph_module_returns_the_rexrank_number_and_rewards_apart(local_mode
     assert set(out["f1radgraph_rewards"]) == {"simple", "partial", "complete"}
 
 
+def test_ratescore_module_passes_the_weights_and_returns_the_scorer_numbers(local_models):
+    module = evaluate.load(str(ROOT / "metrics" / "ratescore"))
+    predictions = ["Small left pleural effusion. No pneumothorax.", "Mild cardiomegaly.", ""]
+    references = ["Small left effusion.", "Heart size is normal.", "No acute process."]
+    out = module.compute(predictions=predictions, references=references, weights="short")
+    assert out == compute("ratescore", predictions, references, weights="short")
+    assert out["ratescore_per_sample"][2] == 0.5 and "weights:short" in out["signature"]
+
+
 def test_radcliq_module_combines_the_four_components_once(local_models):
     from rexrank.scorers.radcliq import COMPONENTS, RADCLIQ_V1
 

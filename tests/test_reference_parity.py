@@ -14,6 +14,7 @@ from fixtures.reports import reports
 
 from rexrank.scorers.bertscore import BASELINE, BertScore, clean
 from rexrank.scorers.radgraph import Graph, RadGraphF1, tokenize_report
+from rexrank.scorers.ratescore import RaTEScore
 from rexrank.scorers.semb import SembScore, binary_labels
 
 PYTHON = os.environ.get("REXRANK_REFERENCE_PYTHON") or str(ROOT / ".venv-reference" / "bin" / "python")
@@ -30,9 +31,16 @@ GRAPH_TEXTS = reports(20, seed=14) + [" ".join(reports(70, seed=15))[:3000]] + [
     "", "a", ".", "\u200b hernia", "ÉMILE's naïve café x-ray;  résumé",
     "1.5-cm nodule in the R/L lung; e.g., (see above)!"]
 
+RATE_TEXTS = reports(30, seed=21, long_every=11) + [
+    "effusion", "!!! ???", "ÉMILE's naïve café x-ray; résumé", "No.\n\n1. Mild edema. 2. No effusion.",
+    "\u00a0ﬁbrosis and ０ nodules vs. prior", "FINDINGS: Heart size is normal.  IMPRESSION: No acute process."]
+RATE_CANDIDATES = reports(36, seed=22) + RATE_TEXTS[-6:]  # every report keeps a sentence: 0.6.0 stays aligned
+RATE_REFERENCES = reports(36, seed=23) + RATE_TEXTS[-3:] + reports(3, seed=24)
+
 
 @pytest.fixture(scope="module")
-def answers(tiny_roberta, tiny_bert_base, tiny_chexbert, tiny_radgraph, tmp_path_factory):
+def answers(tiny_roberta, tiny_bert_base, tiny_chexbert, tiny_radgraph, tiny_rate_ner, tiny_biolord,
+            tmp_path_factory):
     work = tmp_path_factory.mktemp("reference")
     baseline = work / "baseline.tsv"
     row = f"{BASELINE['P']},{BASELINE['R']},{BASELINE['F']}"
@@ -44,7 +52,9 @@ def answers(tiny_roberta, tiny_bert_base, tiny_chexbert, tiny_radgraph, tmp_path
                          "references": REFERENCES},
            "f1chexbert": {"texts": TEXTS},
            "radgraph": {"model": str(tiny_radgraph), "texts": GRAPH_TEXTS,
-                        "reward_pairs": [GRAPH_TEXTS[:10], GRAPH_TEXTS[10:20]]}}
+                        "reward_pairs": [GRAPH_TEXTS[:10], GRAPH_TEXTS[10:20]]},
+           "ratescore": {"ner": str(tiny_rate_ner), "encoder": str(tiny_biolord), "texts": RATE_TEXTS,
+                         "candidates": RATE_CANDIDATES, "references": RATE_REFERENCES}}
     return run_job(PYTHON, work, job)
 
 
@@ -84,3 +94,22 @@ def test_reward_levels_equal_f1radgraph_0_1_18(local_models, answers):
         ours = [reward(c, r, level) for c, r in zip(graphs[:10], graphs[10:20])]
         assert ours == pytest.approx(theirs, abs=1e-12), level
     assert any(0 < x < 1 for x in answers["f1radgraph"][2])
+
+
+def test_ratescore_entities_equal_ratescore_0_6_0(local_models, answers):
+    ours = RaTEScore(progress=False).model.entities(RATE_TEXTS, progress=False)
+    assert ours == [[tuple(e) for e in report] for report in answers["ratescore_entities"]]
+    assert len({kind for report in ours for _, kind in report}) == 5  # every type occurs
+
+
+def test_ratescore_entity_vectors_are_bit_for_bit_ratescore_0_6_0s(local_models, answers):
+    # bitwise, not close: CPU topk breaks exact ties (a repeated entity text) by the row's other values
+    ours = RaTEScore(progress=False).features(RATE_TEXTS)
+    for (_, _, vectors), theirs in zip(ours, answers["ratescore_embeddings"]):
+        np.testing.assert_array_equal(vectors, np.array(theirs, dtype=np.float32).reshape(vectors.shape))
+
+
+def test_ratescore_equals_ratescore_0_6_0(local_models, answers):
+    ours = RaTEScore(progress=False)(RATE_CANDIDATES, RATE_REFERENCES)
+    np.testing.assert_allclose(ours, answers["ratescore"], rtol=0, atol=1e-12)  # same vectors, same ops
+    assert len(set(np.round(ours, 6))) > 20  # not a constant

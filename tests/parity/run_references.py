@@ -8,6 +8,9 @@ JOB: {"bertscore": {"model": DIR, "baseline": TSV, "candidates": [...], "referen
       "radgraph": {"model": DIR, "texts": [...], "reward_pairs": [hyps, refs], "timing": bool}}  (DIR: a v1
       archive folder; graphs as the package gives them, and F1RadGraph's rewards per pair; with timing, only
       the seconds of graphing the texts, model load excluded)
+      "ratescore": {"ner": DIR, "encoder": DIR, "candidates": [...], "references": [...], "texts": [...],
+                    "timing": bool}  (compute_score's list and seconds; unless timing, per text its entities
+      and their BioLORD vectors, one report per run_ner call so that none is dropped)
       "rush": {"texts": [...]}  (per text the sentences RaTEScore's sentence_split keeps, each text split
       as the first of a fresh process: C rand(), which orders PyRuSH's overlap index, reset; see rexrank.rush)
 -- f1chexbert reads bert-base-uncased from the HF cache and its
@@ -92,6 +95,28 @@ if "radgraph" in job:
         hyps, refs = spec["reward_pairs"]
         f1radgraph = F1RadGraph(reward_level="all", model_type="radgraph", model_cache_dir=str(cache), cuda=-1)
         out["f1radgraph"] = [list(map(float, level)) for level in f1radgraph(hyps=hyps, refs=refs)[1]]
+if "ratescore" in job:
+    import resource
+    import time
+
+    from loguru import logger
+
+    logger.remove()  # PyRuSH 1.0.13 logs DEBUG lines for every document
+    from RaTEScore import RaTEScore
+    from RaTEScore.score import process_embedding, run_ner
+
+    spec = job["ratescore"]
+    scorer = RaTEScore(bert_model=spec["ner"], eval_model=spec["encoder"], use_gpu=False)
+    start = time.perf_counter()
+    out["ratescore"] = scorer.compute_score(spec["candidates"], spec["references"])
+    out["ratescore_seconds"] = time.perf_counter() - start
+    out["max_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # this process's peak
+    if not spec.get("timing"):
+        entities = [(run_ner([text], scorer.idx2label, scorer.tokenizer, scorer.model, "cpu", 1) or [[]])[0]
+                    for text in spec["texts"]]
+        out["ratescore_entities"] = entities
+        out["ratescore_embeddings"] = [process_embedding(e, scorer.eval_tokenizer, scorer.eval_model, "cpu")[0]
+                                       .tolist() for e in entities]
 if "rush" in job:
     import ctypes
 

@@ -10,10 +10,11 @@ from rexrank.scorers.bertscore import BertScore
 from rexrank.scorers.bleu import Bleu2
 from rexrank.scorers.radcliq import RADCLIQ_V0, RADCLIQ_V1, RadCliQ
 from rexrank.scorers.radgraph import RadGraphF1
+from rexrank.scorers.ratescore import RaTEScore
 from rexrank.scorers.semb import SembScore
 
 SCORERS: dict[str, type[Scorer]] = {"bleu2": Bleu2, "bertscore": BertScore, "semb_score": SembScore,
-                                    "radgraph": RadGraphF1}
+                                    "radgraph": RadGraphF1, "ratescore": RaTEScore}
 COMPOSITES: dict[str, Composite] = {
     "radcliq_v1": RadCliQ("radcliq_v1", RADCLIQ_V1),
     "radcliq_v0": RadCliQ("radcliq_v0", RADCLIQ_V0),

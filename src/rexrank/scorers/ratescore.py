@@ -11,9 +11,14 @@ RaTEScore is the harmonic mean of s(reference, candidate) and s(candidate, refer
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from rexrank.models import models_extra, resolve
+from rexrank.scorers.base import Scorer
+from rexrank.signature import Signature
 
 TYPES = ("ABNORMALITY", "NON-ABNORMALITY", "DISEASE", "NON-DISEASE", "ANATOMY")
 NEGATION_PAIRS = {(a, b) for pos in ("ABNORMALITY", "DISEASE") for neg in ("NON-ABNORMALITY", "NON-DISEASE")
@@ -55,22 +60,31 @@ WEIGHTS = {
 }
 
 
-def _unit(x: np.ndarray) -> np.ndarray:
-    """torch.nn.functional.normalize(p=2, eps=1e-12) in float32."""
-    x = np.asarray(x, dtype=np.float32)
-    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), np.float32(1e-12))
+def best_matches(query: np.ndarray, keys: np.ndarray) -> tuple[list[float], list[int]]:
+    """Each query row's best cosine among the keys, computed as ratescore's `topk_similarity`: float32
+    `F.normalize`, one matrix-vector product per query, `torch.topk(k=1)`. Mirrored op for op because exact
+    ties are common (an entity text found twice in a report, once negated, has two identical vectors) and
+    CPU `topk` does not pick the first of equal values."""
+    import torch
+    import torch.nn.functional as F
+
+    q = F.normalize(torch.as_tensor(np.asarray(query, dtype=np.float32)), p=2, dim=1)
+    k = F.normalize(torch.as_tensor(np.asarray(keys, dtype=np.float32)), p=2, dim=1)
+    values, indices = [], []
+    for row in q:
+        value, index = torch.topk(torch.matmul(k, row), 1, largest=True)
+        values.append(value[0].item())
+        indices.append(index[0].item())
+    return values, indices
 
 
 def direction(query: np.ndarray, query_types: list[str], keys: np.ndarray, key_types: list[str],
               weights: Weights) -> float:
     """s(Q, K): each query entity's best match among the keys, weighted and penalised, over the weights."""
-    similarities = _unit(query) @ _unit(keys).T  # float32, as the reference
-    best = similarities.argmax(axis=1)  # first index on ties (CPU torch.topk may pick another; see notes)
     numerator = denominator = 0.0
-    for i, j in enumerate(best.tolist()):
-        w = weights.weight(query_types[i], key_types[j])
-        penalty = weights.neg_weight if (query_types[i], key_types[j]) in NEGATION_PAIRS else 1
-        numerator += float(similarities[i, j]) * w * penalty
+    for t, c, j in zip(query_types, *best_matches(query, keys)):
+        w = weights.weight(t, key_types[j])
+        numerator += c * w * (weights.neg_weight if (t, key_types[j]) in NEGATION_PAIRS else 1)
         denominator += w
     return numerator / denominator if denominator else 0.0
 
@@ -84,3 +98,47 @@ def ratescore_pair(candidate: tuple[np.ndarray, list[str]], reference: tuple[np.
     p = direction(r_emb, r_types, c_emb, c_types, weights)
     r = direction(c_emb, c_types, r_emb, r_types, weights)
     return 2 * p * r / (p + r) if p + r != 0 else 0.0
+
+
+class RaTEScore(Scorer):
+    """RaTEScore per study; `weights` names the matrix and negation penalty ("0.6.0", "pre-2025-05", "short").
+
+    Pairs are aligned by position: a report left with no sentence (empty, or every sentence under 3
+    characters) has no entity and scores 0.5, where ratescore 0.6.0 drops it and shifts every later pair."""
+
+    name = "ratescore"
+    version = "0.6.0"
+    cacheable = True
+    empty_prediction = "0.5 (a report without entities)"
+
+    def __init__(self, weights: str = "0.6.0", **runtime):
+        super().__init__(**runtime)
+        if weights not in WEIGHTS:
+            raise ValueError(f"unknown RaTEScore weights {weights!r}: expected one of {', '.join(WEIGHTS)}")
+        self.weights = WEIGHTS[weights]
+        self.ner, self.encoder = resolve("RATE_NER"), resolve("BIOLORD")
+        self._model = None
+
+    @property
+    def model(self):
+        if self._model is None:
+            RaTEModels = models_extra("rexrank.models.ratescore", "RaTEModels")
+            self._model = RaTEModels(self.ner, self.encoder, self.device, self.batch_size)
+        return self._model
+
+    def features(self, texts: Sequence[str]) -> list[tuple[np.ndarray, ...]]:
+        return self.model.features(texts, self.progress)
+
+    def score(self, candidates, references) -> np.ndarray:
+        return np.array([ratescore_pair((c[2], c[1].tolist()), (r[2], r[1].tolist()), self.weights)
+                         for c, r in zip(candidates, references, strict=True)])
+
+    def cache_namespace(self) -> str:  # entities and vectors do not depend on the weights
+        return Signature(self.name, self.version, models=self._models()).point_key
+
+    def _models(self) -> dict[str, str]:
+        return {"ner": self.ner.identity, "encoder": self.encoder.identity}
+
+    def signature(self) -> Signature:
+        return Signature(self.name, self.version, models=self._models(),
+                         settings={"weights": self.weights.name, "align": "position"})

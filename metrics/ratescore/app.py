@@ -1,0 +1,11 @@
+"""The metric's Space: paste reports, get per-pair scores, the mean and the signature."""
+
+from pathlib import Path
+
+from rexrank.widget import metric_widget
+
+demo = metric_widget("ratescore", "ratescore", "RaTEScore", Path(__file__).with_name("README.md"),
+                     ("Small left pleural effusion. No pneumothorax.", "Small left effusion."))
+
+if __name__ == "__main__":
+    demo.launch()

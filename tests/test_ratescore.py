@@ -1,0 +1,96 @@
+"""RaTEScore inference: the IOB merge rule on hand-made tags, and the scorer on tiny random models."""
+
+import numpy as np
+import pytest
+from fixtures.reports import reports
+
+from rexrank.models.ratescore import merge_entities
+from rexrank.scorers import compute
+from rexrank.scorers.ratescore import WEIGHTS, RaTEScore
+
+
+def spans(tags: str, sep: str = "O") -> list[tuple[int, int, str]]:
+    """merge_entities over [CLS] w1 .. wn [SEP], tags given as 'B-A I-A O ...' with short type names."""
+    names = {"A": "ABNORMALITY", "N": "NON-ABNORMALITY", "D": "DISEASE", "X": "ANATOMY"}
+    full = ["O", *(t if t == "O" else f"{t[:2]}{names[t[2:]]}" for t in tags.split()),
+            sep if sep == "O" else f"{sep[:2]}{names[sep[2:]]}"]
+    tokens = ["[CLS]", *(f"w{i}" for i in range(1, len(full) - 1)), "[SEP]"]
+    return [(a, b, kind[:3]) for a, b, kind in merge_entities(tokens, full)]
+
+
+@pytest.mark.parametrize("tags, sep, expected", [
+    ("B-A I-A O", "O", [(1, 2, "ABN")]),
+    ("B-A B-D O", "O", [(1, 1, "ABN"), (2, 2, "DIS")]),
+    ("B-A I-D I-X O", "O", [(1, 3, "ABN")]),  # a span takes its B- tag's type
+    ("I-A I-A O B-X", "O", [(4, 4, "ANA")]),  # I- with no B- before it is dropped
+    ("O B-X I-X", "I-A", [(2, 3, "ANA")]),  # open at [SEP]: kept to the last real token
+    ("B-D B-X I-X", "I-A", [(1, 1, "DIS")]),  # ... unless a B->B closed a span before: lost, as the reference
+    ("B-D O B-X I-X", "I-A", [(1, 1, "DIS"), (3, 4, "ANA")]),  # a ->O close resets it
+    ("B-X I-X", "B-A", [(1, 2, "ANA")]),  # [SEP]'s own tag is never an entity
+    ("I-A B-N", "O", [(2, 2, "NON")]),
+])
+def test_merge_rule_of_ratescore_0_6_0(tags, sep, expected):
+    assert spans(tags, sep) == expected
+
+
+def test_every_type_of_the_weight_matrix_is_a_tag_type():
+    from rexrank.models.ratescore import TYPES as TAG_TYPES
+    from rexrank.scorers.ratescore import TYPES
+
+    assert TAG_TYPES == TYPES
+
+
+@pytest.fixture
+def scorer(local_models):
+    return RaTEScore(progress=False, batch_size=4)
+
+
+def test_entities_are_found_and_identical_reports_score_one(scorer):
+    texts = reports(12, seed=3)
+    cands, refs = scorer.paired_features(texts, texts)
+    assert all(len(c[0]) for c in cands)  # the tiny tagger finds entities in every synthetic report
+    np.testing.assert_allclose(scorer.score(cands, refs), 1.0, rtol=1e-6)
+
+
+def test_reports_without_entities_score_one_half_and_stay_aligned(scorer):
+    # "" and "OK" keep no sentence (ratescore 0.6.0 would drop them and shift every later pair)
+    refs = ["Mild cardiomegaly.", "", "Heart size is normal.", "OK", "Small left pleural effusion."]
+    cands = ["Mild cardiomegaly.", "Heart size is normal.", "", "Bibasilar atelectasis.",
+             "Small left pleural effusion."]
+    scores = scorer(cands, refs)
+    assert scores[1] == scores[2] == scores[3] == 0.5
+    assert scores[0] == pytest.approx(1.0) and scores[4] == pytest.approx(1.0)
+
+
+def test_hard_inputs_do_not_crash(scorer):
+    long = " ".join(reports(60, seed=5))  # thousands of tokens: sentences are tagged one by one, 512 each
+    odd = ["effusion", ".", "!!! ???", "ÉMILE's naïve café x-ray; résumé", "\u200b\u00a0 ﬁbrosis ０", long]
+    scores = scorer(odd, odd[::-1])
+    assert len(scores) == len(odd) and np.isfinite(scores).all()
+    assert scores[1] == 0.5  # punctuation only: no sentence of 3 characters
+
+
+def test_batch_size_does_not_change_the_features(local_models):
+    texts = reports(10, seed=8, long_every=4)
+    one = RaTEScore(progress=False, batch_size=1).features(texts)
+    many = RaTEScore(progress=False, batch_size=16).features(texts)
+    for a, b in zip(one, many):
+        assert a[0].tolist() == b[0].tolist() and a[1].tolist() == b[1].tolist()
+        np.testing.assert_allclose(a[2], b[2], atol=1e-5)
+
+
+def test_weights_option_changes_only_negation_mismatches(local_models):
+    texts = reports(30, seed=9)
+    new = compute("ratescore", texts, texts[::-1])
+    old = compute("ratescore", texts, texts[::-1], weights="pre-2025-05")
+    assert "weights:0.6.0" in new["signature"] and "weights:pre-2025-05" in old["signature"]
+    assert all(o <= n + 1e-12 for o, n in zip(old["ratescore_per_sample"], new["ratescore_per_sample"]))
+    assert old["ratescore"] < new["ratescore"]  # some best match crosses a negation in 30 random pairs
+    with pytest.raises(ValueError, match="pre-2025-05"):
+        RaTEScore(weights="0.5.0")
+
+
+def test_the_feature_cache_is_shared_across_weights(local_models):
+    a, b = RaTEScore(progress=False), RaTEScore(weights="short", progress=False)
+    assert a.cache_namespace() == b.cache_namespace() and a.signature() != b.signature()
+    assert WEIGHTS["short"].neg_weight == 0.3611577852354489
