@@ -175,3 +175,45 @@ def test_radcliq_v1_end_to_end_from_its_four_components(local_models, tmp_path, 
     assert radcliq.statistic == "inverse_mean" and radcliq.mean == pytest.approx(per_study.mean())
     assert radcliq.value == pytest.approx(1 / per_study.mean())
     assert "radgraph:1" in str(radcliq.signature) and "bertscore:1@local:" in str(radcliq.signature)
+
+
+GREEN_ANSWER = ("[Explanation]:\nClose.\n\n[Clinically Significant Errors]:\n"
+                "(a) False report of a finding in the candidate: 1. Effusion.\n"
+                + "".join(f"({k}) Other: 0.\n" for k in "bcdef")
+                + "\n[Clinically Insignificant Errors]:\n(a) False report of a finding in the candidate: 0.\n\n"
+                "[Matched Findings]:\n3. Heart; lungs; bones.")
+
+
+def test_green_through_a_judge_endpoint_with_counts_per_study(tmp_path, fake_openai, monkeypatch, capsys):
+    monkeypatch.setenv("REXRANK_CACHE", str(tmp_path / "cache.sqlite"))
+    odd = json.loads(demo.predictions("demo-careful", "findings").read_text().splitlines()[0])
+    fake_openai.replies = lambda prompt: "I cannot compare these." if odd["prediction"] in prompt else GREEN_ANSWER
+    judge = ["--judge-url", fake_openai.url, "--judge-model", fake_openai.model]
+    assert score(tmp_path, "--metrics", "green,bleu2", *judge) == 0
+    result = Result.read(tmp_path / "dataset.findings.json")
+    green = result.metrics["green"]
+    assert green.value == pytest.approx(0.75) and green.n == 44  # 45 studies, one answer unreadable
+    assert result.extras["green"]["unparseable"] == 1 and result.extras["green"]["error_counts"]["matched"] == 132
+    assert f"backend:judge:{fake_openai.model}" in str(green.signature)
+    table = pd.read_parquet(tmp_path / "dataset.findings.per_study.parquet")
+    row = table.set_index("study_id").loc[odd["study_id"]]
+    assert np.isnan(row["green"]) and pd.isna(row["green.significant_a"])
+    assert (table["green.significant_a"].dropna() == 1).all() and fake_openai.calls == 45
+    assert score(tmp_path, "--metrics", "green", *judge) == 0 and fake_openai.calls == 45  # the cache answers
+
+
+def test_green_refuses_credentialed_data_for_a_public_endpoint(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    split = tmp_path / "mimic-cxr.jsonl"
+    split.write_text(demo.DATASET.read_text())
+    code = main(["score", "--predictions", str(demo.predictions("demo-careful", "findings")), "--dataset",
+                 str(split), "--task", "findings", "--out", str(tmp_path / "out"), "--quiet", "--metrics", "green",
+                 "--judge-url", "https://api.example.com/v1", "--judge-model", "gpt-4o"])
+    assert code == 2 and "PhysioNet" in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+def test_all_means_the_metrics_that_need_no_judge(tmp_path):
+    from rexrank.scorers import AVAILABLE, parse_metrics
+
+    assert "green" not in parse_metrics("all") and set(parse_metrics("all")) == set(AVAILABLE)
+    assert parse_metrics("green") == ["green"]

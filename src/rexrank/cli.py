@@ -18,7 +18,7 @@ from rexrank.models import MODELS, ModelUnavailable, clear_overrides, resolve, s
 from rexrank.reports import TASKS
 from rexrank.results import ModelInfo, Result
 from rexrank.scorecard import MetricSet, result_paths, score_file
-from rexrank.scorers import AVAILABLE, COMPOSITES, METRICS, SCORERS, metric_class, parse_metrics
+from rexrank.scorers import AVAILABLE, COMPOSITES, JUDGED, METRICS, SCORERS, metric_class, parse_metrics
 
 OK, BAD_INPUT, METRIC_SKIPPED = 0, 2, 3
 
@@ -30,6 +30,13 @@ def _warn(message: str) -> None:
 def _warn_all(result: Result) -> None:
     for warning in result.warnings:
         _warn(warning)
+
+
+def _show(value) -> str:
+    """An extra as one line: floats to 4 places, counts as they are, nested groups in parentheses."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {f'({_show(v)})' if isinstance(v, dict) else _show(v)}" for k, v in value.items())
+    return f"{value:.4f}" if isinstance(value, float) else str(value)
 
 
 def format_result(result: Result) -> str:
@@ -46,14 +53,15 @@ def format_result(result: Result) -> str:
     for name, why in result.skipped.items():
         lines.append(f"  {name:<12} skipped: {why}")
     for name, values in result.extras.items():
-        lines.append(f"  {name}: " + ", ".join(f"{k} {v:.4f}" for k, v in values.items()))
+        lines.append(f"  {name}: {_show(values)}")
     lines += [f"  {name}: {m.signature}" for name, m in result.metrics.items() if m.signature]
     return "\n".join(lines)
 
 
 def cmd_score(args: argparse.Namespace) -> int:
     model = ModelInfo(args.model_name or Path(args.predictions).stem, args.institution, args.url)
-    metric_set = MetricSet(parse_metrics(args.metrics), args.device, args.batch_size, progress=not args.quiet)
+    metric_set = MetricSet(parse_metrics(args.metrics), args.device, args.batch_size, progress=not args.quiet,
+                           judge=_judge(args))
     result = score_file(Path(args.predictions), args.dataset, args.task, metric_set, Path(args.out), model,
                         args.split, args.dataset_name, args.resamples, args.seed)
     _warn_all(result)
@@ -64,7 +72,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     out = Path(args.out)
-    metrics = MetricSet(parse_metrics(args.metrics), args.device, args.batch_size, progress=False)
+    metrics = MetricSet(parse_metrics(args.metrics), args.device, args.batch_size, progress=False, judge=_judge(args))
     results = []
     for key, card in demo.systems().items():
         model = ModelInfo(card["name"], card["institution"], card["url"])
@@ -107,7 +115,8 @@ def cmd_metrics(args: argparse.Namespace) -> int:
         needs = f" = f({', '.join(metric.needs)})" if name in COMPOSITES else ""
         dataset_value = "1 / mean over studies" if metric.statistic == "inverse_mean" else "mean over studies"
         absent = ", ".join(c for c in getattr(metric, "needs", ()) if c not in SCORERS)
-        state = "" if name in AVAILABLE else f"  [needs {absent}: not in rexrank {__version__} yet]"
+        state = ("  [judged by an LLM: --judge-url/--judge-model, or a local judge model]" if name in JUDGED
+                 else "" if name in AVAILABLE else f"  [needs {absent}: not in rexrank {__version__} yet]")
         print(f"{name:<12} v{metric.version}{needs}; dataset value: {dataset_value}; "
               f"empty prediction: {metric.empty_prediction}{state}")
     return OK
@@ -205,7 +214,8 @@ def parser() -> argparse.ArgumentParser:
                        help="a folder of parquet (study_id, findings, impression), a ReXrank split .json, "
                             "a .jsonl, or a Hub dataset ORG/NAME")
     score.add_argument("--task", required=True, choices=TASKS)
-    score.add_argument("--metrics", help=f"comma-separated, default all: {','.join(METRICS)}")
+    score.add_argument("--metrics", help=f"comma-separated from {','.join(METRICS)}; default all: "
+                                         f"{','.join(AVAILABLE)} (judged metrics only when named)")
     score.add_argument("--out", default="rexrank-results", help="folder for the result JSON and per-study table")
     score.add_argument("--split", default="test")
     score.add_argument("--dataset-name", help="name recorded in the result (default: from --dataset)")
@@ -257,6 +267,20 @@ def _runtime_options(command: argparse.ArgumentParser) -> None:
                               + ", ".join(MODELS))
     command.add_argument("--device", help="torch device for model metrics (default: cuda if present, else cpu)")
     command.add_argument("--batch-size", type=int, default=32, help="texts per forward pass (halved on OOM)")
+    judge = command.add_argument_group("LLM-judged metrics (green): an OpenAI-compatible endpoint, else the local "
+                                       "judge model (--model GREEN=PATH)")
+    judge.add_argument("--judge-url", help="e.g. http://localhost:8000/v1 (also REXRANK_JUDGE_URL); key in "
+                                           "OPENAI_API_KEY")
+    judge.add_argument("--judge-model", help="the model name the endpoint serves (also REXRANK_JUDGE_MODEL)")
+    judge.add_argument("--judge-concurrency", type=int, default=8, help="requests in flight at once")
+    judge.add_argument("--allow-endpoint", action="append", default=[], metavar="URL",
+                       help="send credentialed data (MIMIC-CXR, CheXpert Plus, ReXGradient, RadRBench-CXR) to "
+                            "this non-local endpoint: only one your data use agreement covers")
+
+
+def _judge(args: argparse.Namespace) -> dict:
+    return {"judge_url": args.judge_url, "judge_model": args.judge_model, "concurrency": args.judge_concurrency,
+            "allow_endpoints": args.allow_endpoint}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

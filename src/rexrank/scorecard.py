@@ -10,13 +10,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from rexrank import __version__, stats
 from rexrank.data import align, load_predictions, load_split
 from rexrank.files import atomic_path
 from rexrank.results import MetricResult, ModelInfo, Result
-from rexrank.scorers import COMPOSITES, SCORERS, MetricUnavailable, Scorer, metric_class
+from rexrank.scorers import COMPOSITES, JUDGED, SCORERS, Judged, MetricUnavailable, Scorer, metric_class
 from rexrank.signature import Signature
 
 
@@ -40,19 +41,28 @@ def _plan(metrics: Sequence[str]) -> list[str]:
 
 
 class MetricSet:
-    """The scorers behind a list of metric names, built once (models load once) and reused for every system."""
+    """The scorers behind a list of metric names, built once (models load once) and reused for every system.
+
+    `judge` configures the LLM-judged metrics: `judge_url`, `judge_model`, `allow_endpoints`, `concurrency`
+    (see `rexrank.green.backend_for`); without it they use their local judge model."""
 
     def __init__(self, metrics: Sequence[str], device: str | None = None, batch_size: int = 32,
-                 progress: bool = True):
+                 progress: bool = True, judge: dict | None = None):
         self.metrics, self.progress = list(metrics), progress
         self.scorers: dict[str, Scorer] = {}
+        self.judged: dict[str, Judged] = {}
         self.unavailable: dict[str, str] = {}
         for name in _plan(metrics):
-            if name in SCORERS:
-                try:
+            try:
+                if name in SCORERS:
                     self.scorers[name] = SCORERS[name](device=device, batch_size=batch_size, progress=progress)
-                except MetricUnavailable as err:
-                    self.unavailable[name] = str(err)
+                elif name in JUDGED:
+                    from rexrank.green import backend_for
+
+                    backend = backend_for(**(judge or {}), device=device, progress=progress)
+                    self.judged[name] = JUDGED[name](backend)
+            except MetricUnavailable as err:
+                self.unavailable[name] = str(err)
 
 
 def score(
@@ -60,10 +70,13 @@ def score(
     metrics: Sequence[str] | MetricSet,
     resamples: int = stats.RESAMPLES,
     seed: int = stats.SEED,
+    dataset: str | None = None,
 ) -> Scorecard:
+    """`dataset` names the split's source for the LLM judges' data-use guard."""
     metric_set = metrics if isinstance(metrics, MetricSet) else MetricSet(metrics, progress=False)
     predictions, references = rows["prediction"].tolist(), rows["reference"].tolist()
     columns: dict[str, object] = {}
+    detail: dict[str, list] = {}
     signatures: dict[str, Signature] = {}
     skipped: dict[str, str] = dict(metric_set.unavailable)
     extras: dict[str, dict] = {}
@@ -90,11 +103,26 @@ def score(
                 skipped[name] = str(err)
                 continue
             signatures[name] = scorer.signature()
+        elif name in metric_set.judged:
+            judged = metric_set.judged[name]
+            try:
+                values, more, found = judged.run(predictions, references, dataset)
+            except MetricUnavailable as err:
+                skipped[name] = str(err)
+                continue
+            if np.isnan(values).all():
+                skipped[name] = f"no study could be scored ({found.get(name, {})})"
+                continue
+            columns[name], signatures[name] = values, judged.signature()
+            detail |= more
+            extras |= found
 
-    per_study = pd.DataFrame({"study_id": rows["study_id"].tolist(), **columns})
+    per_study = pd.DataFrame({"study_id": rows["study_id"].tolist(), **columns, **detail})
     results = {}
     for name in columns:
-        estimate = stats.estimate(per_study[name].to_numpy(), metric_class(name).statistic, resamples, seed)
+        values = per_study[name].to_numpy(dtype=np.float64)
+        scored = values[~np.isnan(values)] if name in metric_set.judged else values  # judged: NaN = not scored
+        estimate = stats.estimate(scored, metric_class(name).statistic, resamples, seed)
         results[name] = MetricResult.from_estimate(estimate, signatures[name])
     return Scorecard(per_study, results, skipped, extras)
 
@@ -110,7 +138,8 @@ def score_file(predictions: Path, dataset: str, task: str, metrics: Sequence[str
     """Score one predictions file on one split and task; write the result JSON and per-study table."""
     test_split = load_split(dataset, split, dataset_name)
     aligned = align(test_split.references(task), load_predictions(predictions), str(predictions))
-    card = score(aligned.rows, metrics, resamples, seed)
+    # The data-use guard sees the split's name and where it came from (a file or Hub id can name MIMIC-CXR too).
+    card = score(aligned.rows, metrics, resamples, seed, dataset=f"{test_split.dataset} {dataset}")
     result = Result(model, test_split.dataset, split, task, card.metrics, aligned.counts, card.skipped,
                     warnings=[f"{predictions}: {w}" for w in aligned.warnings], extras=card.extras)
     json_path, table_path = result_paths(out, test_split.dataset, task)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rexrank.errors import InputError
-from rexrank.scorers.base import Composite, MetricUnavailable, Scorer
+from rexrank.scorers.base import Composite, Judged, MetricUnavailable, Scorer
 from rexrank.scorers.bertscore import BertScore
 from rexrank.scorers.bleu import Bleu2
+from rexrank.scorers.green import Green
 from rexrank.scorers.radcliq import RADCLIQ_V0, RADCLIQ_V1, RadCliQ
 from rexrank.scorers.radgraph import RadGraphF1
 from rexrank.scorers.ratescore import RaTEScore
@@ -19,17 +20,19 @@ COMPOSITES: dict[str, Composite] = {
     "radcliq_v1": RadCliQ("radcliq_v1", RADCLIQ_V1),
     "radcliq_v0": RadCliQ("radcliq_v0", RADCLIQ_V0),
 }
-METRICS = (*SCORERS, *COMPOSITES)
-# What `all` means: every metric this version can compute (a composite needs all of its components).
-AVAILABLE = tuple(m for m in METRICS if m in SCORERS or all(c in SCORERS for c in COMPOSITES[m].needs))
+# Judged by an LLM: named explicitly, with a judge endpoint or a local judge model (never part of `all`).
+JUDGED: dict[str, type[Judged]] = {"green": Green}
+METRICS = (*SCORERS, *COMPOSITES, *JUDGED)
+# What `all` means: every metric this version computes without a judge (a composite needs its components).
+AVAILABLE = tuple(m for m in (*SCORERS, *COMPOSITES) if m in SCORERS or all(c in SCORERS for c in COMPOSITES[m].needs))
 
-__all__ = ["AVAILABLE", "COMPOSITES", "METRICS", "SCORERS", "Composite", "MetricUnavailable", "Scorer", "compute",
-           "metric_class", "parse_metrics"]
+__all__ = ["AVAILABLE", "COMPOSITES", "JUDGED", "METRICS", "SCORERS", "Composite", "Judged", "MetricUnavailable",
+           "Scorer", "compute", "metric_class", "parse_metrics"]
 
 
-def metric_class(name: str) -> type[Scorer] | Composite:
-    """The scorer class or composite behind a metric name (its statistic, version, empty-prediction rule)."""
-    return SCORERS.get(name) or COMPOSITES[name]
+def metric_class(name: str) -> type[Scorer] | Composite | type[Judged]:
+    """The class or composite behind a metric name (its statistic, version, empty-prediction rule)."""
+    return SCORERS.get(name) or JUDGED.get(name) or COMPOSITES[name]
 
 
 def parse_metrics(text: str | None) -> list[str]:

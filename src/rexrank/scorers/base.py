@@ -77,3 +77,21 @@ class Composite:
 
     def signature(self, components: Sequence[Signature]) -> Signature:
         return Signature(self.name, self.version, components=tuple(components))
+
+
+class Judged:
+    """A metric an LLM judges pair by pair: per-study scores (NaN where the reply could not be read or the call
+    failed: left out of the mean and counted, never scored 0), per-study detail columns, and counts."""
+
+    name: ClassVar[str]
+    version: ClassVar[str]
+    statistic: ClassVar[str] = "mean"
+    empty_prediction: ClassVar[str] = ""
+
+    def run(self, predictions: Sequence[str], references: Sequence[str], dataset: str | None
+            ) -> tuple[np.ndarray, dict[str, list], dict[str, Any]]:
+        """(scores, detail columns for the per-study table, extras for the result)."""
+        raise NotImplementedError
+
+    def signature(self) -> Signature:
+        raise NotImplementedError

@@ -1,0 +1,31 @@
+"""GREEN in the scorecard: `rexrank.green` through a judge endpoint or a local model (METRICS.md §7)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from rexrank import green
+from rexrank.scorers.base import Judged
+from rexrank.signature import Signature
+
+
+class Green(Judged):
+    name = "green"
+    version = green.VERSION
+    empty_prediction = "judged as written (an empty candidate matches nothing: usually 0)"
+
+    def __init__(self, backend: green.Backend):
+        self.backend = backend
+
+    def run(self, predictions: Sequence[str], references: Sequence[str], dataset: str | None):
+        result = green.green(predictions, references, self.backend, dataset=dataset)
+        scores = np.array([np.nan if s is None else s for s in result.scores], dtype=np.float64)
+        detail = {f"green.{key}": [None if c is None else c[key] for c in result.counts] for key in green.COUNT_KEYS}
+        extras = {"green": {"unparseable": result.unparseable, "failed": result.failed,
+                            "truncated": result.truncated, "error_counts": result.totals}}
+        return scores, detail, extras
+
+    def signature(self) -> Signature:
+        return green.signature(self.backend)
