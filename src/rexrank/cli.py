@@ -169,9 +169,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return OK
 
 
+JUDGE_MODELS = ("GREEN",)
+
+
 def cmd_models(args: argparse.Namespace) -> int:
     """`models list`: where each model resolves, without downloading; `models download`: fetch into the HF cache."""
-    keys = list(MODELS) if args.action == "list" or args.all else [k.upper() for k in args.keys]
+    # --all: every model the metrics of `all` need; a judge model (GREEN, 13.5 GB) only when named
+    keys = (list(MODELS) if args.action == "list" else [k for k in MODELS if k not in JUDGE_MODELS] if args.all
+            else [k.upper() for k in args.keys])
     unknown = [k for k in keys if k not in MODELS]
     if unknown or not keys:
         raise InputError(f"name models to download ({', '.join(k.lower() for k in MODELS)}) or pass --all"
@@ -237,7 +242,8 @@ def parser() -> argparse.ArgumentParser:
     weights = commands.add_parser("models", help="list where each model's weights resolve, or download them")
     weights.add_argument("action", choices=("list", "download"))
     weights.add_argument("keys", nargs="*", metavar="MODEL", help=", ".join(k.lower() for k in MODELS))
-    weights.add_argument("--all", action="store_true", help="download every model")
+    weights.add_argument("--all", action="store_true", help="download every model but the judges (name green to "
+                                                             "get GREEN's 13.5 GB)")
     weights.set_defaults(run=cmd_models)
 
     listing = commands.add_parser("metrics", help="list the metrics and what each gives an empty prediction")
