@@ -110,3 +110,23 @@ def test_relation_pairs_in_blocks_give_the_same_graph(scorer, monkeypatch):
     whole = scorer.model.graphs(texts, progress=False)
     monkeypatch.setattr(radgraph_model, "PAIR_CELLS", 5000)  # a few source rows per block
     assert scorer.model.graphs(texts, progress=False) == whole
+
+
+@pytest.mark.parametrize("pair_cells", [None, 5000])
+def test_reports_graphed_together_equal_reports_graphed_alone(scorer, monkeypatch, pair_cells):
+    """The heads run over all reports of a batch at once: each report keeps its own k of top spans, and neither
+    the other reports' spans nor padding reach its top-k or its pairs (also with pair blocks of a few rows)."""
+    import rexrank.models.radgraph as radgraph_model
+
+    if pair_cells:
+        monkeypatch.setattr(radgraph_model, "PAIR_CELLS", pair_cells)
+    texts = ["", "a", LONG, *reports(3, seed=5), "two words", "   ", "\u200b"]
+    model, batches = scorer.model, []
+    forward = model._forward
+    monkeypatch.setattr(model, "_forward", lambda batch: batches.append(len(batch)) or forward(batch))
+    monkeypatch.setattr(model, "batch_size", len(texts))
+    together = model.graphs(texts, progress=False)
+    monkeypatch.setattr(model, "batch_size", 1)
+    assert model.graphs(texts, progress=False) == together
+    assert batches == [len(texts)] + [1] * len(texts)
+    assert together[2].relations and together[3].relations  # the long and a normal report have pairs to compare

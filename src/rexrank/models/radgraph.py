@@ -9,13 +9,16 @@ segments; a word is the mean of its pieces' last-layer states (0 if it has none)
 prepended, argmax, no threshold; relations come from the top ceil(n * spans_per_word) spans by their own
 mention score (re-sorted by span), every ordered pair incl. i = j scored as FF([a; b; a*b]) -> Linear plus
 both mention scores, 0 null prepended, argmax; a relation is kept only if both ends are NER entities.
-Unlike the reference, which runs one report per forward, the encoder runs on batches of reports.
+Unlike the reference, which runs one report per forward, the encoder and every head run on batches of
+reports, and the first (linear) layer of each head is applied to each word or top span once and summed per
+span or pair instead of to every concatenation: the same sums in another order, so the scores differ from
+the reference's in the last bits only, as batching alone already makes them (MKL's sums depend on the
+number of rows), and the graphs are the same (tests/test_reference_parity.py).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import tarfile
@@ -30,7 +33,7 @@ from rexrank.models.runtime import pick_device, run_batches
 from rexrank.scorers.radgraph import Entity, Graph, tokenize_report
 
 PIECES_PER_SEGMENT = 510
-PAIR_CELLS = 1 << 26  # floats of pair representations held at once (256 MB)
+PAIR_CELLS = 1 << 26  # floats of pair products g_i * g_j held at once (256 MB)
 BERT = "_embedder.token_embedder_bert._matched_embedder.transformer_model."
 NER = "_ner._ner_scorers.radgraph__ner_labels."
 PRUNER = "_relation._mention_pruners.radgraph__relation_labels._scorer."
@@ -122,75 +125,102 @@ class RadGraphModel:
         cls, sep = self.tokenizer.cls_token_id, self.tokenizer.sep_token_id
         return [[cls, *ids[i:i + PIECES_PER_SEGMENT], sep] for i in range(0, len(ids), PIECES_PER_SEGMENT)]
 
+    @torch.inference_mode()
     def _forward(self, reports: list[tuple[list[str], list[int], list]]) -> list[Graph]:
-        segments = [self._segments(ids) for _, ids, _ in reports]
-        flat = [s for group in segments for s in group]
-        states = []
-        if flat:
-            width = max(map(len, flat))
-            input_ids = torch.tensor([s + [0] * (width - len(s)) for s in flat], device=self.device)
-            mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in flat], device=self.device)
-            with torch.inference_mode():
-                out = self.bert(input_ids=input_ids, attention_mask=mask).last_hidden_state
-            states = [out[i, 1:len(s) - 1] for i, s in enumerate(flat)]
-        graphs, at = [], 0
-        for (words, _, offsets), group in zip(reports, segments):
-            pieces = torch.cat(states[at:at + len(group)]) if group else None
-            at += len(group)
-            graphs.append(self._graph(words, offsets, pieces))
-        return graphs
+        """The encoder, then each head once over the spans and pairs of all the batch's reports."""
+        h = self._words(reports)
+        dev, sizes = h.device, torch.tensor([len(words) for words, _, _ in reports], device=h.device)
+        # spans of up to max_span_width words inside a report: by start, then end, report after report
+        report_of_word = torch.arange(len(reports), device=dev).repeat_interleave(sizes)
+        first_word = sizes.cumsum(0) - sizes
+        starts = torch.arange(len(h), device=dev)[:, None]
+        ends = starts + torch.arange(self.max_span_width, device=dev)
+        inside = ends < (first_word + sizes)[report_of_word][:, None]
+        starts, ends = starts.expand_as(ends)[inside], ends[inside]
+        report_of_span = report_of_word[starts]
 
-    def _ff(self, prefix: str, x: torch.Tensor) -> torch.Tensor:
-        for i in range(self.layers):  # ReLU after every layer, the last one included (allennlp FeedForward)
+        ner = self._span_scores(NER, h, starts, ends)
+        ner = torch.cat([ner.new_zeros(len(ner), 1), ner], dim=-1).argmax(-1)
+        mention = self._span_scores(PRUNER, h, starts, ends)[:, 0]
+        # each report's own top k = ceil(n * spans_per_word) (float32, as the reference) by mention score, taken
+        # on its own slice of spans (no other report's span can enter), then sorted by span
+        bounds = [0, *torch.bincount(report_of_span, minlength=len(reports)).cumsum(0).tolist()]
+        ks = torch.ceil(sizes.float() * self.spans_per_word).clamp(min=1).long().tolist()
+        tops = [mention[lo:hi].topk(min(k, hi - lo)).indices.sort().values + lo
+                for k, lo, hi in zip(ks, bounds, bounds[1:])]
+        source, target, relation = self._relations(h, starts, ends, mention, tops)
+
+        # entities numbered in span order within their report; a relation only between two entities, in
+        # row-major order over the sorted top spans, as the reference
+        is_entity = ner > 0
+        number = is_entity.cumsum(0) - 1
+        numbered = [0, *number[torch.tensor(bounds[1:], device=dev) - 1].add(1).tolist()]
+        first, words = first_word.tolist(), [w for w, _, _ in reports]
+        entities: list[list[Entity]] = [[] for _ in reports]
+        found = is_entity.nonzero()[:, 0]
+        for r, s, e, label in zip(*(x[found].tolist() for x in (report_of_span, starts, ends, ner))):
+            s, e = s - first[r], e - first[r]
+            entities[r].append(Entity(" ".join(words[r][s:e + 1]), self.ner_labels[label], s, e))
+        relations: list[list] = [[] for _ in reports]
+        kept = ((relation > 0) & is_entity[source] & is_entity[target]).nonzero()[:, 0]
+        for r, i, j, label in zip(*(x[kept].tolist() for x in (report_of_span[source], number[source],
+                                                                   number[target], relation))):
+            relations[r].append((i - numbered[r], j - numbered[r], self.relation_labels[label - 1]))
+        return [Graph(tuple(e), tuple(rel)) for e, rel in zip(entities, relations)]
+
+    def _words(self, reports: list[tuple[list[str], list[int], list]]) -> torch.Tensor:
+        """Every word of the batch, report after report: the mean of its pieces' last-layer states (summed in
+        order, divided by their number), 0 if it has none. Pieces past 510 come from their own segment."""
+        segments = [s for _, ids, _ in reports for s in self._segments(ids)]
+        pieces = self.heads[WIDTH].new_zeros(0, self.bert.config.hidden_size)
+        if segments:
+            width = max(map(len, segments))
+            input_ids = torch.tensor([s + [0] * (width - len(s)) for s in segments], device=self.device)
+            mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in segments], device=self.device)
+            out = self.bert(input_ids=input_ids, attention_mask=mask).last_hidden_state
+            pieces = torch.cat([out[i, 1:len(s) - 1] for i, s in enumerate(segments)])
+        counts = torch.tensor([o[1] - o[0] if o else 0 for _, _, offsets in reports for o in offsets],
+                              device=self.device)
+        word_of_piece = torch.arange(len(counts), device=self.device).repeat_interleave(counts)
+        sums = pieces.new_zeros(len(counts), pieces.shape[-1]).index_add_(0, word_of_piece, pieces)
+        return sums / counts.clamp(min=1)[:, None]
+
+    def _ff(self, prefix: str, x: torch.Tensor, first: int = 0) -> torch.Tensor:
+        for i in range(first, self.layers):  # ReLU after every layer, the last one included (allennlp FeedForward)
             x = F.relu(F.linear(x, self.heads[f"{prefix}{i}.weight"], self.heads[f"{prefix}{i}.bias"]))
         return x
 
-    def _scorer(self, prefix: str, x: torch.Tensor) -> torch.Tensor:
-        hidden = self._ff(f"{prefix}0._module._linear_layers.", x)
+    def _span_scores(self, prefix: str, h: torch.Tensor, starts: torch.Tensor, ends: torch.Tensor) -> torch.Tensor:
+        """The scorer `prefix` on every span [h_start; h_end; width embedding]. Its first layer is linear: applied
+        to each word and width once and summed per span, it costs an eighth of the products."""
+        layers, d = f"{prefix}0._module._linear_layers.", h.shape[-1]
+        weight = self.heads[f"{layers}0.weight"]
+        by_start, by_end = F.linear(h, weight[:, :d]), F.linear(h, weight[:, d:2 * d])
+        by_width = F.linear(self.heads[WIDTH], weight[:, 2 * d:], self.heads[f"{layers}0.bias"])
+        hidden = self._ff(layers, (by_start[starts] + by_end[ends]).add_(by_width[ends - starts]).relu_(), first=1)
         return F.linear(hidden, self.heads[f"{prefix}1._module.weight"], self.heads[f"{prefix}1._module.bias"])
 
-    @torch.inference_mode()
-    def _graph(self, words: list[str], offsets: list, pieces: torch.Tensor | None) -> Graph:
-        n = len(words)
-        h = self._words(offsets, pieces, self.bert.config.hidden_size)
-        spans = [(s, e) for s in range(n) for e in range(s, min(s + self.max_span_width, n))]
-        starts = torch.tensor([s for s, _ in spans], device=self.device)
-        ends = torch.tensor([e for _, e in spans], device=self.device)
-        g = torch.cat([h[starts], h[ends], self.heads[WIDTH][ends - starts]], dim=-1)
-
-        ner = self._scorer(NER, g)
-        ner = torch.cat([torch.zeros(len(spans), 1, device=self.device), ner], dim=-1).argmax(-1).tolist()
-        entities = [(spans[i], self.ner_labels[label]) for i, label in enumerate(ner) if label != 0]
-
-        mention = self._scorer(PRUNER, g)[:, 0]
-        k = max(1, math.ceil(float(torch.tensor(n, dtype=torch.float32) * self.spans_per_word)))
-        top = torch.sort(mention.topk(min(k, len(spans))).indices).values
-        a, m = g[top], mention[top]
-        size = len(top)
-        # Every ordered pair [a_i; a_j; a_i * a_j]: K^2 rows, so a long report is done in blocks of source rows
-        # (a 2,000-word report has K = 1,000: 18 GB at once).
-        block = max(1, PAIR_CELLS // max(1, size * 3 * a.shape[-1]))
-        scores = torch.cat([
-            F.linear(self._ff(PAIRS, torch.cat([a[i:i + block, None].expand(-1, size, -1),
-                                                a[None].expand(len(a[i:i + block]), size, -1),
-                                                a[i:i + block, None] * a[None]], dim=-1).reshape(-1, 3 * a.shape[-1])),
-                     self.heads[f"{RELATION}weight"], self.heads[f"{RELATION}bias"])
-            for i in range(0, size, block)])
-        scores = scores.view(size, size, -1) + (m[:, None] + m[None, :])[..., None]
-        labels = torch.cat([torch.zeros(size, size, 1, device=self.device), scores], dim=-1).argmax(-1).tolist()
-
-        index = {span: i for i, (span, _) in enumerate(entities)}
-        top_spans = [spans[i] for i in top.tolist()]
-        relations = tuple((index[top_spans[i]], index[top_spans[j]], self.relation_labels[label - 1])
-                          for i in range(size) for j in range(size) if (label := labels[i][j]) > 0
-                          and top_spans[i] in index and top_spans[j] in index)
-        # row-major over spans sorted by position: per source entity, targets in span order, as the reference
-        return Graph(tuple(Entity(" ".join(words[s:e + 1]), label, s, e) for (s, e), label in entities), relations)
-
-    def _words(self, offsets: list, pieces: torch.Tensor | None, hidden: int) -> torch.Tensor:
-        """Each word the mean of its pieces' states; a word without pieces is 0."""
-        zero = torch.zeros(hidden, device=self.device)
-        return torch.stack([pieces[o[0]:o[1]].mean(0) if o is not None else zero for o in offsets])
+    def _relations(self, h: torch.Tensor, starts: torch.Tensor, ends: torch.Tensor, mention: torch.Tensor,
+                   tops: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Every ordered pair (i, j) of each report's top spans, row-major, i = j included: source and target
+        span indices and the argmax label (0 = none) of FF([g_i; g_j; g_i * g_j]) -> Linear, plus m_i + m_j."""
+        weight, scores = self.heads[f"{PAIRS}0.weight"], []
+        for top in tops:  # a report's pairs broadcast from its own top spans: no gathered copies of g per pair
+            g = torch.cat([h[starts[top]], h[ends[top]], self.heads[WIDTH][ends[top] - starts[top]]], dim=-1)
+            d, k = g.shape[-1], len(top)
+            # the FF's first layer is linear: its g_i and g_j parts once per span, only g_i * g_j per pair, in
+            # blocks of source rows of at most PAIR_CELLS floats (a 2,000-word report has 1,000 top spans)
+            by_source = F.linear(g, weight[:, :d], self.heads[f"{PAIRS}0.bias"])[:, None]
+            by_target = F.linear(g, weight[:, d:2 * d])
+            rows = max(1, PAIR_CELLS // (k * d))
+            for i in range(0, k, rows):
+                layer = F.linear(g[i:i + rows, None] * g, weight[:, 2 * d:]).add_(by_source[i:i + rows]).add_(by_target)
+                hidden = self._ff(PAIRS, layer.relu_(), first=1)
+                scores.append(F.linear(hidden, self.heads[f"{RELATION}weight"], self.heads[f"{RELATION}bias"]))
+        source = torch.cat([top.repeat_interleave(len(top)) for top in tops])
+        target = torch.cat([top.repeat(len(top)) for top in tops])
+        scores = torch.cat([s.flatten(0, 1) for s in scores]) + (mention[source] + mention[target])[:, None]
+        return source, target, torch.cat([scores.new_zeros(len(scores), 1), scores], dim=-1).argmax(-1)
 
     def graphs(self, reports: Sequence[str], progress: bool = True) -> list[Graph]:
         prepared = []
