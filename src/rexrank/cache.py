@@ -46,6 +46,17 @@ def _unpack(blob: bytes) -> Features:
         return tuple(arrays[f"arr_{i}"] for i in range(len(arrays.files)))
 
 
+@contextmanager
+def connect(path: Path) -> Iterator[sqlite3.Connection]:
+    """One SQLite transaction on `path`: committed on success, rolled back on error, then closed."""
+    db = sqlite3.connect(path, timeout=60)
+    try:
+        with db:
+            yield db
+    finally:
+        db.close()
+
+
 class FeatureCache:
     def __init__(self, path: str | os.PathLike | None):
         self.path = Path(path) if path else None
@@ -56,14 +67,8 @@ class FeatureCache:
                 db.execute("PRAGMA journal_mode=WAL")  # readers never block the writer
                 db.execute("CREATE TABLE IF NOT EXISTS features (key TEXT PRIMARY KEY, value BLOB NOT NULL)")
 
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.path, timeout=60)
-        try:
-            with db:  # one transaction: committed on success, rolled back on error
-                yield db
-        finally:
-            db.close()
+    def _connect(self):
+        return connect(self.path)
 
     def get_or_compute(self, namespace: str, texts: Sequence[str],
                        compute: Callable[[list[str]], list[Features]]) -> list[Features]:

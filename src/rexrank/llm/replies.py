@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from rexrank.cache import connect
+
 
 class ReplyCache:
     def __init__(self, path: str | os.PathLike):
@@ -21,14 +23,8 @@ class ReplyCache:
             db.execute("CREATE TABLE IF NOT EXISTS judge_replies (key TEXT PRIMARY KEY, text TEXT NOT NULL, "
                        "finish_reason TEXT, model TEXT, prompt_version TEXT)")
 
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.path, timeout=60)
-        try:
-            with db:  # one transaction: committed on success, rolled back on error
-                yield db
-        finally:
-            db.close()
+    def _connect(self):
+        return connect(self.path)
 
     def get(self, keys: list[str]) -> dict[str, tuple[str, str | None]]:
         """(text, finish_reason) of the keys that are stored."""
