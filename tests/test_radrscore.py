@@ -1,0 +1,228 @@
+"""RadRScore: the reference's prompts (MAGIC-AI4Med/ChestX-Reasoner 9a8a00d), its reply reading and arithmetic, through
+the judge client on the loopback OpenAI server with hand-written replies. All text is synthetic."""
+
+import hashlib
+import json
+import math
+
+import pytest
+
+from rexrank.errors import InputError
+from rexrank.llm import Judge, credentialed
+from rexrank.radrbench.radrscore import (
+    PROMPT_VERSION,
+    SYSTEM,
+    chat,
+    completeness_prompt,
+    compute,
+    effectiveness_prompt,
+    extraction_prompt,
+    factuality_prompt,
+    radrscore,
+    read_count,
+    read_findings,
+    read_json,
+    render,
+)
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_prompts_are_the_references_verbatim():
+    # sha256 of the reference's f-strings in eval/reasoning_eval.py at 9a8a00d, rendered with these values
+    assert sha(extraction_prompt("<<STEPS>>")) == "398ebffb0ea547ff9c255b954a6e2e1b190f3e8abac5a86652c92b5ced45ff13"
+    assert sha(completeness_prompt("<<GT>>", "<<PRED>>")) == (
+        "9a07884838409dcfdd382d128178269e06b5394adb7c8034c345768caaf90a2d")
+    assert sha(factuality_prompt("<<REPORT>>", "<<PRED>>")) == (
+        "7e2942eec7bddb13cf93d6132269f8b6fdaf3ac250ddc38a9e1c395399444734")
+    assert sha(effectiveness_prompt("<<STEPS>>", "<<OUTPUT>>")) == (
+        "d3c07a43324a9162ae07d3dccd14490decc65bda6f7a55572c3d984242403492")
+    assert chat("x") == [{"role": "system", "content": "You are a medical AI assistant. "},
+                         {"role": "user", "content": "x"}]
+    assert SYSTEM.endswith(". ")
+
+
+def test_values_enter_the_prompts_as_the_references_f_strings_write_them():
+    assert render("Heart normal.") == "Heart normal."
+    assert render(["Check the heart.", "It's normal."]) == "['Check the heart.', \"It's normal.\"]"
+    assert render({"key_conclusion": [{"observation": "heart", "status": "normal"}]}) == (
+        "{'key_conclusion': [{'observation': 'heart', 'status': 'normal'}]}")
+    assert "1. Reason Steps: ['a', 'b']\n" in extraction_prompt(["a", "b"])
+
+
+@pytest.mark.parametrize(("reply", "expected"), [
+    ('{"recalled_count": 2}', {"recalled_count": 2}),
+    ('```json\n{"recalled_count": 2}\n```', {"recalled_count": 2}),
+    ('  ```\n{"recalled_count": 2}\n```  ', {"recalled_count": 2}),
+    ('{"a": "x```y"}', {"a": "xy"}),  # every fence is deleted, inside strings too, as in the reference
+    ("[1, 2]", [1, 2]),
+    ("Here is the JSON:\n```json\n{\"recalled_count\": 2}\n```", None),  # prose around it: not JSON
+    ('```JSON\n{"recalled_count": 2}\n```', None),  # only lower-case "```json" is deleted
+    ('{"recalled_count": 2', None), ("", None),
+])
+def test_read_json_is_the_references_rule(reply, expected):
+    assert read_json(reply) == expected
+
+
+def test_counts_and_findings_must_have_their_shape():
+    assert read_count({"n": 3}, "n") == 3 and read_count({"n": 3.0}, "n") == 3.0 and read_count({"n": 0}, "n") == 0
+    for bad in ({"n": "3"}, {"n": True}, {"n": -1}, {"n": None}, {"m": 3}, [3], None, {"n": float("nan")}):
+        assert read_count(bad, "n") is None
+    assert read_findings({"key_conclusion": []}) == {"key_conclusion": []}
+    for bad in ({"key_conclusions": []}, {"key_conclusion": "heart"}, [], None):
+        assert read_findings(bad) is None
+
+
+# --- end to end through the loopback judge ---
+
+def findings(*observations: str) -> str:
+    return json.dumps({"key_conclusion": [{"observation": o, "status": "as described"} for o in observations]})
+
+
+def fenced(text: str) -> str:
+    return f"```json\n{text}\n```"
+
+
+class Script:
+    """Hand-written judge replies for items of synthetic text, keyed by the prompts RadRScore will send."""
+
+    def __init__(self):
+        self.replies: dict[str, str] = {}
+
+    def item(self, steps, output, report, reference, prediction, efficiency, recall=None, precision=None):
+        self.replies[extraction_prompt(steps)] = reference
+        self.replies[extraction_prompt(output)] = prediction
+        self.replies[effectiveness_prompt(steps, output)] = efficiency
+        ref, pred = read_json(reference), read_json(prediction)
+        if recall is not None:
+            self.replies[completeness_prompt(ref, pred)] = recall
+        if precision is not None:
+            self.replies[factuality_prompt(report, pred)] = precision
+
+
+def counts_reply(**counts) -> str:
+    return json.dumps(counts)
+
+
+@pytest.fixture
+def judge(fake_openai):
+    fake_openai.default_reply = "UNSCRIPTED PROMPT"
+    return Judge(base_url=fake_openai.url, model=fake_openai.model, max_tokens=4096, cache=False, progress=False,
+                 backoff_base=0.0, max_retries=0)
+
+
+def test_known_scores_denominators_and_unreadable_replies(fake_openai, judge):
+    script = Script()
+    items = []  # (output, steps, report)
+
+    def add(i, **replies):
+        steps, output, report = [f"Step one of case {i}.", f"Step two of case {i}."], f"<think>t{i}</think>" \
+            f"<answer>A</answer>", f"Synthetic report {i}."
+        script.item(steps, output, report, **replies)
+        items.append((output, steps, report))
+
+    # 0: 4 reference and 2 model observations, 2 recalled, both correct, 3 of 4 steps effective (fenced replies)
+    add(0, reference=findings("heart", "lungs", "pleura", "bones"), prediction=fenced(findings("heart", "lungs")),
+        efficiency=fenced(counts_reply(effective_steps=["a", "b", "c"], effective_count=3, ineffective_count=1)),
+        recall=counts_reply(recalled_findings=[], recalled_count=2), precision=fenced(counts_reply(correct_count=2)))
+    # 1: every denominator 0: each component is 0, and the item is scored
+    add(1, reference=findings(), prediction=findings(),
+        efficiency=counts_reply(effective_count=0, ineffective_count=0),
+        recall=counts_reply(recalled_count=0), precision=counts_reply(correct_count=0))
+    # 2: the efficiency reply is prose: unparseable, and stage two is never asked
+    add(2, reference=findings("hila"), prediction=findings("hila"), efficiency="Three of four steps are effective.")
+    # 3: the recall reply is malformed JSON
+    add(3, reference=findings("aorta"), prediction=findings("aorta"),
+        efficiency=counts_reply(effective_count=1, ineffective_count=0),
+        recall='{"recalled_count": 1', precision=counts_reply(correct_count=1))
+    # 4: "key_conclusions" is not the reference's key
+    add(4, reference=json.dumps({"key_conclusions": []}), prediction=findings("spine"),
+        efficiency=counts_reply(effective_count=1, ineffective_count=0))
+    # 5: a count written as a string
+    add(5, reference=findings("ribs"), prediction=findings("ribs"),
+        efficiency=counts_reply(effective_count=1, ineffective_count=1),
+        recall=counts_reply(recalled_count=1), precision=counts_reply(correct_count="1"))
+    # 6: the judge recalls more than there was: kept as the reference keeps it, and counted
+    add(6, reference=findings("trachea", "mediastinum"), prediction=findings("trachea"),
+        efficiency=counts_reply(effective_count=1, ineffective_count=3),
+        recall=counts_reply(recalled_count=3), precision=counts_reply(correct_count=0))
+    fake_openai.replies = script.replies
+    assert len(script.replies) == 7 * 3 + 5 * 2  # every prompt distinct, so every reply is the one written here
+
+    outputs, steps, reports = map(list, zip(*items))
+    result = radrscore(outputs, steps, reports, judge)  # dataset "radrbench-cxr": credentialed, fine on loopback
+    assert result.completeness == [0.5, 0.0, None, None, None, None, 1.5]
+    assert result.factuality == [1.0, 0.0, None, None, None, None, 0.0]
+    assert result.effectiveness == [0.75, 0.0, None, None, None, None, 0.25]
+    assert result.scores == [0.75, 0.0, None, None, None, None, pytest.approx(1.75 / 3)]
+    assert result.mean() == pytest.approx((0.75 + 0.0 + 1.75 / 3) / 3)
+    assert result.mean("completeness") == pytest.approx(2 / 3) and result.mean("effectiveness") == pytest.approx(1 / 3)
+    assert result.problems == [None, None, "effectiveness: unparseable", "completeness: unparseable",
+                               "reference_findings: unparseable", "factuality: unparseable", None]
+    assert (result.unparseable, result.failed, result.truncated, result.out_of_range) == (4, 0, 0, 1)
+    assert result.counts[0] == {"reference_observations": 4, "prediction_observations": 2, "recalled": 2,
+                                "correct": 2, "effective": 3, "ineffective": 1}
+    assert result.replies[2]["completeness"] is None and result.replies[0]["factuality"].startswith("```json")
+    # 7 items x 3 stage-one calls, then stage two for the 5 items whose stage one read
+    assert fake_openai.calls == 7 * 3 + 5 * 2
+    assert "UNSCRIPTED PROMPT" not in {t for r in result.replies for t in r.values()}
+    assert all(body["messages"][0] == {"role": "system", "content": SYSTEM} and body["temperature"] == 0.0
+               and body["max_tokens"] == 4096 for body in fake_openai.requests)
+    # stage two carries the extractions as the parsed dicts, printed by Python
+    recall_prompt = completeness_prompt(read_json(findings("heart", "lungs", "pleura", "bones")),
+                                        read_json(findings("heart", "lungs")))
+    assert "1. Ground Truth: {'key_conclusion': [{'observation': 'heart', 'status': 'as described'}, " in recall_prompt
+    assert recall_prompt in fake_openai.prompts()
+    assert result.signature.startswith(f"radrscore:1|judge:judge:{fake_openai.model}:t=0:max_tokens=4096|"
+                                       f"prompt:{PROMPT_VERSION}|radrscore:mean3|unreadable:unscored|rexrank:")
+
+
+def test_a_failed_call_is_counted_apart_and_never_scored(fake_openai, judge):
+    fake_openai.replies = {}
+    fake_openai.fail(400)  # the first request is rejected: no retry for a 4xx
+    judge.concurrency = 1
+    result = radrscore(["<answer>A</answer>"], ["Look at the heart."], ["Normal heart."], judge)
+    assert result.completeness == [None] and result.scores == [None] and math.isnan(result.mean())
+    assert (result.failed, result.unparseable) == (1, 0)
+    assert result.problems[0].startswith("reference_findings: failed: HTTP 400")
+    assert fake_openai.calls == 3  # stage one only
+
+
+def test_a_reply_cut_at_max_tokens_is_unreadable_and_counted(fake_openai, judge):
+    script = Script()
+    script.item("Look at the heart.", "<answer>A</answer>", "Normal heart.", reference=findings("heart", "size"),
+                prediction=findings("heart"), efficiency=counts_reply(effective_count=1, ineffective_count=0))
+    fake_openai.replies = script.replies
+    fake_openai.fail("length")  # the first reply (the reference extraction) comes back cut in half
+    judge.concurrency = 1
+    result = radrscore(["<answer>A</answer>"], ["Look at the heart."], ["Normal heart."], judge)
+    assert (result.truncated, result.unparseable, result.failed) == (1, 1, 0)
+    assert result.problems == ["reference_findings: unparseable"]
+
+
+def test_credentialed_text_is_refused_to_a_public_endpoint(monkeypatch, fake_openai):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    public = Judge(base_url="https://api.example.com/v1", model="gpt-4o", cache=False, progress=False)
+    with pytest.raises(InputError, match="refusing to send RadRBench-CXR reports"):
+        radrscore(["<answer>A</answer>"], ["Look at the heart."], ["Normal heart."], public)
+    with pytest.raises(InputError, match="refusing to send RadRBench-CXR"):
+        compute(["<answer>A</answer>"], ["Look at the heart."], ["Normal heart."],
+                judge_url="https://api.example.com/v1", judge_model="gpt-4o", dataset="byrLLCC/RadRBench-CXR")
+    assert credentialed("byrLLCC/RadRBench-CXR") == "RadRBench-CXR"
+    assert fake_openai.calls == 0
+
+
+def test_bad_input_is_named():
+    with pytest.raises(InputError, match="2 predictions, 1 reference reasoning steps and 2 reports"):
+        radrscore(["a", "b"], ["s"], ["r", "r"], judge=None)
+    with pytest.raises(InputError, match="item 0: the prediction is NoneType"):
+        radrscore([None], ["s"], ["r"], judge=None)
+    with pytest.raises(InputError, match="item 0: the reference reasoning steps are int"):
+        radrscore(["a"], [3], ["r"], judge=None)
+
+
+def test_no_items_make_no_calls(fake_openai, judge):
+    result = radrscore([], [], [], judge)
+    assert result.scores == [] and math.isnan(result.mean()) and fake_openai.calls == 0
