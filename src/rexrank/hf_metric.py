@@ -27,7 +27,9 @@ CXR_REPORT_METRIC_CITATION = """\
 
 
 def report_metric_info(description: str, citation: str, inputs_description: str, codebase_urls: list[str],
-                       reference_urls: list[str]):
+                       reference_urls: list[str], features=None):
+    """`features`: by default one prediction and one reference string; a module whose references may also be lists
+    (RadRScore's reasoning steps) passes evaluate's list of alternatives."""
     import datasets
     import evaluate
 
@@ -35,7 +37,8 @@ def report_metric_info(description: str, citation: str, inputs_description: str,
         description=description,
         citation=citation,
         inputs_description=inputs_description,
-        features=datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")}),
+        features=features or datasets.Features({"predictions": datasets.Value("string"),
+                                                "references": datasets.Value("string")}),
         codebase_urls=codebase_urls,
         reference_urls=reference_urls,
     )
