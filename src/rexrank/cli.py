@@ -115,7 +115,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
         needs = f" = f({', '.join(metric.needs)})" if name in COMPOSITES else ""
         dataset_value = "1 / mean over studies" if metric.statistic == "inverse_mean" else "mean over studies"
         absent = ", ".join(c for c in getattr(metric, "needs", ()) if c not in SCORERS)
-        state = ("  [judged by an LLM: --judge-url/--judge-model, or a local judge model]" if name in JUDGED
+        state = ("  [judged by an LLM: --judge-url/--judge-model (GREEN also a local model)]" if name in JUDGED
                  else "" if name in AVAILABLE else f"  [needs {absent}: not in rexrank {__version__} yet]")
         print(f"{name:<12} v{metric.version}{needs}; dataset value: {dataset_value}; "
               f"empty prediction: {metric.empty_prediction}{state}")
@@ -273,8 +273,8 @@ def _runtime_options(command: argparse.ArgumentParser) -> None:
                               + ", ".join(MODELS))
     command.add_argument("--device", help="torch device for model metrics (default: cuda if present, else cpu)")
     command.add_argument("--batch-size", type=int, default=32, help="texts per forward pass (halved on OOM)")
-    judge = command.add_argument_group("LLM-judged metrics (green): an OpenAI-compatible endpoint, else the local "
-                                       "judge model (--model GREEN=PATH)")
+    judge = command.add_argument_group("LLM-judged metrics (green, fineradscore): an OpenAI-compatible endpoint; "
+                                       "GREEN also runs its local model (--model GREEN=PATH)")
     judge.add_argument("--judge-url", help="e.g. http://localhost:8000/v1 (also REXRANK_JUDGE_URL); key in "
                                            "OPENAI_API_KEY")
     judge.add_argument("--judge-model", help="the model name the endpoint serves (also REXRANK_JUDGE_MODEL)")
@@ -282,11 +282,14 @@ def _runtime_options(command: argparse.ArgumentParser) -> None:
     judge.add_argument("--allow-endpoint", action="append", default=[], metavar="URL",
                        help="send credentialed data (MIMIC-CXR, CheXpert Plus, ReXGradient, RadRBench-CXR) to "
                             "this non-local endpoint: only one your data use agreement covers")
+    judge.add_argument("--fineradscore-shots", metavar="SHOTS",
+                       help="FineRadScore's example turns: synthetic (default, ours), zero-shot, or the reference's "
+                            "own from a rajpurkarlab/FineRadScore checkout or a JSON file of messages")
 
 
 def _judge(args: argparse.Namespace) -> dict:
     return {"judge_url": args.judge_url, "judge_model": args.judge_model, "concurrency": args.judge_concurrency,
-            "allow_endpoints": args.allow_endpoint}
+            "allow_endpoints": args.allow_endpoint, "fineradscore_shots": args.fineradscore_shots}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

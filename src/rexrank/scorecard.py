@@ -43,8 +43,9 @@ def _plan(metrics: Sequence[str]) -> list[str]:
 class MetricSet:
     """The scorers behind a list of metric names, built once (models load once) and reused for every system.
 
-    `judge` configures the LLM-judged metrics: `judge_url`, `judge_model`, `allow_endpoints`, `concurrency`
-    (see `rexrank.green.backend_for`); without it they use their local judge model."""
+    `judge` configures the LLM-judged metrics: `judge_url`, `judge_model`, `allow_endpoints`, `concurrency`, and
+    a metric's own options (`fineradscore_shots`); each `Judged.from_options` takes what it needs. Without a judge,
+    GREEN uses its local model and FineRadScore is unavailable."""
 
     def __init__(self, metrics: Sequence[str], device: str | None = None, batch_size: int = 32,
                  progress: bool = True, judge: dict | None = None):
@@ -57,10 +58,7 @@ class MetricSet:
                 if name in SCORERS:
                     self.scorers[name] = SCORERS[name](device=device, batch_size=batch_size, progress=progress)
                 elif name in JUDGED:
-                    from rexrank.green import backend_for
-
-                    backend = backend_for(**(judge or {}), device=device, progress=progress)
-                    self.judged[name] = JUDGED[name](backend)
+                    self.judged[name] = JUDGED[name].from_options(judge or {}, device=device, progress=progress)
             except MetricUnavailable as err:
                 self.unavailable[name] = str(err)
 

@@ -8,6 +8,7 @@ from rexrank.errors import InputError
 from rexrank.scorers.base import Composite, Judged, MetricUnavailable, Scorer
 from rexrank.scorers.bertscore import BertScore
 from rexrank.scorers.bleu import Bleu2
+from rexrank.scorers.fineradscore import FineRadScore
 from rexrank.scorers.green import Green
 from rexrank.scorers.radcliq import RADCLIQ_V0, RADCLIQ_V1, RadCliQ
 from rexrank.scorers.radgraph import RadGraphF1
@@ -20,8 +21,8 @@ COMPOSITES: dict[str, Composite] = {
     "radcliq_v1": RadCliQ("radcliq_v1", RADCLIQ_V1),
     "radcliq_v0": RadCliQ("radcliq_v0", RADCLIQ_V0),
 }
-# Judged by an LLM: named explicitly, with a judge endpoint or a local judge model (never part of `all`).
-JUDGED: dict[str, type[Judged]] = {"green": Green}
+# Judged by an LLM: named explicitly, with a judge endpoint (GREEN also a local model); never part of `all`.
+JUDGED: dict[str, type[Judged]] = {"green": Green, "fineradscore": FineRadScore}
 METRICS = (*SCORERS, *COMPOSITES, *JUDGED)
 # What `all` means: every metric this version computes without a judge (a composite needs its components).
 AVAILABLE = tuple(m for m in (*SCORERS, *COMPOSITES) if m in SCORERS or all(c in SCORERS for c in COMPOSITES[m].needs))

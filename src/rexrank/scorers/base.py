@@ -88,6 +88,12 @@ class Judged:
     statistic: ClassVar[str] = "mean"
     empty_prediction: ClassVar[str] = ""
 
+    @classmethod
+    def from_options(cls, judge: Mapping[str, Any], device: str | None = None, progress: bool = True) -> Judged:
+        """Built from the command line's judge options (`judge_url`, `judge_model`, `concurrency`,
+        `allow_endpoints`, and the metric's own); MetricUnavailable when it cannot run here."""
+        raise NotImplementedError
+
     def run(self, predictions: Sequence[str], references: Sequence[str], dataset: str | None
             ) -> tuple[np.ndarray, dict[str, list], dict[str, Any]]:
         """(scores, detail columns for the per-study table, extras for the result)."""

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -18,6 +19,11 @@ class Green(Judged):
 
     def __init__(self, backend: green.Backend):
         self.backend = backend
+
+    @classmethod
+    def from_options(cls, judge: Mapping[str, Any], device: str | None = None, progress: bool = True) -> Green:
+        known = ("judge_url", "judge_model", "concurrency", "allow_endpoints")
+        return cls(green.backend_for(**{k: judge[k] for k in known if k in judge}, device=device, progress=progress))
 
     def run(self, predictions: Sequence[str], references: Sequence[str], dataset: str | None):
         result = green.green(predictions, references, self.backend, dataset=dataset)
