@@ -3,7 +3,17 @@
 import numpy as np
 import pytest
 
-from rexrank.scorers.ratescore import LONG, NEGATION_PAIRS, SHORT, TYPES, WEIGHTS, direction, ratescore_pair
+from rexrank.scorers.ratescore import (
+    LONG,
+    NEAR_TIE,
+    NEGATION_PAIRS,
+    SHORT,
+    TYPES,
+    WEIGHTS,
+    direction,
+    near_tie,
+    ratescore_pair,
+)
 
 W = WEIGHTS["0.6.0"]
 
@@ -54,3 +64,17 @@ def test_types_are_known():
     assert TYPES == ("ABNORMALITY", "NON-ABNORMALITY", "DISEASE", "NON-DISEASE", "ANATOMY")
     with pytest.raises(ValueError):
         W.weight("FINDING", "ANATOMY")
+
+
+def test_near_ties_between_key_types_are_found_either_way():
+    effusion, other = [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]
+    query = (np.array([effusion]), ["ABNORMALITY"])
+    twice = (np.array([effusion, effusion, other]), ["ABNORMALITY", "NON-ABNORMALITY", "ANATOMY"])
+    assert near_tie(query, twice) and near_tie(twice, query)  # the same text found twice, once negated
+    same_type = (twice[0], ["ABNORMALITY", "ABNORMALITY", "ANATOMY"])
+    assert not near_tie(query, same_type)  # either copy gives the same weight
+    close = np.array([effusion, [1.0, 0.001, 0.0], other])  # cosine 1 - 5e-7
+    apart = np.array([effusion, [1.0, 0.01, 0.0], other])  # cosine 1 - 5e-5
+    assert 1 - 1 / np.sqrt(1 + 0.01**2) > NEAR_TIE > 1 - 1 / np.sqrt(1 + 0.001**2)
+    assert near_tie(query, (close, twice[1])) and not near_tie(query, (apart, twice[1]))
+    assert not near_tie(query, (np.zeros((0, 3)), []))

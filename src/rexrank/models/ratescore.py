@@ -9,8 +9,10 @@ transformers 4 did: transformers 5 rebuilds the DeBERTa-v2 normalizer and drops 
 charsmap, which changes the tokens of text with ligatures, full-width forms or non-breaking spaces.
 Unlike the reference, the distinct sentences of all reports are each tagged once, in length-sorted batches
 (the reference runs one sentence per forward pass); padding is masked, so logits agree to float rounding and
-the tags are the same. Entity vectors are made report by report, as the reference makes them (see
-`EntityEncoder`).
+the tags are the same. Likewise each distinct entity text is encoded once, in length-sorted batches; the
+reference encodes a report's entities together, which gives vectors that differ in the last float32 bits
+(`EntityEncoder.embed` reproduces those bits, for the pairs where they decide a best match: see
+`rexrank.scorers.ratescore`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from rexrank.models import ModelUnavailable, ResolvedModel
 from rexrank.models.runtime import pick_device, run_batches
@@ -141,36 +142,45 @@ class RateNer:
 
 
 class EntityEncoder:
-    """FremyCompany/BioLORD-2023-C: entity text -> [CLS] last hidden state (float32).
+    """FremyCompany/BioLORD-2023-C: entity text -> [CLS] last hidden state (float32)."""
 
-    A report's entities run together, padded to the longest, exactly as the reference batches them (not
-    deduplicated across reports): the vectors are then bit for bit the reference's, which matters because
-    `torch.topk` breaks exact ties (an entity text found twice in a report) by the other values of the row."""
-
-    def __init__(self, model: ResolvedModel, device: str | None = None):
+    def __init__(self, model: ResolvedModel, device: str | None = None, batch_size: int = 32):
         from transformers import AutoModel
 
         self.tokenizer = _tokenizer(model.path, model.spec.what, ENTITY_MAX_TOKENS)
         self.pad = self.tokenizer.token_to_id(_special(model.path, "pad_token", "<pad>"))
         self.device = pick_device(device)
         self.net = _load(AutoModel, model).to(self.device)
+        self.batch_size = batch_size
 
-    def embed(self, entities: Sequence[str]) -> np.ndarray:
-        """One report's entity texts in one padded forward pass, as the reference runs them."""
-        if not entities:
-            return np.zeros((0, self.net.config.hidden_size), dtype=np.float32)
-        ids, mask = _padded([e.ids for e in self.tokenizer.encode_batch(list(entities))], self.pad, self.device)
+    def _forward(self, batch: list[list[int]]) -> np.ndarray:
+        ids, mask = _padded(batch, self.pad, self.device)
         with torch.inference_mode():
             return self.net(input_ids=ids, attention_mask=mask).last_hidden_state[:, 0].float().cpu().numpy()
 
+    def vectors(self, texts: Sequence[str], progress: bool = True) -> dict[str, np.ndarray]:
+        """Each distinct entity text's vector, in length-sorted batches."""
+        distinct = list(dict.fromkeys(texts))
+        encoded = [e.ids for e in self.tokenizer.encode_batch(distinct)]
+        found = run_batches(encoded, [len(x) for x in encoded], self.batch_size, lambda b: list(self._forward(b)),
+                            "ratescore entities", progress)
+        return dict(zip(distinct, found))
+
+    def embed(self, entities: Sequence[str]) -> np.ndarray:
+        """One report's entity texts in one padded forward pass, as the reference runs them: bit for bit its
+        vectors (a row's bits depend on the batch it ran in)."""
+        if not entities:
+            return np.zeros((0, self.net.config.hidden_size), dtype=np.float32)
+        return self._forward([e.ids for e in self.tokenizer.encode_batch(list(entities))])
+
 
 class RaTEModels:
-    """Reports -> per report (entity texts, entity types, [n, hidden] embeddings), each distinct sentence and
+    """Reports -> per report (entity texts, entity types, [n, hidden] vectors), each distinct sentence and
     each distinct entity text computed once."""
 
     def __init__(self, ner: ResolvedModel, encoder: ResolvedModel, device: str | None = None, batch_size: int = 32):
         self.ner = RateNer(ner, device, batch_size)
-        self.encoder = EntityEncoder(encoder, device)
+        self.encoder = EntityEncoder(encoder, device, batch_size)
 
     def entities(self, reports: Sequence[str], progress: bool = True) -> list[list[Entity]]:
         from rexrank.rush import ratescore_sentences
@@ -182,7 +192,8 @@ class RaTEModels:
 
     def features(self, reports: Sequence[str], progress: bool = True) -> list[tuple[np.ndarray, ...]]:
         entities = self.entities(reports, progress)
-        bar = tqdm(entities, desc="ratescore entities", unit="report", disable=None if progress else True,
-                   leave=False)
+        vectors = self.encoder.vectors([t for report in entities for t, _ in report], progress)
+        width = self.encoder.net.config.hidden_size
         return [(np.array([t for t, _ in report], dtype=str), np.array([k for _, k in report], dtype=str),
-                 self.encoder.embed([t for t, _ in report])) for report in bar]
+                 np.array([vectors[t] for t, _ in report], dtype=np.float32).reshape(len(report), width))
+                for report in entities]

@@ -7,6 +7,12 @@ type], times the negation penalty when one side is negated and the other is not 
 ABNORMALITY and DISEASE); s(Q, K) = sum(cos * w * p) / sum(w) -- the penalty is not in the denominator.
 RaTEScore is the harmonic mean of s(reference, candidate) and s(candidate, reference), 0 when their sum is
 0, and 0.5 when either report has no entity. The inference side (sentences, NER, embeddings) is separate.
+
+Entity vectors are computed once per distinct text, where the reference computes them report by report; the
+two differ in the last float32 bits (cosines by < 1e-6). That moves a score by rounding only, unless a best
+match is a near tie between key entities of different types (an entity text found twice in a report, once
+negated, ties exactly): then the winner decides the weight, and CPU `topk` picks among exact ties by the
+row's other values. Such pairs are rescored with the reference's own per-report vectors.
 """
 
 from __future__ import annotations
@@ -78,6 +84,27 @@ def best_matches(query: np.ndarray, keys: np.ndarray) -> tuple[list[float], list
     return values, indices
 
 
+NEAR_TIE = 1e-5  # cosines this close to a row's best may swap with it under the reference's rounding (< 1e-6)
+
+
+def near_tie(candidate: tuple[np.ndarray, list[str]], reference: tuple[np.ndarray, list[str]]) -> bool:
+    """Whether a best match of the pair, either way, is within NEAR_TIE of a key entity of another type."""
+    (c_emb, c_types), (r_emb, r_types) = candidate, reference
+    if not c_types or not r_types:
+        return False
+
+    def unit(x):
+        x = np.asarray(x, dtype=np.float64)
+        return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+
+    cosines = unit(c_emb) @ unit(r_emb).T
+    for sims, key_types in ((cosines, np.asarray(r_types)), (cosines.T, np.asarray(c_types))):
+        close = sims >= sims.max(axis=1, keepdims=True) - NEAR_TIE
+        if any(len(set(key_types[row])) > 1 for row in close):
+            return True
+    return False
+
+
 def direction(query: np.ndarray, query_types: list[str], keys: np.ndarray, key_types: list[str],
               weights: Weights) -> float:
     """s(Q, K): each query entity's best match among the keys, weighted and penalised, over the weights."""
@@ -118,6 +145,7 @@ class RaTEScore(Scorer):
         self.weights = WEIGHTS[weights]
         self.ner, self.encoder = resolve("RATE_NER"), resolve("BIOLORD")
         self._model = None
+        self.rescored = 0  # pairs of the last `score` rescored with per-report vectors (near ties)
 
     @property
     def model(self):
@@ -130,8 +158,23 @@ class RaTEScore(Scorer):
         return self.model.features(texts, self.progress)
 
     def score(self, candidates, references) -> np.ndarray:
-        return np.array([ratescore_pair((c[2], c[1].tolist()), (r[2], r[1].tolist()), self.weights)
-                         for c, r in zip(candidates, references, strict=True)])
+        exact: dict[tuple[str, ...], np.ndarray] = {}  # a report's vectors as the reference computes them
+
+        def reference_vectors(texts: np.ndarray) -> np.ndarray:
+            key = tuple(texts.tolist())
+            if key not in exact:
+                exact[key] = self.model.encoder.embed(list(key))
+            return exact[key]
+
+        scores = []
+        self.rescored = 0
+        for c, r in zip(candidates, references, strict=True):
+            candidate, reference = (c[2], c[1].tolist()), (r[2], r[1].tolist())
+            if near_tie(candidate, reference):
+                candidate, reference = (reference_vectors(c[0]), candidate[1]), (reference_vectors(r[0]), reference[1])
+                self.rescored += 1
+            scores.append(ratescore_pair(candidate, reference, self.weights))
+        return np.array(scores)
 
     def cache_namespace(self) -> str:  # entities and vectors do not depend on the weights
         return Signature(self.name, self.version, models=self._models()).point_key
