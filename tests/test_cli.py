@@ -116,6 +116,21 @@ def test_compare_runs_both_paired_tests_on_the_same_studies(tmp_path, capsys):
     assert "cover different studies (3 differ, e.g. demo-0046)" in capsys.readouterr().err
 
 
+def test_compare_pairs_judged_scores_only_where_the_judge_scored_both_systems(tmp_path, capsys):
+    ids = [f"s{i}" for i in range(40)]
+    a = pd.DataFrame({"study_id": ids, "green": [0.9] * 40})
+    b = pd.DataFrame({"study_id": ids, "green": [0.1] * 40})
+    a.loc[3, "green"] = b.loc[7, "green"] = float("nan")  # unparseable answers, one per system
+    a.loc[10:, "green"] = 0.5  # so the pair's mean differs from either system's own mean
+    a.to_parquet(tmp_path / "a.parquet")
+    b.to_parquet(tmp_path / "b.parquet")
+    assert main(["compare", str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet"), "--trials", "200"]) == 0
+    row = capsys.readouterr().out.splitlines()[-1]
+    both = a["green"].notna() & b["green"].notna()
+    assert row.split()[0] == "green" and "(38 studies judged for both)" in row
+    assert float(row.split()[1]) == pytest.approx(a["green"][both].mean() - b["green"][both].mean(), abs=5e-5)
+
+
 def test_hub_dataset_offline_is_a_clear_error(tmp_path, capsys):
     code = main(["score", "--predictions", str(demo.predictions("demo-careful", "findings")),
                  "--dataset", "rexrank/mimic-cxr", "--task", "findings", "--out", str(tmp_path)])

@@ -161,11 +161,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print(f"  {'metric':<12} {'A - B':>9}  {'95% CI of A - B':<21} {'p (bootstrap)':>13} {'p (AR)':>8}")
     for metric in metrics:
         statistic = metric_class(metric).statistic
-        boot = stats.paired_bootstrap(a[metric], b[metric], statistic, args.trials, args.seed)
-        ar = stats.permutation_test(a[metric], b[metric], statistic, args.trials, args.seed)
+        x, y, note = a[metric], b[metric], ""
+        if metric in JUDGED:  # a study the judge could not score for either system is left out of the pair
+            both = x.notna() & y.notna()
+            x, y, note = x[both], y[both], f"  ({both.sum():,} studies judged for both)" if not both.all() else ""
+            if not both.any():
+                print(f"  {metric:<12} no study judged for both systems")
+                continue
+        boot = stats.paired_bootstrap(x, y, statistic, args.trials, args.seed)
+        ar = stats.permutation_test(x, y, statistic, args.trials, args.seed)
         name = f"1/{metric}" if statistic == "inverse_mean" else metric
         print(f"  {name:<12} {boot.delta:+9.4f}  [{boot.low:+.4f}, {boot.high:+.4f}]  {boot.p_value:13.4f} "
-              f"{ar.p_value:8.4f}")
+              f"{ar.p_value:8.4f}{note}")
     return OK
 
 
