@@ -212,6 +212,35 @@ def _model_override(text: str) -> tuple[str, str]:
     return key, path
 
 
+def cmd_build_dataset(args: argparse.Namespace) -> int:
+    """A test set from the user's own download, as a Hub dataset folder; optionally pushed to a private repo."""
+    from rexrank.data.build import push_dataset, write_dataset
+    from rexrank.data.catalog import builder
+
+    chosen = builder(args.name)
+    if args.public and (chosen.always_private or chosen.info.credentialed):
+        raise InputError(f"{args.name} is credentialed data ({chosen.info.access.split('.')[0]}): it may only be "
+                         "pushed to a private or gated repo; drop --public")
+    build = chosen.read([Path(s) for s in args.source], args.split, Path(args.image_root) if args.image_root else None)
+    folder = write_dataset(build, args.out)
+    info = json.loads((folder / "build_info.json").read_text(encoding="utf-8"))
+    counts, official = info["counts"], info["official"]
+    print(f"{args.name} {build.split}: {counts['studies']:,} studies ({counts['findings']:,} with findings, "
+          f"{counts['findings_impression']:,} in findings_impression) -> {folder}")
+    for note in build.notes:
+        _warn(note)
+    if not official["matches"]:
+        missing, extra = official.get("missing", []), official.get("extra", [])
+        detail = "".join(f"; {len(ids):,} {what}: {', '.join(ids[:10])}{' ...' if len(ids) > 10 else ''}"
+                         for what, ids in (("missing", missing), ("extra", extra)) if ids)
+        _warn(f"the official {args.name} {build.split} split has {official['official']:,} studies, this build "
+              f"{official['studies']:,}{detail} (all in {folder / 'build_info.json'})")
+    if args.push_to:
+        url = push_dataset(folder, args.push_to, private=not args.public)
+        print(f"pushed to {'public' if args.public else 'private'} repo {args.push_to}: {url}")
+    return OK
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="rexrank", description=__doc__.split("\n")[0],
                                   epilog=__doc__.split("\n", 2)[2], formatter_class=argparse.RawTextHelpFormatter)
@@ -239,6 +268,19 @@ def parser() -> argparse.ArgumentParser:
     score.add_argument("--quiet", action="store_true", help="no progress bars")
     _runtime_options(score)
     score.set_defaults(run=cmd_score)
+
+    build = commands.add_parser("build-dataset", help="build a test set from your own download as a Hub dataset",
+                                formatter_class=argparse.RawTextHelpFormatter)
+    build.add_argument("name", help="mimic-cxr, iu-xray, chexpert-plus or rexgradient")
+    build.add_argument("--source", action="append", required=True, metavar="PATH",
+                       help="ReXrank's split JSON, or the original release's files (repeat for several)")
+    build.add_argument("--out", required=True, help="the dataset folder to write (load_dataset(OUT, 'findings'))")
+    build.add_argument("--split", help="default: the split ReXrank scores (test; valid for chexpert-plus)")
+    build.add_argument("--image-root", help="where the images live, to check and relativise image paths")
+    build.add_argument("--push-to", metavar="ORG/NAME", help="also upload to this Hub dataset repo (private)")
+    build.add_argument("--private", action="store_true", help="(the default) push to a private repo")
+    build.add_argument("--public", action="store_true", help="push a public repo (IU-Xray only)")
+    build.set_defaults(run=cmd_build_dataset)
 
     run_demo = commands.add_parser("demo", help="score the embedded synthetic demo systems")
     run_demo.add_argument("--out", default="rexrank-results")

@@ -14,6 +14,7 @@ from rexrank.errors import InputError
 from rexrank.reports import TaskReferences, build_references
 
 REQUIRED_COLUMNS = ("study_id", "findings", "impression")
+ALL_STUDIES = "findings_impression"  # the config of a dataset built by rexrank that holds every study
 
 
 def listing(problems: list[str], limit: int = 10) -> str:
@@ -99,6 +100,8 @@ def _dataset_name(path: Path) -> str:
 
 
 def _read_parquet_folder(folder: Path, split: str) -> pd.DataFrame:
+    if (folder / ALL_STUDIES).is_dir() and (folder / "build_info.json").is_file():  # built by rexrank
+        folder = folder / ALL_STUDIES  # each task drops its own studies, and says how many
     files = sorted(folder.rglob("*.parquet"))
     if not files:
         raise InputError(f"{folder}: no parquet files in this folder")
@@ -131,7 +134,12 @@ def _read_hub(repo_id: str, split: str) -> pd.DataFrame:
     import datasets  # heavy; only a Hub source needs it
 
     try:
-        return datasets.load_dataset(repo_id, split=split).to_pandas()
+        try:
+            return datasets.load_dataset(repo_id, ALL_STUDIES, split=split).to_pandas()
+        except ValueError as err:  # a dataset not built by rexrank: its default config
+            if f"BuilderConfig '{ALL_STUDIES}' not found" not in str(err):
+                raise
+            return datasets.load_dataset(repo_id, split=split).to_pandas()
     except Exception as err:  # the Hub's errors are many; name the dataset and the cause
         raise InputError(f"{repo_id}: could not load split {split!r} from the Hub: {err}") from err
 
