@@ -12,7 +12,7 @@ import yaml
 from rexrank import demo
 from rexrank.cli import main
 from rexrank.data import load_split
-from rexrank.data.build import COLUMNS, compare_with_official
+from rexrank.data.build import COLUMNS, compare_with_official, official_ids
 from rexrank.results import Result
 
 
@@ -70,8 +70,11 @@ def test_the_card_names_both_configs_the_counts_and_the_terms(built, demo_rows):
 def test_a_build_that_differs_from_the_official_split_says_so(built, demo_rows):
     _, _, out = built
     assert f"the official mimic-cxr test split has 2,347 studies, this build {len(demo_rows)}" in out.err
-    check = compare_with_official("iu-xray", "test", [f"s{i}" for i in range(590)])
-    assert check["matches"] and check["official"] == 590
+    official = official_ids("iu-xray", "test")
+    check = compare_with_official("iu-xray", "test", official[::-1])
+    assert check["matches"] and check["official"] == 590 and len(official) == 590
+    check = compare_with_official("iu-xray", "test", [*official[1:], "CXR0_IM-0000"])
+    assert not check["matches"] and check["missing"] == official[:1] and check["extra"] == ["CXR0_IM-0000"]
     assert not compare_with_official("iu-xray", "valid", ["a"])["matches"]
 
 
