@@ -1,13 +1,26 @@
 """A fake Hugging Face Hub for tests: an in-memory, stdlib-only HTTP server speaking the dialect huggingface_hub 2.4
-expects (`/resolve` HEAD/GET, `/api/{models,datasets,spaces}/...` info and tree, `X-Error-Code` errors).
+and datasets 5.2 expect: read (`/resolve` HEAD/GET, `/api/{models,datasets,spaces}/...` info, tree, paths-info) and
+write (`/api/repos/create`, preupload, commit), with `X-Error-Code` errors.
 
     def test_x(fake_hub):
         sha = fake_hub.add_repo("org/model", {"config.json": b"{}"})
         path = hf_hub_download("org/model", "config.json")   # real client, served by fake_hub
+
+    def test_y(fake_hub):
+        HfApi().create_repo("org/data", repo_type="dataset", private=True, token="hf_w")   # hf_w may read/write it
+        HfApi().upload_folder(folder_path=..., repo_id="org/data", repo_type="dataset", token="hf_w")
+        assert fake_hub.files("org/data", repo_type="dataset")["README.md"].startswith(b"---")
+        load_dataset("org/data", "findings", split="test", token="hf_w")
+
+Every file is stored as a regular git blob: preupload always answers `uploadMode: "regular"` (the Hub would say "lfs"
+for a parquet file), so the client sends the bytes base64 inline in the commit. An "lfs" answer would send them to
+Xet storage first (hf_xet is installed: huggingface_hub 2.4 then keeps the LFS batch API for in-memory file objects
+only), and neither is spoken here. Pull requests (`create_pr`) are not served yet.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import itertools
 import json
@@ -16,6 +29,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
@@ -24,7 +38,12 @@ _API_KINDS = {"models": "model", "datasets": "dataset", "spaces": "space"}
 # Both patterns run on the *raw* path: the client quotes the revision with safe="" ("refs/pr/1" -> "refs%2Fpr%2F1")
 # and the tree path likewise, but keeps the "/" of a resolve file path; so split first, unquote each part after.
 _RESOLVE = re.compile(r"^/(?:(datasets|spaces)/)?(.+?)/resolve/([^/]+)/(.+)$")
-_API = re.compile(r"^/api/(models|datasets|spaces)/(.+?)(?:/(revision|tree)/([^/]+)(?:/(.*))?)?$")
+_API = re.compile(
+    r"^/api/(models|datasets|spaces)/(.+?)(?:/(revision|tree|paths-info|preupload|commit)/([^/]+)(?:/(.*))?)?$"
+)
+_URL_PREFIX = {"model": "", "dataset": "datasets/", "space": "spaces/"}
+# What the Hub puts in a new repo's first commit ("initial commit"); shortened, the same kind of rules.
+GITATTRIBUTES = b"*.bin filter=lfs diff=lfs merge=lfs -text\n*.parquet filter=lfs diff=lfs merge=lfs -text\n"
 
 
 def git_blob_sha(data: bytes) -> str:
@@ -35,15 +54,16 @@ def git_blob_sha(data: bytes) -> str:
 class HubError(Exception):
     """An error the way the Hub reports it: the client maps `X-Error-Code` to its exception classes."""
 
-    def __init__(self, status: int, code: str | None, message: str, commit: str | None = None):
+    def __init__(self, status: int, code: str | None, message: str, commit: str | None = None, **body):
         super().__init__(message)
-        self.status, self.code, self.message, self.commit = status, code, message, commit
+        self.status, self.code, self.message, self.commit, self.body = status, code, message, commit, body
 
 
 @dataclass
 class _Repo:
     commits: dict[str, dict[str, bytes]] = field(default_factory=dict)  # commit sha -> full snapshot of the files
     refs: dict[str, str] = field(default_factory=dict)  # branch/tag name -> commit sha
+    titles: dict[str, str] = field(default_factory=dict)  # commit sha -> commit summary
     gated: bool = False
     private: bool = False
 
@@ -51,7 +71,7 @@ class _Repo:
 class FakeHub:
     def __init__(self) -> None:
         self._repos: dict[tuple[str, str], _Repo] = {}
-        self._grants: set[tuple[str, str]] = set()  # (token, repo_id) allowed into a gated or private repo
+        self._grants: set[tuple[str, str]] = set()  # (token, repo_id) allowed into a gated or private repo, and to push
         self._counter = itertools.count(1)
         self._monkeypatch: pytest.MonkeyPatch | None = None  # set by the fake_hub fixture, for set_offline()
         self.requests: list[tuple[str, str]] = []  # (method, unquoted path without query), in arrival order
@@ -75,14 +95,25 @@ class FakeHub:
         """Commit `files` (the whole snapshot) to `revision_name`, creating the repo if needed; returns the sha.
         Older commits stay reachable by sha, so a test can pin one while the branch moves on."""
         repo = self._repos.setdefault((repo_type, repo_id), _Repo())
-        sha = hashlib.sha1(f"{repo_type}/{repo_id}@{next(self._counter)}".encode()).hexdigest()
-        repo.commits[sha] = dict(files)
-        repo.refs[revision_name] = sha
         repo.gated, repo.private = gated, private
+        return self._new_commit(repo, repo_type, repo_id, revision_name, files, "Added by the test")
+
+    def _new_commit(self, repo: _Repo, repo_type: str, repo_id: str, branch: str, files: dict, title: str) -> str:
+        sha = hashlib.sha1(f"{repo_type}/{repo_id}@{next(self._counter)}".encode()).hexdigest()
+        repo.commits[sha], repo.titles[sha], repo.refs[branch] = dict(files), title, sha
         return sha
 
     def allow(self, token: str, repo_id: str) -> None:
+        """Let `token` into the gated or private `repo_id`, and push to it (a repo's creator has this already)."""
         self._grants.add((token, repo_id))
+
+    def files(self, repo_id: str, repo_type: str = "model", revision: str = "main") -> dict[str, bytes]:
+        """The snapshot at `revision` (a branch or sha): what a test pushed, as the Hub holds it."""
+        return dict(self._commit(self._repos[(repo_type, repo_id)], revision)[1])
+
+    def commits(self, repo_id: str, repo_type: str = "model") -> list[str]:
+        """The summaries of every commit of the repo (all branches), oldest first."""
+        return list(self._repos[(repo_type, repo_id)].titles.values())
 
     def downloads(self, filename: str) -> int:
         """How many GETs (actual downloads, not HEAD metadata checks) reached `filename`."""
@@ -157,6 +188,87 @@ class FakeHub:
             raise HubError(404, "EntryNotFound", f'{path} does not exist on "{revision}"', commit=sha)
         return list(entries.values())
 
+    def paths_info(self, repo_type, repo_id, revision, paths, token):
+        # Each path that exists, file or folder, in the tree's shape; a missing one is left out, not an error.
+        everything = {e["path"]: e for e in self.tree(repo_type, repo_id, revision, "", True, token)}
+        return [everything[p.strip("/")] for p in paths if p.strip("/") in everything]
+
+    def _url(self, repo_type: str, repo_id: str) -> str:
+        return f"{self.url}/{_URL_PREFIX[repo_type]}{repo_id}"
+
+    def create_repo(self, payload: dict, token: str | None) -> dict:
+        if token is None:
+            raise HubError(401, None, "Invalid username or password.")
+        repo_type = payload.get("type") or "model"
+        repo_id = "/".join(filter(None, (payload.get("organization"), payload["name"])))
+        url = self._url(repo_type, repo_id)
+        if (repo_type, repo_id) in self._repos:  # exist_ok=True: the client reads "url" from this 409's body
+            raise HubError(409, None, f"You already created this {repo_type} repo", url=url)
+        private = payload.get("visibility", "public") != "public"
+        repo = self._repos[(repo_type, repo_id)] = _Repo(private=private)
+        self._new_commit(repo, repo_type, repo_id, "main", {".gitattributes": GITATTRIBUTES}, "initial commit")
+        self._grants.add((token, repo_id))
+        return {"url": url, "name": repo_id}
+
+    @staticmethod
+    def validate_yaml(readme: str) -> dict:
+        # The Hub checks the metadata against its schemas; stdlib-only, this fake checks the front matter is closed.
+        if readme.startswith("---\n") and "\n---" not in readme[3:]:
+            raise HubError(400, None, "Invalid metadata", errors=[{"message": "the YAML front matter is not closed"}])
+        return {"errors": [], "warnings": []}
+
+    def _writable(self, repo_type, repo_id, token) -> _Repo:
+        repo = self._repo(repo_type, repo_id, token)  # missing, or private and not yours: "not found"
+        if (token, repo_id) not in self._grants:
+            raise HubError(403 if token else 401, None, f"You don't have the rights to push to {repo_id}")
+        return repo
+
+    def preupload(self, repo_type, repo_id, revision, payload, token) -> dict:
+        _, files = self._commit(self._writable(repo_type, repo_id, token), revision)
+        # "oid" of a file already there lets the client skip an unchanged one (no empty commit).
+        return {
+            "files": [
+                {
+                    "path": f["path"],
+                    "uploadMode": "regular",
+                    "shouldIgnore": False,
+                    "oid": git_blob_sha(files[f["path"]]) if f["path"] in files else None,
+                }
+                for f in payload["files"]
+            ]
+        }
+
+    def commit(self, repo_type, repo_id, revision, entries, token, create_pr) -> dict:
+        repo = self._writable(repo_type, repo_id, token)
+        if create_pr:
+            raise HubError(501, None, "FakeHub has no pull requests yet")
+        if revision not in repo.refs:  # a commit goes to a branch, never a sha
+            raise HubError(404, "RevisionNotFound", f"Invalid rev id: {revision}")
+        head = repo.refs[revision]
+        files, title = dict(repo.commits[head]), ""
+        for entry in entries:
+            key, value = entry["key"], entry["value"]
+            if key == "header":
+                title = value["summary"]
+                if value.get("parentCommit") not in (None, head):
+                    raise HubError(412, None, "A commit has happened since. Please refresh and try again.")
+            elif key == "file":
+                files[value["path"]] = base64.b64decode(value["content"])
+            elif key == "deletedFile":
+                if files.pop(value["path"], None) is None:
+                    raise HubError(404, "EntryNotFound", f'{value["path"]} does not exist on "{revision}"')
+            elif key == "deletedFolder":
+                files = {k: v for k, v in files.items() if not k.startswith(value["path"].rstrip("/") + "/")}
+            else:  # lfsFile: content the client put in Xet storage, which this fake does not hold
+                raise HubError(501, None, f"FakeHub takes regular files only, not {key}")
+        sha = self._new_commit(repo, repo_type, repo_id, revision, files, title)
+        return {
+            "commitUrl": f"{self._url(repo_type, repo_id)}/commit/{sha}",
+            "commitOid": sha,
+            "pullRequestUrl": None,
+            "success": True,
+        }
+
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as the client pools connections; every reply has a Content-Length
@@ -170,30 +282,32 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         self._handle(send_body=True)
 
+    def do_POST(self):
+        self._handle(send_body=True)
+
     def _handle(self, send_body: bool) -> None:
         hub: FakeHub = self.server.hub  # type: ignore[attr-defined]
         url = urlsplit(self.path)
         hub.requests.append((self.command, unquote(url.path)))
         auth = self.headers.get("Authorization", "")
         token = auth.removeprefix("Bearer ") if auth.startswith("Bearer ") else None
+        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        # Read the body first, whatever the route: an unread one would be parsed as the next keep-alive request.
+        data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        post = self.command == "POST"
         try:
-            if m := _RESOLVE.match(url.path):
+            if "chunked" in self.headers.get("Transfer-Encoding", ""):
+                raise HubError(501, None, "FakeHub reads bodies with a Content-Length only")
+            if not post and (m := _RESOLVE.match(url.path)):
                 repo_id, revision, filename = map(unquote, m.groups()[1:])
                 kind = _API_KINDS[m[1] or "models"]
                 status, headers, body = hub.resolve(kind, repo_id, revision, filename, token, self.headers.get("Range"))
-            elif m := _API.match(url.path):
-                repo_type, repo_id, revision = _API_KINDS[m[1]], unquote(m[2]), unquote(m[4] or "main")
-                if m[3] == "tree":
-                    recursive = parse_qs(url.query).get("recursive", ["false"])[0].lower() in ("true", "1")
-                    payload = hub.tree(repo_type, repo_id, revision, unquote(m[5] or ""), recursive, token)
-                else:
-                    payload = hub.info(repo_type, repo_id, revision, token)
-                status, headers, body = 200, {"Content-Type": "application/json"}, json.dumps(payload).encode()
             else:
-                raise HubError(404, None, f"FakeHub has no route for {url.path}")
+                payload = self._api(hub, url.path, query, data, token, post)
+                status, headers, body = 200, {"Content-Type": "application/json"}, json.dumps(payload).encode()
         except Exception as exc:  # a FakeHub bug fails fast as a 501: the client would retry a 500 or a dropped socket
             e = exc if isinstance(exc, HubError) else HubError(501, None, f"FakeHub failed: {exc!r}")
-            status, body = e.status, json.dumps({"error": e.message}).encode()
+            status, body = e.status, json.dumps({"error": e.message, **e.body}).encode()
             headers = {"Content-Type": "application/json", "X-Error-Message": e.message}
             headers.update({"X-Error-Code": e.code} if e.code else {})
             headers.update({"X-Repo-Commit": e.commit} if e.commit else {})
@@ -204,6 +318,28 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if send_body:
             self.wfile.write(body)
+
+    @staticmethod
+    def _api(hub: FakeHub, path: str, query: dict, data: bytes, token: str | None, post: bool):
+        if post and path == "/api/repos/create":
+            return hub.create_repo(json.loads(data), token)
+        if post and path == "/api/validate-yaml":  # upload_* send a README.md here before anything else
+            return hub.validate_yaml(json.loads(data)["content"])
+        m = _API.match(path)
+        if m is None or post != (m[3] in ("paths-info", "preupload", "commit")):
+            raise HubError(404, None, f"FakeHub has no route for {'POST' if post else 'GET'} {path}")
+        repo_type, repo_id, revision = _API_KINDS[m[1]], unquote(m[2]), unquote(m[4] or "main")
+        if m[3] == "tree":
+            recursive = query.get("recursive", "false").lower() in ("true", "1")
+            return hub.tree(repo_type, repo_id, revision, unquote(m[5] or ""), recursive, token)
+        if m[3] == "paths-info":  # a form: paths=a&paths=b&expand=False
+            return hub.paths_info(repo_type, repo_id, revision, parse_qs(data.decode()).get("paths", []), token)
+        if m[3] == "preupload":
+            return hub.preupload(repo_type, repo_id, revision, json.loads(data), token)
+        if m[3] == "commit":  # NDJSON: a header line, then one line per operation
+            entries = [json.loads(line) for line in data.splitlines() if line.strip()]
+            return hub.commit(repo_type, repo_id, revision, entries, token, query.get("create_pr") == "1")
+        return hub.info(repo_type, repo_id, revision, token)
 
 
 def use_hub_endpoint(monkeypatch: pytest.MonkeyPatch, endpoint: str, hf_home: str | os.PathLike) -> None:
@@ -230,27 +366,57 @@ def use_hub_endpoint(monkeypatch: pytest.MonkeyPatch, endpoint: str, hf_home: st
     # Else the first request of the process makes build_hf_headers GET {ENDPOINT}/api/agent-harnesses (agent
     # detection for the user-agent, cached under the real HF_HOME): a stray request a test would count.
     monkeypatch.setattr(constants, "HF_HUB_DISABLE_TELEMETRY", True)
+    use_datasets_cache(monkeypatch, os.path.join(hf_home, "datasets"))
+    import datasets.config as dconfig  # it too copies its settings at import (about 1 s, once per process)
+
+    monkeypatch.setattr(dconfig, "HF_ENDPOINT", endpoint)  # HfApi/HfFileSystem(endpoint=...), hf:// URLs
+    monkeypatch.setattr(dconfig, "HUB_DATASETS_URL", endpoint + "/datasets/{repo_id}/resolve/{revision}/{path}")
+    # Two calls that would leave loopback: load_dataset HEADs a file on s3.amazonaws.com to count downloads, and asks
+    # the dataset viewer at "datasets-server." + the endpoint's host (a DNS lookup) for the parquet export's infos.
+    monkeypatch.setattr(dconfig, "HF_UPDATE_DOWNLOAD_COUNTS", False)
+    monkeypatch.setattr(dconfig, "USE_PARQUET_EXPORT", False)
     set_hf_offline(monkeypatch, False)
+
+
+def use_datasets_cache(monkeypatch: pytest.MonkeyPatch, cache: str | os.PathLike) -> None:
+    """Make `datasets` cache (prepared Arrow tables, downloads, extractions) under `cache`, not ~/.cache/huggingface.
+    Its config derives these paths from HF_HOME / HF_DATASETS_CACHE once, at import, so they are patched."""
+    import datasets.config as dconfig
+
+    cache = Path(cache)
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(cache))
+    monkeypatch.setattr(dconfig, "HF_DATASETS_CACHE", cache)
+    downloads = cache / dconfig.DOWNLOADED_DATASETS_DIR
+    monkeypatch.setattr(dconfig, "DOWNLOADED_DATASETS_PATH", downloads)
+    monkeypatch.setattr(dconfig, "EXTRACTED_DATASETS_PATH", downloads / dconfig.EXTRACTED_DATASETS_DIR)
 
 
 def set_hf_offline(monkeypatch: pytest.MonkeyPatch, offline: bool = True) -> None:
     """Switch offline mode mid-test. The client checks `constants.HF_HUB_OFFLINE` in a request hook, so offline
-    requests fail before any byte leaves the process and hf_hub_download falls back to the cache."""
+    requests fail before any byte leaves the process and hf_hub_download falls back to the cache. `datasets` keeps
+    its own copy (from HF_DATASETS_OFFLINE, else huggingface_hub's), read by load_dataset: patched alike."""
+    import datasets.config as dconfig
     from huggingface_hub import constants
 
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1" if offline else "0")
+    for key in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
+        monkeypatch.setenv(key, "1" if offline else "0")
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", offline)
+    monkeypatch.setattr(dconfig, "HF_HUB_OFFLINE", offline)
+    monkeypatch.setattr(dconfig, "HF_DATASETS_OFFLINE", offline)
 
 
 @pytest.fixture
 def fake_hub(monkeypatch: pytest.MonkeyPatch, tmp_path):
-    """A running FakeHub that huggingface_hub uses, online, with a cache under tmp_path. Everything is restored
-    afterwards (monkeypatch), so the rest of the suite stays offline."""
-    from huggingface_hub import close_session
+    """A running FakeHub that huggingface_hub and datasets use, online, with their caches under tmp_path. Everything
+    is restored afterwards (monkeypatch), so the rest of the suite stays offline."""
+    from huggingface_hub import HfFileSystem, close_session
 
     hub = FakeHub()
     use_hub_endpoint(monkeypatch, hub.url, tmp_path / "hf_home")
     hub._monkeypatch = monkeypatch
     yield hub
     close_session()  # drop pooled keep-alive connections to this server before it goes away
+    # fsspec keeps HfFileSystem instances (and their listings) per endpoint+token: a later test's server may get
+    # this port again, and must not be answered from this one's listings.
+    HfFileSystem.clear_instance_cache()
     hub.stop()
