@@ -1,4 +1,7 @@
+import atexit
 import os
+import shutil
+import tempfile
 
 # Before anything imports huggingface_hub/evaluate: a failed Hub lookup otherwise waits ~50 s.
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -6,6 +9,10 @@ os.environ["HF_EVALUATE_OFFLINE"] = "1"
 os.environ.setdefault("TQDM_DISABLE", "1")
 os.environ["REXRANK_CACHE"] = "off"  # tests that need the feature cache point it at a temporary file
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+# datasets reads its cache folder once, at import, and defaults to ~/.cache/huggingface/datasets: a test that calls
+# load_dataset without the fake_hub fixture (or use_datasets_cache) must not fill the developer's.
+os.environ["HF_DATASETS_CACHE"] = tempfile.mkdtemp(prefix="rexrank-tests-datasets-")
+atexit.register(shutil.rmtree, os.environ["HF_DATASETS_CACHE"], True)
 for _key in [k for k in os.environ if k.startswith("REXRANK_MODEL_")]:  # a developer's own copies must not leak in
     os.environ.pop(_key)
 
