@@ -13,6 +13,7 @@ from rexrank import demo
 from rexrank.cli import main
 from rexrank.data import load_split
 from rexrank.data.build import COLUMNS, compare_with_official, official_ids
+from rexrank.errors import InputError
 from rexrank.results import Result
 
 
@@ -118,3 +119,20 @@ def test_an_existing_folder_is_replaced_only_when_it_is_a_built_dataset(built, t
     assert main(["build-dataset", "mimic-cxr", "--source", str(source), "--out", str(tmp_path / "mine")]) == 2
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
     assert "is not a rexrank dataset folder" in capsys.readouterr().err
+
+
+def test_pushed_privately_then_scored_from_the_hub(built, tmp_path, fake_hub, monkeypatch, capsys):
+    _, source, _ = built
+    monkeypatch.setenv("HF_TOKEN", "hf_maintainer")
+    code = main(["build-dataset", "mimic-cxr", "--source", str(source), "--out", str(tmp_path / "pushed"),
+                 "--push-to", "rexrank-test/mimic-cxr"])
+    assert code == 0 and "pushed to private repo rexrank-test/mimic-cxr" in capsys.readouterr().out
+    files = fake_hub.files("rexrank-test/mimic-cxr", repo_type="dataset")
+    assert {"README.md", "build_info.json", "findings/test-00000-of-00001.parquet"} <= set(files)
+    monkeypatch.delenv("HF_TOKEN")
+    with pytest.raises(InputError, match="rexrank-test/mimic-cxr: could not load split 'test' from the Hub"):
+        load_split("rexrank-test/mimic-cxr")  # private
+    monkeypatch.setenv("HF_TOKEN", "hf_maintainer")
+    split = load_split("rexrank-test/mimic-cxr")
+    pd.testing.assert_frame_equal(split.studies[["study_id", "findings", "impression"]],
+                                  load_split(source).studies[["study_id", "findings", "impression"]])
