@@ -17,7 +17,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -123,15 +123,25 @@ def write_dataset(build: Build, out: str | os.PathLike) -> Path:
                        "without_findings": int(frame["findings"].isna().sum()),
                        "without_impression": int(frame["impression"].isna().sum())},
             "official": check, "notes": build.notes}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+
+    def fill(staging: Path) -> None:
         for task, rows in configs.items():
             (staging / task).mkdir()
             rows.reset_index(drop=True).to_parquet(staging / task / f"{build.split}-00000-of-00001.parquet",
                                                    index=False)
         (staging / "build_info.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
         (staging / "README.md").write_text(card(build, info), encoding="utf-8")
+
+    return replace_folder(out, fill)
+
+
+def replace_folder(out: Path, fill: Callable[[Path], None]) -> Path:
+    """`fill` a staging folder beside `out`, then move it into place whole, so a failed build leaves no half
+    dataset. An existing `out` is replaced only when it is a rexrank dataset folder (it has build_info.json)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        fill(staging)
         if out.exists():
             if not (out / "build_info.json").is_file():
                 raise InputError(f"{out}: exists and is not a rexrank dataset folder; choose another --out")
@@ -142,19 +152,27 @@ def write_dataset(build: Build, out: str | os.PathLike) -> Path:
     return out
 
 
-def card(build: Build, info: dict) -> str:
-    """README.md: YAML front matter (licence, gating, one config per task) and the card text."""
-    d, counts, split = build.info, info["counts"], build.split
+def front_matter(d: DatasetInfo, tags: Sequence[str], configs: Sequence[str], split: str,
+                 default: str | None = None) -> list[str]:
+    """A card's YAML header lines: licence, tags, one config per `<config>/<split>-*.parquet`, the gating prompt."""
     yaml = ["---", f"pretty_name: {d.title}", f"license: {d.licence}", "language:", "- en", "tags:",
-            "- radiology", "- chest-x-ray", "- report-generation", "- rexrank", "configs:"]
-    for task in TASKS:
-        yaml += [f"- config_name: {task}", "  data_files:", f"  - split: {split}",
-                 f"    path: {task}/{split}-*.parquet"]
-        if task == FINDINGS_IMPRESSION:
+            *(f"- {tag}" for tag in tags), "configs:"]
+    for name in configs:
+        yaml += [f"- config_name: {name}", "  data_files:", f"  - split: {split}",
+                 f"    path: {name}/{split}-*.parquet"]
+        if name == default:
             yaml.append("  default: true")
     if d.credentialed:
         yaml += ["extra_gated_prompt: >-", f"  {d.access}"]
     yaml.append("---")
+    return yaml
+
+
+def card(build: Build, info: dict) -> str:
+    """README.md: YAML front matter (licence, gating, one config per task) and the card text."""
+    d, counts, split = build.info, info["counts"], build.split
+    yaml = front_matter(d, ("radiology", "chest-x-ray", "report-generation", "rexrank"), TASKS, split,
+                        default=FINDINGS_IMPRESSION)
     official = info["official"]
     differs = "" if official["matches"] else (
         f"\n**This build differs from the official split** ({official['official']:,} studies): "
@@ -212,9 +230,11 @@ def push_dataset(folder: str | os.PathLike, repo_id: str, private: bool = True, 
     info = json.loads((folder / "build_info.json").read_text(encoding="utf-8"))
     api = HfApi(token=token)
     api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+    counts = info["counts"]
+    unit = "studies" if "studies" in counts else "items"  # report test sets count studies, RadRBench-CXR items
     commit = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="dataset",
                                commit_message=f"rexrank build-dataset {info['dataset']} ({info['split']}, "
-                                              f"{info['counts']['studies']:,} studies)")
+                                              f"{counts[unit]:,} {unit})")
     return commit.commit_url if hasattr(commit, "commit_url") else str(commit)
 
 
