@@ -214,7 +214,7 @@ def _model_override(text: str) -> tuple[str, str]:
 
 def cmd_build_dataset(args: argparse.Namespace) -> int:
     """A test set from the user's own download, as a Hub dataset folder; optionally pushed to a private repo."""
-    from rexrank.data.build import push_dataset, write_dataset
+    from rexrank.data.build import push_dataset
     from rexrank.data.catalog import builder
 
     chosen = builder(args.name)
@@ -222,14 +222,13 @@ def cmd_build_dataset(args: argparse.Namespace) -> int:
         raise InputError(f"{args.name} is credentialed data ({chosen.info.access.split('.')[0]}): it may only be "
                          "pushed to a private or gated repo; drop --public")
     build = chosen.read([Path(s) for s in args.source], args.split, Path(args.image_root) if args.image_root else None)
-    folder = write_dataset(build, args.out)
+    folder = chosen.write(build, args.out)
     info = json.loads((folder / "build_info.json").read_text(encoding="utf-8"))
-    counts, official = info["counts"], info["official"]
-    print(f"{args.name} {build.split}: {counts['studies']:,} studies ({counts['findings']:,} with findings, "
-          f"{counts['findings_impression']:,} in findings_impression) -> {folder}")
+    print(chosen.summary(info, folder))
     for note in build.notes:
         _warn(note)
-    if not official["matches"]:
+    official = info.get("official")  # report test sets only
+    if official and not official["matches"]:
         missing, extra = official.get("missing", []), official.get("extra", [])
         detail = "".join(f"; {len(ids):,} {what}: {', '.join(ids[:10])}{' ...' if len(ids) > 10 else ''}"
                          for what, ids in (("missing", missing), ("extra", extra)) if ids)
@@ -271,9 +270,10 @@ def parser() -> argparse.ArgumentParser:
 
     build = commands.add_parser("build-dataset", help="build a test set from your own download as a Hub dataset",
                                 formatter_class=argparse.RawTextHelpFormatter)
-    build.add_argument("name", help="mimic-cxr, iu-xray, chexpert-plus or rexgradient")
+    build.add_argument("name", help="mimic-cxr, iu-xray, chexpert-plus, rexgradient or radrbench-cxr")
     build.add_argument("--source", action="append", required=True, metavar="PATH",
-                       help="ReXrank's split JSON, or the original release's files (repeat for several)")
+                       help="ReXrank's split JSON, or the original release's files (repeat for several); for "
+                            "radrbench-cxr the downloaded JSON files or their folder")
     build.add_argument("--out", required=True, help="the dataset folder to write (load_dataset(OUT, 'findings'))")
     build.add_argument("--split", help="default: the split ReXrank scores (test; valid for chexpert-plus)")
     build.add_argument("--image-root", help="where the images live, to check and relativise image paths")

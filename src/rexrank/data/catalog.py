@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rexrank.data.build import Build, DatasetInfo, read_rexrank_json
+from rexrank.data import radrbench
+from rexrank.data.build import Build, DatasetInfo, read_rexrank_json, write_dataset
 from rexrank.errors import InputError
 
 REXRANK_CITATION = """\
@@ -112,6 +113,15 @@ class Builder:
                              "release is not supported yet)")
         return self.originals(sources, split, image_root)
 
+    def write(self, build: Build, out: str | Path) -> Path:
+        return write_dataset(build, out)
+
+    def summary(self, info: dict, folder: Path) -> str:
+        """One line on what was built (the CLI prints it)."""
+        counts = info["counts"]
+        return (f"{self.info.name} {info['split']}: {counts['studies']:,} studies ({counts['findings']:,} with "
+                f"findings, {counts['findings_impression']:,} in findings_impression) -> {folder}")
+
 
 def _is_rexrank_split(path: Path) -> bool:
     """A ReXrank split file starts `{"<study id>": {` ... with section_findings in its first record."""
@@ -126,6 +136,8 @@ BUILDERS: dict[str, Builder] = {
     "chexpert-plus": Builder(CHEXPERT_PLUS, "valid"),
     "rexgradient": Builder(REXGRADIENT, "test", always_private=True),
 }
+
+BUILDERS[radrbench.NAME] = radrbench.BUILDER  # items, not studies: its own reader, writer and card
 
 
 def builder(name: str) -> Builder:
