@@ -103,7 +103,7 @@ def test_bad_sources_are_named(tmp_path, capsys, demo_rows):
     not_rexrank = tmp_path / "other.json"
     not_rexrank.write_text('{"demo-0001": {"report": "x"}}')
     assert main(["build-dataset", "iu-xray", "--source", str(not_rexrank), "--out", str(tmp_path / "b")]) == 2
-    assert "iu-xray: give ReXrank's split JSON" in capsys.readouterr().err
+    assert "iu-xray: give one --source for the Open-i reports" in capsys.readouterr().err  # nor R2Gen's annotation
     assert main(["build-dataset", "mimic-cxr", "--source", str(tmp_path / "nope.json"), "--out", "x"]) == 2
     assert "no such source" in capsys.readouterr().err
     assert main(["build-dataset", "mimic-cxr", "--source", str(twice), "--out", "x", "--public"]) == 2
