@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rexrank.data import iu_xray, mimic, radrbench
+from rexrank.data import chexpert_plus, iu_xray, mimic, radrbench
 from rexrank.data.build import Build, DatasetInfo, read_rexrank_json, write_dataset
 from rexrank.errors import InputError
 
@@ -133,7 +133,8 @@ def _is_rexrank_split(path: Path) -> bool:
 BUILDERS: dict[str, Builder] = {
     "mimic-cxr": Builder(MIMIC_CXR, "test", originals=mimic.read_mimic, originals_help=mimic.HELP),
     "iu-xray": Builder(IU_XRAY, "test", originals=iu_xray.read_iu_xray, originals_help=iu_xray.HELP),
-    "chexpert-plus": Builder(CHEXPERT_PLUS, "valid"),
+    "chexpert-plus": Builder(CHEXPERT_PLUS, "valid", originals=chexpert_plus.read_chexpert_plus,
+                             originals_help=chexpert_plus.HELP),
     "rexgradient": Builder(REXGRADIENT, "test", always_private=True),
 }
 
