@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rexrank.data import chexpert_plus, iu_xray, mimic, radrbench
+from rexrank.data import chexpert_plus, iu_xray, mimic, radrbench, rexgradient
 from rexrank.data.build import Build, DatasetInfo, read_rexrank_json, write_dataset
 from rexrank.errors import InputError
 
@@ -135,7 +135,8 @@ BUILDERS: dict[str, Builder] = {
     "iu-xray": Builder(IU_XRAY, "test", originals=iu_xray.read_iu_xray, originals_help=iu_xray.HELP),
     "chexpert-plus": Builder(CHEXPERT_PLUS, "valid", originals=chexpert_plus.read_chexpert_plus,
                              originals_help=chexpert_plus.HELP),
-    "rexgradient": Builder(REXGRADIENT, "test", always_private=True),
+    "rexgradient": Builder(REXGRADIENT, "test", originals=rexgradient.read_rexgradient,
+                           originals_help=rexgradient.HELP, always_private=True),
 }
 
 BUILDERS[radrbench.NAME] = radrbench.BUILDER  # items, not studies: its own reader, writer and card
