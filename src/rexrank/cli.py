@@ -269,7 +269,7 @@ def parser() -> argparse.ArgumentParser:
     score.set_defaults(run=cmd_score)
 
     build = commands.add_parser("build-dataset", help="build a test set from your own download as a Hub dataset",
-                                formatter_class=argparse.RawTextHelpFormatter)
+                                formatter_class=argparse.RawTextHelpFormatter, epilog=_sources_help())
     build.add_argument("name", help="mimic-cxr, iu-xray, chexpert-plus, rexgradient or radrbench-cxr")
     build.add_argument("--source", action="append", required=True, metavar="PATH",
                        help="ReXrank's split JSON, or the original release's files (repeat for several); for "
@@ -334,6 +334,19 @@ def _runtime_options(command: argparse.ArgumentParser) -> None:
     judge.add_argument("--fineradscore-shots", metavar="SHOTS",
                        help="FineRadScore's example turns: synthetic (default, ours), zero-shot, or the reference's "
                             "own from a rajpurkarlab/FineRadScore checkout or a JSON file of messages")
+
+
+def _sources_help() -> str:
+    import textwrap
+
+    from rexrank.data.catalog import BUILDERS
+
+    lines = ["sources (for the report test sets, ReXrank's split JSON works too):"]
+    for name, chosen in BUILDERS.items():
+        if chosen.originals_help:
+            lines += textwrap.wrap(chosen.originals_help, 100, initial_indent=f"  {name}: ",
+                                   subsequent_indent=" " * (len(name) + 4), break_on_hyphens=False)
+    return "\n".join(lines)
 
 
 def _judge(args: argparse.Namespace) -> dict:

@@ -463,6 +463,7 @@ class ItemBuilder:
     info: DatasetInfo = RADRBENCH_CXR
     default_split: str = SPLIT
     always_private: bool = True
+    originals_help: str = "the published JSON files (test files and the *_gt_reasoning files) or their folder"
 
     def read(self, sources: Sequence[Path], split: str | None = None, image_root: Path | None = None) -> ItemBuild:
         return read_radrbench(sources, split, image_root)
