@@ -2,30 +2,14 @@
 Every report here is synthetic, written by the tests in that layout."""
 
 import gzip
-import hashlib
 import json
 
-import datasets
 import pandas as pd
 import pytest
+from fixtures.built import build, load, sha
 
-from rexrank.cli import main
 from rexrank.data import chexpert_plus
 from rexrank.data.catalog import BUILDERS
-
-
-def load(folder, config, split, tmp_path):
-    return datasets.load_dataset(str(folder), config, split=split, cache_dir=str(tmp_path / "hf-cache")).to_pandas()
-
-
-def build(name, sources, out, *extra):
-    return main(["build-dataset", name, *(a for s in sources for a in ("--source", str(s))), "--out", str(out),
-                 *extra])
-
-
-def sha(path):
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
 
 CHEXPERT_COLUMNS = [
     "path_to_image", "path_to_dcm", "frontal_lateral", "ap_pa", "deid_patient_id", "patient_report_date_order",

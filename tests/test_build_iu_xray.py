@@ -5,27 +5,12 @@ import hashlib
 import json
 import tarfile
 
-import datasets
 import pandas as pd
 import pytest
+from fixtures.built import build, load, sha
 
-from rexrank.cli import main
 from rexrank.data import iu_xray
 from rexrank.data.catalog import BUILDERS
-
-
-def load(folder, config, split, tmp_path):
-    return datasets.load_dataset(str(folder), config, split=split, cache_dir=str(tmp_path / "hf-cache")).to_pandas()
-
-
-def build(name, sources, out, *extra):
-    return main(["build-dataset", name, *(a for s in sources for a in ("--source", str(s))), "--out", str(out),
-                 *extra])
-
-
-def sha(path):
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
 
 # R2Gen's annotation.json: id, report (= the findings), image_path, split. Synthetic text.
 R2GEN = {

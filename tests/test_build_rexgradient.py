@@ -2,29 +2,14 @@
 fields). Every report here is synthetic, written by the tests in that layout."""
 
 import gzip
-import hashlib
 import json
 
-import datasets
 import pandas as pd
 import pytest
+from fixtures.built import build, load, sha
 
-from rexrank.cli import main
 from rexrank.data import rexgradient
 from rexrank.data.catalog import BUILDERS
-
-
-def load(folder, config, split, tmp_path):
-    return datasets.load_dataset(str(folder), config, split=split, cache_dir=str(tmp_path / "hf-cache")).to_pandas()
-
-
-def build(name, sources, out, *extra):
-    return main(["build-dataset", name, *(a for s in sources for a in ("--source", str(s))), "--out", str(out),
-                 *extra])
-
-
-def sha(path):
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def rexgradient_study(n, findings, impression, views=("PA", "LATERAL"), indication="Synthetic indication.",

@@ -41,6 +41,7 @@ from typing import Protocol
 
 from rexrank.errors import InputError
 from rexrank.llm import JudgeUnavailable, Reply
+from rexrank.reports import check_pairs
 from rexrank.signature import Signature
 
 REFERENCE = "rajpurkarlab/FineRadScore@3f5e1dc708d953a92aca536492d78f4e248c44f6"
@@ -456,21 +457,12 @@ def signature(judge: Backend, shots: Shots = SYNTHETIC, how: str = "max") -> Sig
                      models={"backend": judge.identity})
 
 
-def _check(predictions: Sequence[str], references: Sequence[str]) -> None:
-    if len(predictions) != len(references):
-        raise InputError(f"{len(predictions)} predictions but {len(references)} references")
-    for kind, texts in (("prediction", predictions), ("reference", references)):
-        for i, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise InputError(f"{kind} {i} is {type(text).__name__} {text!r:.40}, not text")
-
-
 def fineradscore(predictions: Sequence[str], references: Sequence[str], judge: Backend, *,
                  shots: Shots | str | os.PathLike | None = None, how: str = "max",
                  dataset: str | None = None) -> FineRadScoreResult:
     """FineRadScore per study through `judge`. `dataset` names where the reports come from, for the judge's
     data-use guard (credentialed sets go only to loopback or explicitly allowed endpoints)."""
-    _check(predictions, references)
+    check_pairs(predictions, references)
     aggregate([], how)  # an unknown aggregate fails before any call
     shots = shots_for(shots)
     conversations = [build_messages(p, r, shots) for p, r in zip(predictions, references)]

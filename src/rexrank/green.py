@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from rexrank.errors import InputError
 from rexrank.llm import Reply
+from rexrank.reports import check_pairs
 from rexrank.signature import Signature
 
 if TYPE_CHECKING:
@@ -280,12 +281,7 @@ def green(predictions: Sequence[str], references: Sequence[str], backend: Backen
           dataset: str | None = None) -> GreenResult:
     """GREEN per study through `backend`. `dataset` names where the reports come from, for the judge's data-use
     guard (credentialed sets go only to loopback or explicitly allowed endpoints)."""
-    if len(predictions) != len(references):
-        raise InputError(f"{len(predictions)} predictions but {len(references)} references")
-    for kind, texts in (("prediction", predictions), ("reference", references)):
-        for i, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise InputError(f"{kind} {i} is {type(text).__name__} {text!r:.40}, not text")
+    check_pairs(predictions, references)
     prompts = [build_prompt(r, p) for p, r in zip(predictions, references)]
     replies = backend.complete(prompts, PROMPT_VERSION, dataset=dataset) if prompts else []
     scores, counts, completions = [], [], []

@@ -12,7 +12,7 @@ findings+impression task. Dropped studies are counted and reported, never silent
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from rexrank.errors import InputError
@@ -34,6 +34,16 @@ def section(value: object) -> str | None:
 def findings_impression_text(findings: str | None, impression: str | None) -> str:
     """The ReXrank findings+impression ground truth; a missing section renders as ``None``."""
     return f"Findings: {findings} Impression: {impression}"
+
+
+def check_pairs(predictions: Sequence[object], references: Sequence[object]) -> None:
+    """As many predictions as references, each a text; InputError naming the first that is not."""
+    if len(predictions) != len(references):
+        raise InputError(f"{len(predictions)} predictions but {len(references)} references")
+    for kind, texts in (("prediction", predictions), ("reference", references)):
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise InputError(f"{kind} {i} is {type(text).__name__} {text!r:.40}, not text")
 
 
 def check_task(task: str) -> str:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import json
 import zlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from rexrank.data import split
 from rexrank.data.build import sha256
 from rexrank.errors import InputError
 
@@ -44,23 +44,8 @@ def read_bytes(path: Path, expected: str) -> bytes:
 
 
 def read_json(path: Path, expected: str) -> object:
-    """JSON (.json or .json.gz) as the releases write it: bare NaN accepted, a repeated key refused by name (json
-    would keep the last one silently)."""
-
-    def no_repeats(pairs: list[tuple[str, object]]) -> dict:
-        seen: dict = {}
-        for key, value in pairs:
-            if key in seen:
-                raise InputError(f"{path}: {key!r} appears more than once (a study listed twice?)")
-            seen[key] = value
-        return seen
-
-    try:
-        return json.loads(read_bytes(path, expected).decode("utf-8"), object_pairs_hook=no_repeats)
-    except json.JSONDecodeError as err:
-        raise InputError(f"{path}: not valid JSON ({err}); expected {expected}") from None
-    except UnicodeDecodeError as err:
-        raise InputError(f"{path}: not UTF-8 text ({err}); expected {expected}") from None
+    """JSON (.json or .json.gz) as the releases write it (see `split.read_json`)."""
+    return split.read_json(path, expected, read_bytes(path, expected))
 
 
 def digest(path: Path) -> str:

@@ -25,23 +25,26 @@ def listing(problems: list[str], limit: int = 10) -> str:
     return "\n".join(lines)
 
 
-def read_json(path: Path) -> object:
-    """JSON as ReXrank writes it: bare NaN accepted, a repeated key refused (json would keep the last silently)."""
+def read_json(path: Path, expected: str | None = None, data: bytes | None = None) -> object:
+    """JSON as ReXrank and the releases write it: bare NaN accepted, a repeated key refused by name (json would keep
+    the last silently). `data`: the file's bytes when already read (unzipped); `expected` names what the file should
+    have been, for the message."""
+    hint = f"; expected {expected}" if expected else ""
 
     def no_repeats(pairs: list[tuple[str, object]]) -> dict:
         seen: dict = {}
         for key, value in pairs:
             if key in seen:
-                raise InputError(f"{path}: key {key!r} appears more than once (a study predicted twice?)")
+                raise InputError(f"{path}: key {key!r} appears more than once (a study listed twice?)")
             seen[key] = value
         return seen
 
     try:
-        return json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=no_repeats)
+        return json.loads(path.read_bytes() if data is None else data, object_pairs_hook=no_repeats)
     except json.JSONDecodeError as err:
-        raise InputError(f"{path}: not valid JSON: {err}") from None
+        raise InputError(f"{path}: not valid JSON ({err}){hint}") from None
     except UnicodeDecodeError as err:
-        raise InputError(f"{path}: not UTF-8 text: {err}") from None
+        raise InputError(f"{path}: not UTF-8 text ({err}){hint}") from None
 
 
 def jsonl_records(path: Path) -> Iterator[tuple[int, dict]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rexrank.errors import InputError
+from rexrank.reports import check_pairs
 from rexrank.scorers.base import Composite, Judged, MetricUnavailable, Scorer
 from rexrank.scorers.bertscore import BertScore
 from rexrank.scorers.bleu import Bleu2
@@ -57,10 +58,7 @@ def compute(name: str, predictions: Sequence[str], references: Sequence[str], ke
     """
     if name not in SCORERS:
         raise InputError(f"{name!r} is not a per-text scorer: known scorers are {', '.join(SCORERS)}")
-    for kind, texts in (("prediction", predictions), ("reference", references)):
-        for i, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise InputError(f"{kind} {i} is {type(text).__name__} {text!r:.40}, not text")
+    check_pairs(predictions, references)
     scorer = SCORERS[name](**{"progress": False} | options)
     candidates, refs = scorer.paired_features(list(predictions), list(references))
     per_sample = scorer.score(candidates, refs)
