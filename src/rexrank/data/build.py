@@ -178,7 +178,7 @@ def card(build: Build, info: dict) -> str:
         f"\n**This build differs from the official split** ({official['official']:,} studies): "
         f"{len(official.get('missing', []))} missing, {len(official.get('extra', []))} extra; see build_info.json.\n")
     body = f"""
-# {d.title} ({split}) for rexrank
+# {d.title}: the {split} split, for rexrank
 
 {d.description}
 

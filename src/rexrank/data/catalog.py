@@ -26,7 +26,7 @@ REXRANK_CITATION = """\
 """
 
 MIMIC_CXR = DatasetInfo(
-    "mimic-cxr", "MIMIC-CXR test (ReXrank)",
+    "mimic-cxr", "MIMIC-CXR (ReXrank)",
     "The official MIMIC-CXR 2.0.0 test split, studies whose report has a findings section (2,347; 723 of them "
     "have no impression), as ReXrank scores it.",
     "other",
@@ -43,7 +43,7 @@ MIMIC_CXR = DatasetInfo(
     "https://physionet.org/content/mimic-cxr/2.0.0/")
 
 IU_XRAY = DatasetInfo(
-    "iu-xray", "IU-Xray (Open-i) test (ReXrank)",
+    "iu-xray", "IU-Xray (Open-i, ReXrank)",
     "The Indiana University chest X-ray collection (Open-i) in R2Gen's split: test 590 studies, valid 296, as "
     "ReXrank scores it.",
     "cc-by-nc-nd-4.0",
@@ -60,7 +60,7 @@ IU_XRAY = DatasetInfo(
     "https://openi.nlm.nih.gov/", credentialed=False)
 
 CHEXPERT_PLUS = DatasetInfo(
-    "chexpert-plus", "CheXpert Plus valid (ReXrank)",
+    "chexpert-plus", "CheXpert Plus (ReXrank)",
     "The CheXpert Plus validation split (200 studies; 62 have a findings section), as ReXrank scores it.",
     "other",
     "CheXpert Plus is released under the Stanford University School of Medicine CheXpert Plus Dataset Research "
