@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 import pytest
-from fixtures.built import build, load, sha
+from fixtures.built import build, load, score_references_against, sha
 
 from rexrank.data import chexpert_plus
 from rexrank.data.catalog import BUILDERS
@@ -144,3 +144,9 @@ def test_chexpert_plus_bad_sources_are_named(tmp_path, capsys, case, message):
 def test_the_builder_reads_the_original_layout():
     builder = BUILDERS["chexpert-plus"]
     assert builder.originals is chexpert_plus.read_chexpert_plus and builder.originals_help == chexpert_plus.HELP
+
+
+def test_rexrank_score_reads_the_built_chexpert_plus(tmp_path):
+    assert build("chexpert-plus", [chexpert_csv(tmp_path / "df_chexpert_plus_240401.csv")], tmp_path / "built") == 0
+    assert score_references_against(tmp_path / "built", tmp_path, split="valid") == {"findings": 1,
+                                                                                      "findings_impression": 2}

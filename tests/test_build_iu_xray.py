@@ -7,7 +7,7 @@ import tarfile
 
 import pandas as pd
 import pytest
-from fixtures.built import build, load, sha
+from fixtures.built import build, load, score_references_against, sha
 
 from rexrank.data import iu_xray
 from rexrank.data.catalog import BUILDERS
@@ -172,3 +172,9 @@ def test_iu_xray_bad_sources_are_named(iu, tmp_path, capsys, case, message):
 def test_the_builder_reads_the_original_layout():
     builder = BUILDERS["iu-xray"]
     assert builder.originals is iu_xray.read_iu_xray and builder.originals_help == iu_xray.HELP
+
+
+def test_rexrank_score_reads_the_built_iu_xray(iu, tmp_path):
+    assert build("iu-xray", [iu / "annotation.json", iu / "ecgen-radiology"], tmp_path / "built") == 0
+    scored = score_references_against(tmp_path / "built", tmp_path)
+    assert scored["findings_impression"] >= scored["findings"] > 0

@@ -11,6 +11,7 @@ import zipfile
 import datasets
 import pandas as pd
 import pytest
+from fixtures.built import score_references_against
 
 from rexrank.cli import main
 from rexrank.data import mimic_sections as ms
@@ -375,3 +376,9 @@ def test_the_sections_are_the_reference_parsers_on_fuzzed_reports():
     for text in _fuzzed_reports(20000, seed=5):
         texts, names, starts = reference.section_text(text)
         assert [(p.name, p.text, p.start) for p in ms.sections(text)] == list(zip(names, texts, starts)), text
+
+
+def test_rexrank_score_reads_the_built_mimic_cxr(download):
+    assert build(download) == 0
+    scored = score_references_against(download["tmp"] / "mimic", download["tmp"])
+    assert scored == {"findings": 3, "findings_impression": 3}

@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 import pytest
-from fixtures.built import build, load, sha
+from fixtures.built import build, load, score_references_against, sha
 
 from rexrank.data import rexgradient
 from rexrank.data.catalog import BUILDERS
@@ -164,3 +164,9 @@ def test_the_builder_reads_the_original_layout():
     builder = BUILDERS["rexgradient"]
     assert builder.originals is rexgradient.read_rexgradient and builder.originals_help == rexgradient.HELP
     assert builder.always_private
+
+
+def test_rexrank_score_reads_the_built_rexgradient(tmp_path):
+    rexgradient_metadata(tmp_path / "ReXGradient-160K" / "metadata")
+    assert build("rexgradient", [tmp_path / "ReXGradient-160K"], tmp_path / "built") == 0
+    assert score_references_against(tmp_path / "built", tmp_path) == {"findings": 2, "findings_impression": 3}
