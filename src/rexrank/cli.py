@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -66,7 +67,7 @@ def cmd_score(args: argparse.Namespace) -> int:
                         args.split, args.dataset_name, args.resamples, args.seed)
     _warn_all(result)
     print(format_result(result))
-    print("wrote " + " and ".join(map(str, result_paths(Path(args.out), result.dataset, result.task))))
+    print("wrote " + ", ".join(map(str, result_paths(Path(args.out), result.dataset, result.task))))
     return METRIC_SKIPPED if result.skipped else OK
 
 
@@ -240,6 +241,27 @@ def cmd_build_dataset(args: argparse.Namespace) -> int:
     return OK
 
 
+def cmd_submit(args: argparse.Namespace) -> int:
+    """Check `rexrank score` outputs and open a pull request with them on the results repo."""
+    from rexrank.submission import ModelCard, submit
+
+    card = ModelCard(args.name, args.institution, args.url, args.paper, trained_on=tuple(args.trained_on),
+                     contact=args.contact)
+    private = {}
+    for spec in args.private:
+        key, _, path = spec.partition("=")
+        dataset, _, task = key.rpartition(".")
+        if not path or not dataset:
+            raise InputError(f"--private {spec!r}: expected DATASET.TASK=FILE, e.g. rexgradient.findings=preds.json")
+        private[(dataset, task)] = Path(path)
+    files, url = submit(card, Path(args.results) if args.results else None, args.repo, private, args.dry_run)
+    print(f"submission {card.submission_id}: {len(files)} files, {sum(size for _, size in files):,} bytes")
+    for path, size in files:
+        print(f"  {path}  ({size:,} bytes)")
+    print(f"dry run: nothing uploaded to {args.repo}" if url is None else f"pull request opened: {url}")
+    return OK
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="rexrank", description=__doc__.split("\n")[0],
                                   epilog=__doc__.split("\n", 2)[2], formatter_class=argparse.RawTextHelpFormatter)
@@ -281,6 +303,23 @@ def parser() -> argparse.ArgumentParser:
     build.add_argument("--private", action="store_true", help="(the default) push to a private repo")
     build.add_argument("--public", action="store_true", help="push a public repo (IU-Xray only)")
     build.set_defaults(run=cmd_build_dataset)
+
+    send = commands.add_parser("submit", help="open a pull request with your results on the leaderboard's results "
+                                              "repo")
+    send.add_argument("--results", help="the --out folder of rexrank score (results, per-study tables, predictions)")
+    send.add_argument("--name", required=True, help="the model's name on the board")
+    send.add_argument("--institution", default="")
+    send.add_argument("--url", default="", help="the model's page (code or weights)")
+    send.add_argument("--paper", default="", help="a link to the paper")
+    send.add_argument("--trained-on", action="append", default=[], metavar="DATASET", help="repeat for several")
+    send.add_argument("--contact", default="", help="an email or handle the maintainers may reach")
+    send.add_argument("--private", action="append", default=[], metavar="DATASET.TASK=FILE",
+                      help="predictions for a private test set, scored by the maintainers "
+                           "(e.g. rexgradient.findings=preds.json)")
+    send.add_argument("--repo", default=os.environ.get("REXRANK_RESULTS_REPO", "rexrank/results"),
+                      help="the results repo, a Hub dataset (default REXRANK_RESULTS_REPO or rexrank/results)")
+    send.add_argument("--dry-run", action="store_true", help="check and list what would be uploaded")
+    send.set_defaults(run=cmd_submit)
 
     run_demo = commands.add_parser("demo", help="score the embedded synthetic demo systems")
     run_demo.add_argument("--out", default="rexrank-results")

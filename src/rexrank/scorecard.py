@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ import pandas as pd
 
 from rexrank import __version__, stats
 from rexrank.data import align, load_predictions, load_split
-from rexrank.files import atomic_path
+from rexrank.files import atomic_path, write_text
 from rexrank.results import MetricResult, ModelInfo, Result
 from rexrank.scorers import COMPOSITES, JUDGED, SCORERS, Judged, MetricUnavailable, Scorer, metric_class
 from rexrank.signature import Signature
@@ -125,9 +126,12 @@ def score(
     return Scorecard(per_study, results, skipped, extras)
 
 
-def result_paths(out: Path, dataset: str, task: str) -> tuple[Path, Path]:
-    """Where a result JSON and its per-study table go: `<out>/<dataset>.<task>.json` and `.per_study.parquet`."""
-    return out / f"{dataset}.{task}.json", out / f"{dataset}.{task}.per_study.parquet"
+def result_paths(out: Path, dataset: str, task: str) -> tuple[Path, Path, Path]:
+    """Where a result JSON, its per-study table and the predictions it scored go: `<out>/<dataset>.<task>.json`,
+    `.per_study.parquet` and `.predictions.jsonl` (what `rexrank submit` uploads)."""
+    stem = out / f"{dataset}.{task}"
+    return stem.with_name(f"{stem.name}.json"), stem.with_name(f"{stem.name}.per_study.parquet"), \
+        stem.with_name(f"{stem.name}.predictions.jsonl")
 
 
 def score_file(predictions: Path, dataset: str, task: str, metrics: Sequence[str] | MetricSet, out: Path,
@@ -140,8 +144,10 @@ def score_file(predictions: Path, dataset: str, task: str, metrics: Sequence[str
     card = score(aligned.rows, metrics, resamples, seed, dataset=f"{test_split.dataset} {dataset}")
     result = Result(model, test_split.dataset, split, task, card.metrics, aligned.counts, card.skipped,
                     warnings=[f"{predictions}: {w}" for w in aligned.warnings], extras=card.extras)
-    json_path, table_path = result_paths(out, test_split.dataset, task)
+    json_path, table_path, predictions_path = result_paths(out, test_split.dataset, task)
     card.write_per_study(table_path)
+    write_text(predictions_path, "".join(json.dumps({"study_id": s, "prediction": p}, ensure_ascii=False) + "\n"
+                                         for s, p in zip(aligned.rows["study_id"], aligned.rows["prediction"])))
     result.write(json_path)
     return result
 

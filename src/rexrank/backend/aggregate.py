@@ -1,0 +1,124 @@
+"""The aggregate job: the board (`leaderboard.parquet`) rebuilt from a results repo's merged submissions and the
+imported official ReXrank rows.
+
+One row per (model, dataset, task), ranked within each dataset and task by 1/RadCliQ-v1 (higher is better).
+Scored numbers are ranked together only when their RadCliQ-v1 signatures' point keys agree: the key most rows carry
+(the newest on a tie) is the board's, and a row made otherwise is listed unranked with the reason. Imported rows
+(`imported/*.json`, from `rexrank import-rexrank-csv --out`) have no signature; they are ranked beside the scored
+ones and marked `imported`, as ReXrank's own table mixes them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+
+from rexrank.files import atomic_path, write_text
+from rexrank.results import Result
+from rexrank.submission import CARD, SUBMISSIONS
+
+RANK_BY = "radcliq_v1"
+BOARD = "leaderboard.parquet"
+# The board's columns, in ReXrank's order (official.METRIC_COLUMNS).
+METRICS = ("bleu2", "bertscore", "semb_score", "radgraph", "radcliq_v1", "ratescore", "green", "fineradscore")
+
+
+BASE = ("submission", "model", "institution", "url", "paper", "date", "dataset", "split", "task", "provenance",
+        "rexrank_version", "created")
+COLUMNS = (*BASE, *(f"{m}{part}" for m in METRICS for part in ("", "_low", "_high", "_signature", "_key")))
+
+
+def _row(result: Result, submission: str | None, card: dict) -> dict:
+    row = {"submission": submission, "model": result.model.name, "institution": result.model.institution,
+           "url": result.model.url, "paper": card.get("paper", ""), "date": card.get("date") or
+           str(result.checks.get("date", "")), "dataset": result.dataset, "split": result.split,
+           "task": result.task, "provenance": result.provenance, "rexrank_version": result.rexrank_version,
+           "created": result.created}
+    for name in METRICS:
+        m = result.metrics.get(name)
+        row[name] = None if m is None else m.value
+        row[f"{name}_low"], row[f"{name}_high"] = (None, None) if m is None else (m.low, m.high)
+        row[f"{name}_signature"] = None if m is None or m.signature is None else str(m.signature)
+        row[f"{name}_key"] = None if m is None or m.signature is None else m.signature.point_key
+    return row
+
+
+def rows(repo: Path) -> list[dict]:
+    """Every result of the repo: each submission's results (with its card), then the imported rows."""
+    out = []
+    for folder in sorted(p for p in (repo / SUBMISSIONS).glob("*") if p.is_dir()):
+        card = json.loads((folder / CARD).read_text(encoding="utf-8")) if (folder / CARD).is_file() else {}
+        for path in sorted((folder / "results").glob("*.json")):
+            result = Result.read(path)
+            if result.provenance != "scored":
+                continue  # a submission carries scored results only; imported ones come from imported/
+            out.append(_row(result, folder.name, card))
+    for path in sorted((repo / "imported").glob("*.json")):
+        result = Result.read(path)
+        out.append(_row(result, None, {}))
+    return out
+
+
+def rank(frame: pd.DataFrame) -> pd.DataFrame:
+    """`rank` (1 = best 1/RadCliQ-v1) within each dataset and task; `unranked` says why a row has none."""
+    frame = frame.copy()
+    frame["rank"], frame["unranked"] = pd.Series([None] * len(frame), dtype="Int64"), None
+    for _, group in frame.groupby(["dataset", "task"], sort=False):
+        scored = group[group["provenance"] == "scored"]
+        keys = Counter(scored[f"{RANK_BY}_key"].dropna())
+        board_key = None
+        if keys:
+            top = max(keys.values())
+            tied = [k for k, c in keys.items() if c == top]
+            board_key = scored[scored[f"{RANK_BY}_key"].isin(tied)].sort_values("created")[f"{RANK_BY}_key"].iloc[-1]
+        for i, row in group.iterrows():
+            if pd.isna(row[RANK_BY]):
+                frame.loc[i, "unranked"] = "no 1/RadCliQ-v1"
+            elif row["provenance"] == "scored" and row[f"{RANK_BY}_key"] != board_key:
+                frame.loc[i, "unranked"] = f"RadCliQ-v1 made as {row[f'{RANK_BY}_key']}, the board's is {board_key}"
+        rankable = group.index[frame.loc[group.index, "unranked"].isna()]
+        order = frame.loc[rankable, RANK_BY].rank(ascending=False, method="min").astype("Int64")
+        frame.loc[rankable, "rank"] = order
+    return frame.sort_values(["dataset", "task", "rank"], na_position="last").reset_index(drop=True)
+
+
+CARD_TEXT = """---
+pretty_name: rexrank leaderboard results
+license: other
+tags:
+- rexrank
+- radiology
+- report-generation
+- leaderboard
+configs:
+- config_name: default
+  data_files:
+  - split: leaderboard
+    path: leaderboard.parquet
+---
+
+# rexrank results
+
+The leaderboard of AI-generated chest X-ray reports: one row per model, dataset and task, ranked by 1/RadCliQ-v1
+within each dataset and task; `provenance` says whether rexrank scored the row (with CIs and signatures) or it was
+imported from ReXrank's official table. Submissions live under `submissions/<id>/` (results, per-study scores and
+predictions of the public test sets); `rexrank submit` opens a pull request adding one.
+
+```python
+from datasets import load_dataset
+board = load_dataset("ORG/results", split="leaderboard")
+```
+"""
+
+
+def aggregate(repo: str | Path) -> pd.DataFrame:
+    """Rebuild `leaderboard.parquet` and the repo card from what is merged; the ranked rows."""
+    repo = Path(repo)
+    board = rank(pd.DataFrame(rows(repo), columns=list(COLUMNS)))
+    with atomic_path(repo / BOARD) as tmp:
+        board.to_parquet(tmp, index=False)
+    write_text(repo / "README.md", CARD_TEXT)
+    return board

@@ -1,0 +1,191 @@
+"""A submission to the results repo: what it holds, how it is put together from `rexrank score` outputs, and
+how it is sent (a pull request to the results repo on the Hub).
+
+The results repo (a Hub dataset repo, or a local folder):
+
+    README.md, leaderboard.parquet                 written by the maintainers' aggregate job only
+    submissions/<id>/submission.json               the model card stub (`ModelCard`)
+    submissions/<id>/results/<dataset>.<task>.json          rexrank result JSON
+    submissions/<id>/per_study/<dataset>.<task>.parquet     per-study scores (public datasets only)
+    submissions/<id>/predictions/<dataset>.<task>.jsonl     the predictions scored (every dataset)
+
+For the private ReXGradient set a submission carries predictions only: the maintainers' gated job scores them
+and adds the aggregate result.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tempfile
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rexrank import __version__
+from rexrank.data.split import jsonl_records, listing
+from rexrank.errors import InputError
+from rexrank.reports import TASKS
+from rexrank.results import Result
+from rexrank.scorers import metric_class
+
+SUBMISSIONS = "submissions"
+CARD = "submission.json"
+PUBLIC_DATASETS = ("mimic-cxr", "iu-xray", "chexpert-plus")
+PRIVATE_DATASETS = ("rexgradient",)
+DATASETS = PUBLIC_DATASETS + PRIVATE_DATASETS
+ID = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
+
+
+@dataclass(frozen=True)
+class ModelCard:
+    name: str
+    institution: str = ""
+    url: str = ""
+    paper: str = ""
+    date: str = field(default_factory=lambda: datetime.now(UTC).strftime("%Y-%m-%d"))
+    trained_on: tuple[str, ...] = ()
+    contact: str = ""
+
+    @property
+    def submission_id(self) -> str:
+        """`my-org-my-model`: institution and name, lower case, runs of other characters as one hyphen."""
+        slug = re.sub(r"[^a-z0-9]+", "-", f"{self.institution} {self.name}".lower()).strip("-")[:64].strip("-")
+        if not ID.match(slug):
+            raise InputError(f"cannot make a submission id from name {self.name!r} and institution "
+                             f"{self.institution!r}: give a name with letters or digits")
+        return slug
+
+    def to_dict(self) -> dict:
+        return asdict(self) | {"trained_on": list(self.trained_on)}
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One file of a submission: where it goes in the submission folder, and where it comes from."""
+
+    path: str  # relative to submissions/<id>/
+    source: Path
+
+
+def _dataset_task(name: str, suffix: str) -> tuple[str, str] | None:
+    stem = name[: -len(suffix)]
+    dataset, _, task = stem.rpartition(".")
+    return (dataset, task) if dataset in DATASETS and task in TASKS else None
+
+
+def collect(results_dir: Path) -> list[Piece]:
+    """The pieces `rexrank score --out results_dir` wrote: results, per-study tables and predictions, checked.
+
+    Every result must be one of rexrank's datasets and tasks, carry the metric versions of this rexrank, and come
+    with the predictions it scored (each study once, as many as it scored); private datasets contribute their
+    predictions only."""
+    if not results_dir.is_dir():
+        raise InputError(f"{results_dir}: no such folder (the --out of rexrank score)")
+    pieces, problems = [], []
+    for path in sorted(results_dir.glob("*.json")):
+        found = _dataset_task(path.name, ".json")
+        if found is None:
+            problems.append(f"{path.name}: not <dataset>.<task>.json for a rexrank dataset ({', '.join(DATASETS)}) "
+                            f"and task ({', '.join(TASKS)}); score with --dataset-name set to one of them")
+            continue
+        dataset, task = found
+        result = Result.read(path)
+        predictions = path.with_name(f"{dataset}.{task}.predictions.jsonl")
+        if not predictions.is_file():
+            problems.append(f"{path.name}: {predictions.name} is missing (re-score with this rexrank)")
+            continue
+        problems += _check_result(path.name, result, predictions)
+        if dataset in PRIVATE_DATASETS:
+            pieces.append(Piece(f"predictions/{dataset}.{task}.jsonl", predictions))
+            continue
+        table = path.with_name(f"{dataset}.{task}.per_study.parquet")
+        if not table.is_file():
+            problems.append(f"{path.name}: {table.name} is missing")
+            continue
+        pieces += [Piece(f"results/{dataset}.{task}.json", path), Piece(f"per_study/{dataset}.{task}.parquet", table),
+                   Piece(f"predictions/{dataset}.{task}.jsonl", predictions)]
+    if problems:
+        raise InputError(f"{results_dir}: not ready to submit:\n{listing(problems, 20)}")
+    if not pieces:
+        raise InputError(f"{results_dir}: no result of a rexrank dataset here; run rexrank score --out {results_dir} "
+                         f"--dataset-name <{'|'.join(PUBLIC_DATASETS)}> first")
+    return pieces
+
+
+def _check_result(name: str, result: Result, predictions: Path) -> list[str]:
+    problems = []
+    if result.provenance != "scored":
+        problems.append(f"{name}: an imported result cannot be submitted")
+    for metric, value in result.metrics.items():
+        current = metric_class(metric).version
+        if value.signature is None or value.signature.version != current:
+            found = value.signature.version if value.signature else "none"
+            problems.append(f"{name}: {metric} was made by version {found}, this rexrank's is {current}: re-score")
+    seen: set[str] = set()
+    for number, record in jsonl_records(predictions):
+        study = record.get("study_id")
+        if study in seen:
+            problems.append(f"{predictions.name}:{number}: study {study} predicted twice")
+        seen.add(study)
+    if len(seen) != result.counts.get("scored", len(seen)):
+        problems.append(f"{predictions.name}: {len(seen)} predictions, but the result scored "
+                        f"{result.counts.get('scored')} studies")
+    return problems
+
+
+def private_predictions(path: Path, dataset: str, task: str, into: Path) -> Piece:
+    """Predictions for a private test set (scored by the maintainers' gated job), checked and written as JSONL."""
+    from rexrank.data.predictions import load_predictions
+
+    if dataset not in PRIVATE_DATASETS or task not in TASKS:
+        raise InputError(f"{dataset}.{task}: private predictions are for {', '.join(PRIVATE_DATASETS)} and a task "
+                         f"of {', '.join(TASKS)}")
+    predictions = load_predictions(path)
+    bad = [f"study {s}: prediction is {type(p).__name__}, not text" for s, p in predictions.items()
+           if not isinstance(p, str)]
+    if bad:
+        raise InputError(f"{path}: {len(bad)} problem(s):\n{listing(bad)}")
+    target = into / f"{dataset}.{task}.predictions.jsonl"
+    target.write_text("".join(json.dumps({"study_id": s, "prediction": p}, ensure_ascii=False) + "\n"
+                              for s, p in predictions.items()), encoding="utf-8")
+    return Piece(f"predictions/{dataset}.{task}.jsonl", target)
+
+
+def prepare(card: ModelCard, pieces: list[Piece], into: Path) -> Path:
+    """The submission folder `into/<id>/`: the card and the pieces in the repo layout."""
+    folder = into / card.submission_id
+    for piece in pieces:
+        target = folder / piece.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(piece.source, target)
+    card_data = card.to_dict() | {"rexrank": __version__}
+    (folder / CARD).write_text(json.dumps(card_data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return folder
+
+
+def submit(card: ModelCard, results_dir: Path, repo_id: str, private: dict[tuple[str, str], Path] | None = None,
+           dry_run: bool = False, token: str | None = None) -> tuple[list[tuple[str, int]], str | None]:
+    """Check the results, then open a pull request adding `submissions/<id>/` to `repo_id` (a Hub dataset repo).
+    `private`: (dataset, task) -> predictions file for the private sets. Returns the files (repo path, bytes) and
+    the pull request's URL (None on a dry run)."""
+    pieces = collect(results_dir) if results_dir else []
+    with tempfile.TemporaryDirectory(prefix="rexrank-submit-") as tmp:
+        pieces += [private_predictions(path, *key, Path(tmp)) for key, path in (private or {}).items()]
+        if not pieces:
+            raise InputError("nothing to submit: give --results (the --out of rexrank score) and/or --private")
+        folder = prepare(card, pieces, Path(tmp) / "submission")
+        prefix = f"{SUBMISSIONS}/{card.submission_id}"
+        files = [(f"{prefix}/{p.relative_to(folder).as_posix()}", p.stat().st_size)
+                 for p in sorted(folder.rglob("*")) if p.is_file()]
+        if dry_run:
+            return files, None
+        from huggingface_hub import HfApi
+
+        commit = HfApi(token=token).upload_folder(
+            folder_path=str(folder), path_in_repo=prefix, repo_id=repo_id, repo_type="dataset", create_pr=True,
+            commit_message=f"Submit {card.name}" + (f" ({card.institution})" if card.institution else ""),
+            commit_description=f"{len(files)} files from rexrank {__version__}; datasets: "
+                               + ", ".join(sorted({p.path.split('/')[1].split('.')[0] for p in pieces})))
+        return files, commit.pr_url

@@ -1,0 +1,112 @@
+"""Submissions: `rexrank submit` collects what `rexrank score` wrote into the results repo layout; the aggregate
+job ranks the merged results by 1/RadCliQ-v1, refusing to rank numbers made with another signature."""
+
+import json
+
+import datasets
+import pandas as pd
+import pytest
+
+from rexrank import demo
+from rexrank.backend.__main__ import main as backend
+from rexrank.backend.aggregate import aggregate
+from rexrank.cli import main
+from rexrank.results import MetricResult, ModelInfo, Result
+from rexrank.signature import Signature
+from rexrank.submission import ModelCard
+
+
+def score(out, system="demo-careful", dataset="mimic-cxr"):
+    for task in ("findings", "findings_impression"):
+        assert main(["score", "--predictions", str(demo.predictions(system, task)), "--dataset", str(demo.DATASET),
+                     "--dataset-name", dataset, "--task", task, "--metrics", "bleu2", "--out", str(out),
+                     "--quiet"]) == 0
+    return out
+
+
+def test_the_submission_id_comes_from_institution_and_name():
+    assert ModelCard("MedVersa 2.0", "Harvard / Rajpurkar Lab").submission_id == "harvard-rajpurkar-lab-medversa-2-0"
+    with pytest.raises(Exception, match="cannot make a submission id"):
+        ModelCard("***").submission_id  # noqa: B018
+
+
+def test_dry_run_lists_the_repo_layout_and_uploads_nothing(tmp_path, capsys):
+    results = score(tmp_path / "results")
+    private = tmp_path / "gradient.jsonl"
+    private.write_text('{"study_id": "g1", "prediction": "No acute findings."}\n')
+    capsys.readouterr()
+    code = main(["submit", "--results", str(results), "--name", "Careful", "--institution", "Demo Lab",
+                 "--private", f"rexgradient.findings={private}", "--repo", "org/results", "--dry-run"])
+    out = capsys.readouterr().out
+    assert code == 0 and "dry run: nothing uploaded to org/results" in out
+    listed = [line.split()[0] for line in out.splitlines() if line.startswith("  ")]
+    prefix = "submissions/demo-lab-careful/"
+    assert listed == [prefix + p for p in (
+        "per_study/mimic-cxr.findings.parquet", "per_study/mimic-cxr.findings_impression.parquet",
+        "predictions/mimic-cxr.findings.jsonl", "predictions/mimic-cxr.findings_impression.jsonl",
+        "predictions/rexgradient.findings.jsonl", "results/mimic-cxr.findings.json",
+        "results/mimic-cxr.findings_impression.json", "submission.json")]
+
+
+def test_what_cannot_be_submitted_is_named(tmp_path, capsys):
+    wrong_name = score(tmp_path / "a", dataset="my-split")
+    assert main(["submit", "--results", str(wrong_name), "--name", "X", "--dry-run"]) == 2
+    assert "my-split.findings.json: not <dataset>.<task>.json for a rexrank dataset" in capsys.readouterr().err
+
+    stale = score(tmp_path / "b")
+    path = stale / "mimic-cxr.findings.json"
+    data = json.loads(path.read_text())
+    bleu = data["metrics"]["bleu2"]
+    bleu["signature_detail"]["version"] = "0"
+    bleu["signature"] = bleu["signature"].replace("bleu2:1|", "bleu2:0|")
+    path.write_text(json.dumps(data))
+    (stale / "mimic-cxr.findings_impression.predictions.jsonl").unlink()
+    assert main(["submit", "--results", str(stale), "--name", "X", "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert "bleu2 was made by version 0, this rexrank's is 1: re-score" in err
+    assert "mimic-cxr.findings_impression.predictions.jsonl is missing" in err
+
+    twice = score(tmp_path / "c")
+    lines = (twice / "mimic-cxr.findings.predictions.jsonl").read_text().splitlines()
+    (twice / "mimic-cxr.findings.predictions.jsonl").write_text("\n".join([*lines, lines[0]]) + "\n")
+    assert main(["submit", "--results", str(twice), "--name", "X", "--dry-run"]) == 2
+    assert f"study {json.loads(lines[0])['study_id']} predicted twice" in capsys.readouterr().err
+
+
+def result(name, value, version="1", dataset="mimic-cxr", provenance="scored", created="2026-11-01T00:00:00Z"):
+    signature = Signature("radcliq_v1", version, components=(Signature("bleu2", "1"),))
+    metric = (MetricResult(value, 1 / value, value - 0.1, value + 0.1, 10, "inverse_mean", signature=signature)
+              if provenance == "scored" else MetricResult(value, statistic="inverse_mean"))
+    return Result(ModelInfo(name, "Lab"), dataset, "test", "findings", {"radcliq_v1": metric},
+                  counts={"scored": 10}, provenance=provenance, created=created)
+
+
+def results_repo(root):
+    merged = {"lab-a": result("A", 0.9), "lab-b": result("B", 1.1), "lab-c": result("C", 1.5, version="2")}
+    for sub, r in merged.items():
+        (root / "submissions" / sub / "results").mkdir(parents=True)
+        r.write(root / "submissions" / sub / "results" / "mimic-cxr.findings.json")
+        (root / "submissions" / sub / "submission.json").write_text(json.dumps({"name": r.model.name,
+                                                                              "date": "2026-11-20"}))
+    (root / "imported").mkdir()
+    result("Official D", 1.0, provenance="imported").write(root / "imported" / "mimic-cxr.findings.official-d.json")
+    result("E", 2.0, dataset="iu-xray").write(root / "imported" / "iu-xray.findings.e.json")
+    return root
+
+
+def test_aggregate_ranks_by_inverse_radcliq_and_leaves_other_signatures_unranked(tmp_path):
+    board = aggregate(results_repo(tmp_path))
+    mimic = board[board["dataset"] == "mimic-cxr"].set_index("model")
+    assert mimic["rank"].dropna().to_dict() == {"B": 1, "Official D": 2, "A": 3} and pd.isna(mimic.loc["C", "rank"])
+    assert "RadCliQ-v1 made as radcliq_v1:2" in mimic.loc["C", "unranked"]
+    assert mimic.loc["Official D", "provenance"] == "imported" and mimic.loc["B", "date"] == "2026-11-20"
+    assert board[board["dataset"] == "iu-xray"]["rank"].tolist() == [1]  # ranked within its own dataset
+    # the board is a Hub dataset: load_dataset reads the repo's card
+    loaded = datasets.load_dataset(str(tmp_path), split="leaderboard", cache_dir=str(tmp_path / "cache"))
+    assert sorted(loaded["model"]) == ["A", "B", "C", "E", "Official D"]
+
+
+def test_the_aggregate_job_is_a_plain_cli(tmp_path, capsys):
+    assert backend(["aggregate", "--repo", str(results_repo(tmp_path))]) == 0
+    out = capsys.readouterr().out
+    assert "leaderboard.parquet: 5 rows, 4 ranked, 1 unranked" in out and "unranked: C (mimic-cxr findings)" in out
