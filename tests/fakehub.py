@@ -15,21 +15,35 @@ write (`/api/repos/create`, preupload, commit), with `X-Error-Code` errors.
 Every file is stored as a regular git blob: preupload always answers `uploadMode: "regular"` (the Hub would say "lfs"
 for a parquet file), so the client sends the bytes base64 inline in the commit. An "lfs" answer would send them to
 Xet storage first (hf_xet is installed: huggingface_hub 2.4 then keeps the LFS batch API for in-memory file objects
-only), and neither is spoken here. Pull requests (`create_pr`) are not served yet.
+only), and neither is spoken here.
+
+Discussions and pull requests (`/api/{kind}/{repo}/discussions[/N[/comment|status|merge|title|comment/ID/edit]]`):
+a PR is the ref `refs/pr/N`, started at its target branch's head (its merge base). `commit?create_pr=1` (create_commit,
+upload_file) opens it "open"; `create_pull_request` opens it "draft", and so does `upload_folder(create_pr=True)`, which
+with hf_xet installed creates the PR that way and then commits to `refs/pr/N`: a draft must be published
+(`change_discussion_status(..., "open")`) before it can be merged, as on the Hub. A merge is one commit on the target
+branch, "<title> (#N)": the branch with the PR's changes since its base, refused if the branch changed one of those
+paths differently. Who may do what follows the Hub: anyone who can read the repo may open and comment (with a token),
+the PR's author or a writer may push to `refs/pr/N`, close, reopen or publish it, only a writer may merge. The author
+is the token's user: `fake_hub.users[token]`, else the token without its "hf_" prefix.
 """
 
 from __future__ import annotations
 
 import base64
+import difflib
 import hashlib
+import html
 import itertools
 import json
 import os
 import re
 import threading
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
@@ -41,6 +55,7 @@ _RESOLVE = re.compile(r"^/(?:(datasets|spaces)/)?(.+?)/resolve/([^/]+)/(.+)$")
 _API = re.compile(
     r"^/api/(models|datasets|spaces)/(.+?)(?:/(revision|tree|paths-info|preupload|commit)/([^/]+)(?:/(.*))?)?$"
 )
+_DISCUSSIONS = re.compile(r"^/api/(models|datasets|spaces)/(.+?)/discussions(?:/(\d+)(?:/(.+))?)?$")
 _URL_PREFIX = {"model": "", "dataset": "datasets/", "space": "spaces/"}
 # What the Hub puts in a new repo's first commit ("initial commit"); shortened, the same kind of rules.
 GITATTRIBUTES = b"*.bin filter=lfs diff=lfs merge=lfs -text\n*.parquet filter=lfs diff=lfs merge=lfs -text\n"
@@ -49,6 +64,51 @@ GITATTRIBUTES = b"*.bin filter=lfs diff=lfs merge=lfs -text\n*.parquet filter=lf
 def git_blob_sha(data: bytes) -> str:
     """The Hub's ETag for a regular (non-LFS) file is its git blob id; the client names the cached blob after it."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"  # the Hub's format, to the ms
+
+
+def _changes(old: dict[str, bytes], new: dict[str, bytes]) -> list[tuple[str, str, str]]:
+    """(kind, old path, new path) of each change, sorted by path: "A"dded, "D"eleted, "M"odified, or "R"enamed where a
+    deleted file's exact, non-empty content was added under another path (git's exact rename detection)."""
+    added = [p for p in new if p not in old]
+    changes = [("M", p, p) for p in old if p in new and old[p] != new[p]]
+    for path in (p for p in old if p not in new):
+        twin = next((a for a in added if old[path] and new[a] == old[path]), None)
+        if twin is None:
+            changes.append(("D", path, path))
+        else:
+            changes.append(("R", path, twin))
+            added.remove(twin)
+    return sorted(changes + [("A", p, p) for p in added], key=lambda c: c[2])
+
+
+def git_diff(old: dict[str, bytes], new: dict[str, bytes]) -> str:
+    """`git diff` between two snapshots, as the Hub shows a PR: full blob ids on the index line, renames without a body,
+    "Binary files ... differ" for bytes that are not UTF-8 text (no "No newline at end of file" markers)."""
+    out = []
+    for kind, a, b in _changes(old, new):
+        out.append(f"diff --git a/{a} b/{b}\n")
+        if kind == "R":
+            out.append(f"similarity index 100%\nrename from {a}\nrename to {b}\n")
+            continue
+        before, after = old.get(a) if kind != "A" else None, new.get(b) if kind != "D" else None
+        ids = [git_blob_sha(x) if x is not None else "0" * 40 for x in (before, after)]
+        mode = {"A": "new file mode 100644\n", "D": "deleted file mode 100644\n", "M": ""}[kind]
+        out.append(f"{mode}index {ids[0]}..{ids[1]}{' 100644' if kind == 'M' else ''}\n")
+        names = (f"a/{a}" if before is not None else "/dev/null", f"b/{b}" if after is not None else "/dev/null")
+        try:
+            texts = [(x or b"").decode() for x in (before, after)]
+        except UnicodeDecodeError:
+            texts = None
+        if texts is None or any("\0" in t for t in texts):
+            out.append(f"Binary files {names[0]} and {names[1]} differ\n")
+        else:
+            lines = difflib.unified_diff(texts[0].splitlines(), texts[1].splitlines(), *names, lineterm="")
+            out.extend(line + "\n" for line in lines)
+    return "".join(out)
 
 
 class HubError(Exception):
@@ -60,10 +120,38 @@ class HubError(Exception):
 
 
 @dataclass
+class _Discussion:
+    num: int
+    title: str
+    author: str
+    is_pr: bool
+    status: str  # "open" or "closed"; a PR also "draft" or "merged"
+    created_at: str = field(default_factory=_now)
+    events: list[dict] = field(default_factory=list)  # in the Hub's JSON shape, oldest first
+    target: str = "main"  # a PR's branch
+    base: str = ""  # a PR's merge base: the target's head when it was opened
+    merge_commit: str | None = None
+
+    @property
+    def ref(self) -> str:
+        return f"refs/pr/{self.num}"
+
+
+class PullRequest(NamedTuple):
+    num: int
+    status: str
+    title: str
+    author: str
+    touched: list[str]  # paths changed since the merge base, both sides of a rename
+    comments: list[tuple[str, str]]  # (author, text), the opening description first
+
+
+@dataclass
 class _Repo:
     commits: dict[str, dict[str, bytes]] = field(default_factory=dict)  # commit sha -> full snapshot of the files
     refs: dict[str, str] = field(default_factory=dict)  # branch/tag name -> commit sha
     titles: dict[str, str] = field(default_factory=dict)  # commit sha -> commit summary
+    discussions: list[_Discussion] = field(default_factory=list)  # discussion N is discussions[N - 1]
     gated: bool = False
     private: bool = False
 
@@ -73,6 +161,8 @@ class FakeHub:
         self._repos: dict[tuple[str, str], _Repo] = {}
         self._grants: set[tuple[str, str]] = set()  # (token, repo_id) allowed into a gated or private repo, and to push
         self._counter = itertools.count(1)
+        self._lock = threading.Lock()  # one request at a time: upload_folder's pipeline sends from two threads
+        self.users: dict[str, str] = {}  # token -> username; by default the token without "hf_"
         self._monkeypatch: pytest.MonkeyPatch | None = None  # set by the fake_hub fixture, for set_offline()
         self.requests: list[tuple[str, str]] = []  # (method, unquoted path without query), in arrival order
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
@@ -114,6 +204,16 @@ class FakeHub:
     def commits(self, repo_id: str, repo_type: str = "model") -> list[str]:
         """The summaries of every commit of the repo (all branches), oldest first."""
         return list(self._repos[(repo_type, repo_id)].titles.values())
+
+    def pull_requests(self, repo_id: str, repo_type: str = "model") -> list[PullRequest]:
+        """Every PR of the repo, oldest first, with the paths it changed and its comments."""
+        repo = self._repos[(repo_type, repo_id)]
+        prs = []
+        for d in (d for d in repo.discussions if d.is_pr):
+            touched = {p for _, a, b in _changes(repo.commits[d.base], repo.commits[repo.refs[d.ref]]) for p in (a, b)}
+            comments = [(e["author"]["name"], e["data"]["latest"]["raw"]) for e in d.events if e["type"] == "comment"]
+            prs.append(PullRequest(d.num, d.status, d.title, d.author, sorted(touched), comments))
+        return prs
 
     def downloads(self, filename: str) -> int:
         """How many GETs (actual downloads, not HEAD metadata checks) reached `filename`."""
@@ -217,14 +317,40 @@ class FakeHub:
             raise HubError(400, None, "Invalid metadata", errors=[{"message": "the YAML front matter is not closed"}])
         return {"errors": [], "warnings": []}
 
+    def user(self, token: str | None) -> str:
+        if token is None:
+            raise HubError(401, None, "You must be logged in")
+        return self.users.get(token) or token.removeprefix("hf_")
+
+    def _can_write(self, token, repo_id) -> bool:
+        return (token, repo_id) in self._grants
+
     def _writable(self, repo_type, repo_id, token) -> _Repo:
         repo = self._repo(repo_type, repo_id, token)  # missing, or private and not yours: "not found"
-        if (token, repo_id) not in self._grants:
+        if not self._can_write(token, repo_id):
             raise HubError(403 if token else 401, None, f"You don't have the rights to push to {repo_id}")
         return repo
 
-    def preupload(self, repo_type, repo_id, revision, payload, token) -> dict:
-        _, files = self._commit(self._writable(repo_type, repo_id, token), revision)
+    def _pushable(self, repo_type, repo_id, revision, token, create_pr) -> _Repo:
+        """A branch takes a writer's commits; `refs/pr/N` its author's too; anyone who can read may open a PR."""
+        if not create_pr and not revision.startswith("refs/pr/"):
+            return self._writable(repo_type, repo_id, token)
+        repo, user = self._repo(repo_type, repo_id, token), self.user(token)
+        if create_pr:
+            if revision not in repo.refs or revision.startswith("refs/"):  # a PR targets a branch
+                raise HubError(404, "RevisionNotFound", f"Invalid rev id: {revision}")
+            return repo
+        pr = next((d for d in repo.discussions if d.is_pr and d.ref == revision), None)
+        if pr is None:
+            raise HubError(404, "RevisionNotFound", f"Invalid rev id: {revision}")
+        if user != pr.author and not self._can_write(token, repo_id):
+            raise HubError(403, None, f"You don't have the rights to push to {revision} of {repo_id}")
+        if pr.status in ("closed", "merged"):
+            raise HubError(400, None, f"Pull request #{pr.num} is {pr.status}: it takes no more commits")
+        return repo
+
+    def preupload(self, repo_type, repo_id, revision, payload, token, create_pr) -> dict:
+        _, files = self._commit(self._pushable(repo_type, repo_id, revision, token, create_pr), revision)
         # "oid" of a file already there lets the client skip an unchanged one (no empty commit).
         return {
             "files": [
@@ -239,35 +365,174 @@ class FakeHub:
         }
 
     def commit(self, repo_type, repo_id, revision, entries, token, create_pr) -> dict:
-        repo = self._writable(repo_type, repo_id, token)
-        if create_pr:
-            raise HubError(501, None, "FakeHub has no pull requests yet")
-        if revision not in repo.refs:  # a commit goes to a branch, never a sha
+        repo = self._pushable(repo_type, repo_id, revision, token, create_pr)
+        if revision not in repo.refs:  # a commit goes to a branch or a PR, never a sha
             raise HubError(404, "RevisionNotFound", f"Invalid rev id: {revision}")
-        head = repo.refs[revision]
-        files, title = dict(repo.commits[head]), ""
+        head, header = repo.refs[revision], entries[0]["value"] if entries and entries[0]["key"] == "header" else {}
+        parent = header.get("parentCommit")
+        if create_pr and parent is not None:  # a PR opened from parent_commit
+            head = self._commit(repo, parent)[0]
+        elif parent not in (None, head):
+            raise HubError(412, None, "A commit has happened since. Please refresh and try again.")
+        files, title = dict(repo.commits[head]), header.get("summary", "")
         for entry in entries:
             key, value = entry["key"], entry["value"]
-            if key == "header":
-                title = value["summary"]
-                if value.get("parentCommit") not in (None, head):
-                    raise HubError(412, None, "A commit has happened since. Please refresh and try again.")
-            elif key == "file":
+            if key == "file":
                 files[value["path"]] = base64.b64decode(value["content"])
             elif key == "deletedFile":
                 if files.pop(value["path"], None) is None:
                     raise HubError(404, "EntryNotFound", f'{value["path"]} does not exist on "{revision}"')
             elif key == "deletedFolder":
                 files = {k: v for k, v in files.items() if not k.startswith(value["path"].rstrip("/") + "/")}
-            else:  # lfsFile: content the client put in Xet storage, which this fake does not hold
+            elif key != "header":  # lfsFile: content the client put in Xet storage, which this fake does not hold
                 raise HubError(501, None, f"FakeHub takes regular files only, not {key}")
+        pr = None
+        if create_pr:
+            pr = self._open(repo, self.user(token), title, header.get("description", ""), True, "open", revision, head)
+            revision = pr.ref
         sha = self._new_commit(repo, repo_type, repo_id, revision, files, title)
+        if pr := pr or next((d for d in repo.discussions if d.is_pr and d.ref == revision), None):
+            self._event(pr, "commit", self.user(token), {"subject": title, "oid": sha})
         return {
             "commitUrl": f"{self._url(repo_type, repo_id)}/commit/{sha}",
             "commitOid": sha,
-            "pullRequestUrl": None,
+            "pullRequestUrl": f"{self._url(repo_type, repo_id)}/discussions/{pr.num}" if create_pr else None,
             "success": True,
         }
+
+    # --- discussions and pull requests ---
+
+    def _event(self, d: _Discussion, kind: str, user: str, data: dict) -> dict:
+        event = {"id": f"{next(self._counter):024x}", "type": kind, "createdAt": _now(), "author": {"name": user}}
+        d.events.append(event | {"data": data})
+        return d.events[-1]
+
+    def _comment(self, d: _Discussion, user: str, text: str) -> dict:
+        latest = {"raw": text, "html": f"<p>{html.escape(text)}</p>", "updatedAt": _now(), "author": {"name": user}}
+        data = {"edited": False, "hidden": False, "latest": latest, "history": [latest]}
+        return self._event(d, "comment", user, data)
+
+    def _open(self, repo, user, title, description, is_pr, status, target="main", base=None) -> _Discussion:
+        d = _Discussion(len(repo.discussions) + 1, title, user, is_pr, status)
+        self._comment(d, user, description)
+        if is_pr:  # the PR's ref starts at its target's head
+            d.target, d.base = target, base or repo.refs[target]
+            repo.refs[d.ref] = d.base
+        repo.discussions.append(d)
+        return d
+
+    @staticmethod
+    def _merge(repo: _Repo, d: _Discussion) -> tuple[dict[str, bytes], list[str]]:
+        """The target branch with the PR's changes since its base, and the paths the branch changed otherwise."""
+        base, head, target = (repo.commits[repo.refs.get(r, r)] for r in (d.base, d.ref, d.target))
+        merged, conflicts = dict(target), []
+        for path in {p for _, a, b in _changes(base, head) for p in (a, b)}:
+            if base.get(path) != target.get(path) != head.get(path):  # the branch changed it too, differently
+                conflicts.append(path)
+            if path in head:
+                merged[path] = head[path]
+            else:
+                merged.pop(path, None)
+        return merged, sorted(conflicts)
+
+    def _discussion_json(self, repo_type, repo_id, d: _Discussion) -> dict:
+        return {
+            "num": d.num,
+            "title": d.title,
+            "status": d.status,
+            "createdAt": d.created_at,
+            "author": {"name": d.author},
+            "repo": {"name": repo_id, "type": repo_type},
+            "isPullRequest": d.is_pr,
+            "pinned": False,
+            "numComments": sum(e["type"] == "comment" for e in d.events),
+        }
+
+    PAGE_SIZE = 50  # discussions per page of the listing (the Hub's); a test may lower it to exercise paging
+
+    def discussions(self, repo_type, repo_id, num, action, post, query, body, token) -> dict:
+        repo = self._repo(repo_type, repo_id, token)
+        if num is None and post:  # create_discussion / create_pull_request: a PR opens as a draft
+            title = (body.get("title") or "").strip()
+            if not title:
+                raise HubError(400, None, "title is required")
+            is_pr, description = bool(body.get("pullRequest")), body.get("description") or ""
+            d = self._open(repo, self.user(token), title, description, is_pr, "draft" if is_pr else "open")
+            return {"num": d.num, "url": f"{self._url(repo_type, repo_id)}/discussions/{d.num}"}
+        if num is None:  # newest first; "open" takes drafts, "closed" merged PRs
+            kind, status, page = query.get("type", "all"), query.get("status", "all"), int(query.get("p", 0))
+            chosen = [
+                d
+                for d in reversed(repo.discussions)
+                if kind in ("all", "pull_request" if d.is_pr else "discussion")
+                and status in ("all", "closed" if d.status in ("closed", "merged") else "open")
+                and query.get("author") in (None, d.author)
+            ]
+            start = page * self.PAGE_SIZE
+            return {
+                "discussions": [self._discussion_json(repo_type, repo_id, d) for d in chosen[start:][: self.PAGE_SIZE]],
+                "count": len(chosen),
+                "start": start,
+                "numClosedDiscussions": sum(d.status in ("closed", "merged") for d in repo.discussions),
+            }
+        if not 0 < num <= len(repo.discussions):
+            raise HubError(404, None, "Discussion not found")
+        d = repo.discussions[num - 1]
+        if not post and action is None:
+            out = self._discussion_json(repo_type, repo_id, d) | {"events": d.events}
+            if d.is_pr:
+                out["changes"] = {"base": f"refs/heads/{d.target}"}
+                out["changes"] |= {"mergeCommitId": d.merge_commit} if d.merge_commit else {}
+                out["filesWithConflicts"] = self._merge(repo, d)[1] if d.status in ("draft", "open") else []
+                if query.get("diff") == "1":
+                    out["diff"] = git_diff(repo.commits[d.base], repo.commits[repo.refs[d.ref]])
+            return out
+        user = self.user(token) if post else None
+        owner = user == d.author or self._can_write(token, repo_id)
+        if post and action == "comment":
+            return {"newMessage": self._comment(d, user, body["comment"])}
+        if post and (m := re.fullmatch(r"comment/([0-9a-f]+)/edit", action or "")):
+            comment = next((e for e in d.events if e["id"] == m[1] and e["type"] == "comment"), None)
+            if comment is None:
+                raise HubError(404, None, "Comment not found")
+            if comment["author"]["name"] != user:
+                raise HubError(403, None, "You can only edit your own comments")
+            latest = {"raw": body["content"], "html": f"<p>{html.escape(body['content'])}</p>"}
+            comment["data"]["latest"] = latest | {"updatedAt": _now(), "author": {"name": user}}
+            comment["data"]["history"].insert(0, comment["data"]["latest"])
+            comment["data"]["edited"] = True
+            return {"updatedComment": comment}
+        if post and action == "title":
+            if not owner:
+                raise HubError(403, None, f"You don't have the rights to rename discussion #{num} of {repo_id}")
+            event = self._event(d, "title-change", user, {"from": d.title, "to": body["title"]})
+            d.title = body["title"]
+            return {"newTitle": event}
+        if post and action == "status":  # close, reopen, or publish a draft PR
+            if not owner:
+                raise HubError(403, None, f"You don't have the rights to change the status of #{num} of {repo_id}")
+            if d.status == "merged" or body["status"] not in ("open", "closed"):
+                raise HubError(400, None, f"Cannot change the status of a {d.status} discussion to {body['status']}")
+            if body.get("comment"):
+                self._comment(d, user, body["comment"])
+            d.status = body["status"]
+            return {"newStatus": self._event(d, "status-change", user, {"status": d.status})}
+        if post and action == "merge":
+            if not self._can_write(token, repo_id):
+                raise HubError(403, None, f"You don't have the rights to merge pull requests of {repo_id}")
+            if not d.is_pr or d.status != "open":
+                why = "publish it to be able to merge" if d.status == "draft" else "only an open pull request"
+                raise HubError(400, None, f"Cannot merge #{num}, which is {d.status if d.is_pr else 'not a PR'}: {why}")
+            files, conflicts = self._merge(repo, d)
+            if conflicts:
+                raise HubError(409, None, f"Merge conflicts in {', '.join(conflicts)}", filesWithConflicts=conflicts)
+            if body.get("comment"):
+                self._comment(d, user, body["comment"])
+            d.merge_commit = self._new_commit(repo, repo_type, repo_id, d.target, files, f"{d.title} (#{num})")
+            d.status = "merged"
+            self._event(d, "status-change", user, {"status": "merged"})
+            return {"mergeCommitId": d.merge_commit}
+        raise HubError(404, None, f"FakeHub has no route for discussion #{num} {action}")
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -296,15 +561,8 @@ class _Handler(BaseHTTPRequestHandler):
         data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         post = self.command == "POST"
         try:
-            if "chunked" in self.headers.get("Transfer-Encoding", ""):
-                raise HubError(501, None, "FakeHub reads bodies with a Content-Length only")
-            if not post and (m := _RESOLVE.match(url.path)):
-                repo_id, revision, filename = map(unquote, m.groups()[1:])
-                kind = _API_KINDS[m[1] or "models"]
-                status, headers, body = hub.resolve(kind, repo_id, revision, filename, token, self.headers.get("Range"))
-            else:
-                payload = self._api(hub, url.path, query, data, token, post)
-                status, headers, body = 200, {"Content-Type": "application/json"}, json.dumps(payload).encode()
+            with hub._lock:
+                status, headers, body = self._route(hub, url.path, query, data, token, post)
         except Exception as exc:  # a FakeHub bug fails fast as a 501: the client would retry a 500 or a dropped socket
             e = exc if isinstance(exc, HubError) else HubError(501, None, f"FakeHub failed: {exc!r}")
             status, body = e.status, json.dumps({"error": e.message, **e.body}).encode()
@@ -319,12 +577,25 @@ class _Handler(BaseHTTPRequestHandler):
         if send_body:
             self.wfile.write(body)
 
+    def _route(self, hub: FakeHub, path: str, query: dict, data: bytes, token: str | None, post: bool):
+        if "chunked" in self.headers.get("Transfer-Encoding", ""):
+            raise HubError(501, None, "FakeHub reads bodies with a Content-Length only")
+        if not post and (m := _RESOLVE.match(path)):
+            repo_id, revision, filename = map(unquote, m.groups()[1:])
+            kind = _API_KINDS[m[1] or "models"]
+            return hub.resolve(kind, repo_id, revision, filename, token, self.headers.get("Range"))
+        payload = self._api(hub, path, query, data, token, post)
+        return 200, {"Content-Type": "application/json"}, json.dumps(payload).encode()
+
     @staticmethod
     def _api(hub: FakeHub, path: str, query: dict, data: bytes, token: str | None, post: bool):
         if post and path == "/api/repos/create":
             return hub.create_repo(json.loads(data), token)
         if post and path == "/api/validate-yaml":  # upload_* send a README.md here before anything else
             return hub.validate_yaml(json.loads(data)["content"])
+        if m := _DISCUSSIONS.match(path):
+            num, body = int(m[3]) if m[3] else None, json.loads(data) if data else {}
+            return hub.discussions(_API_KINDS[m[1]], unquote(m[2]), num, m[4], post, query, body, token)
         m = _API.match(path)
         if m is None or post != (m[3] in ("paths-info", "preupload", "commit")):
             raise HubError(404, None, f"FakeHub has no route for {'POST' if post else 'GET'} {path}")
@@ -335,7 +606,7 @@ class _Handler(BaseHTTPRequestHandler):
         if m[3] == "paths-info":  # a form: paths=a&paths=b&expand=False
             return hub.paths_info(repo_type, repo_id, revision, parse_qs(data.decode()).get("paths", []), token)
         if m[3] == "preupload":
-            return hub.preupload(repo_type, repo_id, revision, json.loads(data), token)
+            return hub.preupload(repo_type, repo_id, revision, json.loads(data), token, query.get("create_pr") == "1")
         if m[3] == "commit":  # NDJSON: a header line, then one line per operation
             entries = [json.loads(line) for line in data.splitlines() if line.strip()]
             return hub.commit(repo_type, repo_id, revision, entries, token, query.get("create_pr") == "1")

@@ -345,3 +345,308 @@ def test_load_local_folder_without_any_hub(tmp_path, monkeypatch):
 
 def test_fixture_restored_the_offline_suite_settings():
     assert _settings() == _BEFORE
+
+
+# --- pull requests and discussions: a contribution proposed, reviewed and merged ---
+
+SUBMISSION = b'{"system": "team-a", "bleu2": 0.31}\n'
+
+
+def open_submission(tmp_path, token="hf_alice"):
+    """A contributor without write access proposes a file, the way the leaderboard's submission flow does."""
+    folder = tmp_path / "submission"
+    (folder / "submissions").mkdir(parents=True)
+    (folder / "submissions" / "team-a.json").write_bytes(SUBMISSION)
+    return HfApi(token=token).upload_folder(
+        folder_path=folder,
+        repo_id="org/name",
+        repo_type="dataset",
+        create_pr=True,
+        commit_message="Submit team-a",
+    )
+
+
+def diff_paths(diff: str) -> list[str]:
+    """The paths a git diff touches, both sides of a rename: what a reviewer bot reads off a PR."""
+    heads = [line.removeprefix("diff --git a/") for line in diff.splitlines() if line.startswith("diff --git a/")]
+    return sorted({path for head in heads for path in head.split(" b/")})
+
+
+def test_upload_folder_create_pr_opens_a_draft_pr_and_leaves_main_alone(fake_hub, tmp_path):
+    push(write_test_sets(tmp_path / "sets"))
+    main_files, main_sha = fake_hub.files("org/name", repo_type="dataset"), HfApi().dataset_info("org/name").sha
+    seen = len(fake_hub.requests)
+
+    info = open_submission(tmp_path)
+    assert (info.pr_num, info.pr_revision, info.pr_url) == (
+        1,
+        "refs/pr/1",
+        f"{fake_hub.url}/datasets/org/name/discussions/1",
+    )
+    # With hf_xet installed, upload_folder creates the PR first (a draft), then commits to its ref.
+    assert fake_hub.requests[seen:] == [
+        ("POST", "/api/datasets/org/name/preupload/main"),
+        ("POST", "/api/datasets/org/name/discussions"),
+        ("GET", "/api/datasets/org/name/discussions/1"),
+        ("POST", "/api/datasets/org/name/commit/refs/pr/1"),
+    ]
+    assert fake_hub.files("org/name", repo_type="dataset") == main_files
+    assert HfApi().dataset_info("org/name").sha == main_sha
+
+    api = HfApi()
+    listed = api.get_repo_discussions(
+        "org/name", repo_type="dataset", discussion_type="pull_request", discussion_status="open"
+    )
+    assert [(d.num, d.status, d.title, d.author, d.is_pull_request, d.git_reference) for d in listed] == [
+        (1, "draft", "Submit team-a", "alice", True, "refs/pr/1")
+    ]
+    assert list(api.get_repo_discussions("org/name", repo_type="dataset", discussion_status="closed")) == []
+
+    # The PR's files: main's plus the submission, by every read path.
+    pr_files = api.list_repo_files("org/name", repo_type="dataset", revision="refs/pr/1")
+    assert sorted(pr_files) == sorted([*main_files, "submissions/team-a.json"])
+    assert [
+        f.path for f in api.list_repo_tree("org/name", "submissions", repo_type="dataset", revision="refs/pr/1")
+    ] == ["submissions/team-a.json"]
+    path = hf_hub_download("org/name", "submissions/team-a.json", repo_type="dataset", revision="refs/pr/1")
+    assert Path(path).read_bytes() == SUBMISSION
+    assert not api.file_exists("org/name", "submissions/team-a.json", repo_type="dataset")
+
+    details = api.get_discussion_details("org/name", 1, repo_type="dataset")
+    assert (details.target_branch, details.conflicting_files, details.merge_commit_oid) == ("refs/heads/main", [], None)
+    assert [(e.type, e.author) for e in details.events] == [("comment", "alice"), ("commit", "alice")]
+    assert (details.events[1].summary, details.events[1].oid) == ("Submit team-a", info.oid)
+    assert details.diff == (
+        "diff --git a/submissions/team-a.json b/submissions/team-a.json\n"
+        "new file mode 100644\n"
+        f"index {'0' * 40}..{git_blob_sha(SUBMISSION)}\n"
+        "--- /dev/null\n"
+        "+++ b/submissions/team-a.json\n"
+        "@@ -0,0 +1 @@\n"
+        '+{"system": "team-a", "bleu2": 0.31}\n'
+    )
+    [pr] = fake_hub.pull_requests("org/name", repo_type="dataset")
+    assert (pr.num, pr.status, pr.title, pr.author, pr.comments[0][0]) == (
+        1,
+        "draft",
+        "Submit team-a",
+        "alice",
+        "alice",
+    )
+    assert pr.touched == diff_paths(details.diff) == ["submissions/team-a.json"]
+
+
+def test_review_publish_merge_then_load_main(fake_hub, tmp_path):
+    fake_hub.users = {"hf_writer": "maintainer"}
+    push(write_test_sets(tmp_path / "sets"))
+    folder = tmp_path / "update"
+    (folder / "findings").mkdir(parents=True)
+    new_findings = {"study_id": ["s1", "s2", "s7"], "reference": ["No effusion.", "Lungs are clear.", "Mild edema."]}
+    pd.DataFrame(new_findings).to_parquet(folder / "findings" / "test-00000-of-00001.parquet")
+    alice, maintainer = HfApi(token="hf_alice"), HfApi(token="hf_writer")
+    info = alice.upload_folder(folder_path=folder, repo_id="org/name", repo_type="dataset", create_pr=True)
+    assert load_dataset("org/name", "findings", split="test", revision=info.pr_revision).to_dict() == new_findings
+    assert load_dataset("org/name", "findings", split="test").to_dict() == FINDINGS  # main: not yet
+
+    comment = maintainer.comment_discussion("org/name", 1, "Thanks! Checking.", repo_type="dataset")
+    assert (comment.author, comment.content, comment.edited) == ("maintainer", "Thanks! Checking.", False)
+    edited = maintainer.edit_discussion_comment("org/name", 1, comment.id, "Checked.", repo_type="dataset")
+    assert (edited.id, edited.content, edited.edited) == (comment.id, "Checked.", True)
+    with pytest.raises(HfHubHTTPError, match="403 Forbidden: You can only edit your own comments"):
+        alice.edit_discussion_comment("org/name", 1, comment.id, "LGTM", repo_type="dataset")
+
+    with pytest.raises(HfHubHTTPError, match="Bad request") as e:  # a draft is published before it is merged
+        maintainer.merge_pull_request("org/name", 1, repo_type="dataset")
+    assert "publish it to be able to merge" in str(e.value)
+    assert alice.change_discussion_status("org/name", 1, "open", repo_type="dataset").new_status == "open"
+    with pytest.raises(HfHubHTTPError, match="403 Forbidden: You don't have the rights to merge"):
+        alice.merge_pull_request("org/name", 1, repo_type="dataset")
+
+    maintainer.merge_pull_request("org/name", 1, repo_type="dataset", comment="Merging.")
+    details = maintainer.get_discussion_details("org/name", 1, repo_type="dataset")
+    main_sha = maintainer.dataset_info("org/name").sha
+    assert (details.status, details.merge_commit_oid) == ("merged", main_sha)
+    assert [(e.type, e.author) for e in details.events][-3:] == [
+        ("status-change", "alice"),  # published
+        ("comment", "maintainer"),
+        ("status-change", "maintainer"),
+    ]
+    assert (details.events[-2].content, details.events[-1].new_status) == ("Merging.", "merged")
+    assert fake_hub.commits("org/name", repo_type="dataset")[-1] == "Upload folder using huggingface_hub (#1)"
+    assert fake_hub.files("org/name", repo_type="dataset") == fake_hub.files("org/name", "dataset", "refs/pr/1")
+    assert load_dataset("org/name", "findings", split="test").to_dict() == new_findings
+    assert fake_hub.pull_requests("org/name", repo_type="dataset")[0].comments[1:] == [
+        ("maintainer", "Checked."),
+        ("maintainer", "Merging."),
+    ]
+
+    with pytest.raises(HfHubHTTPError, match="Bad request") as e:
+        maintainer.merge_pull_request("org/name", 1, repo_type="dataset")
+    assert "which is merged" in str(e.value)
+    listed = {
+        s: maintainer.get_repo_discussions("org/name", repo_type="dataset", discussion_status=s)
+        for s in ("open", "closed")
+    }
+    assert {s: [d.status for d in found] for s, found in listed.items()} == {"open": [], "closed": ["merged"]}
+
+
+def test_who_may_close_and_merge_and_a_closed_pr_stays_unmerged(fake_hub, tmp_path):
+    push(write_test_sets(tmp_path / "sets"))
+    alice, bob, maintainer = (HfApi(token=t) for t in ("hf_alice", "hf_bob", "hf_writer"))
+    # create_commit(create_pr=True) opens the PR in the commit call itself (?create_pr=1), published at once.
+    info = alice.create_commit(
+        "org/name",
+        [CommitOperationAdd("submissions/team-a.json", SUBMISSION)],
+        commit_message="Submit",
+        repo_type="dataset",
+        create_pr=True,
+    )
+    assert (info.pr_num, info.pr_revision) == (1, "refs/pr/1")
+    assert ("POST", "/api/datasets/org/name/commit/main") in fake_hub.requests
+    assert alice.get_discussion_details("org/name", 1, repo_type="dataset").status == "open"
+
+    # bob can read the public repo: he may comment, not close or merge someone else's PR, nor push to it.
+    assert bob.comment_discussion("org/name", 1, "Nice", repo_type="dataset").author == "bob"
+    with pytest.raises(HfHubHTTPError, match="403 Forbidden: You don't have the rights to change the status"):
+        bob.change_discussion_status("org/name", 1, "closed", repo_type="dataset")
+    with pytest.raises(HfHubHTTPError, match="403 Forbidden: You don't have the rights to merge"):
+        bob.merge_pull_request("org/name", 1, repo_type="dataset")
+    with pytest.raises(HfHubHTTPError, match="403 Forbidden: You don't have the rights to push to refs/pr/1"):
+        bob.upload_file(
+            path_or_fileobj=b"x", path_in_repo="x", repo_id="org/name", repo_type="dataset", revision="refs/pr/1"
+        )
+    with pytest.raises(HfHubHTTPError, match="401"):  # anonymous: not even a comment
+        HfApi().comment_discussion("org/name", 1, "hi", repo_type="dataset")
+
+    # The author closes their own PR; closed, it is neither merged nor pushed to, until reopened.
+    assert (
+        alice.change_discussion_status("org/name", 1, "closed", repo_type="dataset", comment="Wrong file").new_status
+        == "closed"
+    )
+    with pytest.raises(HfHubHTTPError, match="Bad request") as e:
+        maintainer.merge_pull_request("org/name", 1, repo_type="dataset")
+    assert "which is closed" in str(e.value)
+    with pytest.raises(HfHubHTTPError, match="Bad request") as e:
+        alice.upload_file(
+            path_or_fileobj=b"x", path_in_repo="x", repo_id="org/name", repo_type="dataset", revision="refs/pr/1"
+        )
+    assert "takes no more commits" in str(e.value)
+    assert "submissions/team-a.json" not in fake_hub.files("org/name", repo_type="dataset")
+    assert fake_hub.pull_requests("org/name", repo_type="dataset")[0].comments[1:] == [
+        ("bob", "Nice"),
+        ("alice", "Wrong file"),
+    ]
+
+    maintainer.change_discussion_status("org/name", 1, "open", repo_type="dataset")  # a writer may reopen it
+    maintainer.merge_pull_request("org/name", 1, repo_type="dataset")
+    assert fake_hub.files("org/name", repo_type="dataset")["submissions/team-a.json"] == SUBMISSION
+
+
+def test_pr_commits_deletion_rename_and_conflict(fake_hub, tmp_path):
+    push(write_test_sets(tmp_path / "sets"))
+    main_files = fake_hub.files("org/name", repo_type="dataset")
+    alice = HfApi(token="hf_alice")
+    pr = alice.create_pull_request("org/name", "Reshape the sets", repo_type="dataset")  # empty, a draft
+    assert (pr.num, pr.status, pr.git_reference, pr.diff) == (1, "draft", "refs/pr/1", "")
+    assert sorted(alice.list_repo_files("org/name", repo_type="dataset", revision="refs/pr/1")) == sorted(main_files)
+
+    impression, findings = "findings_impression/test-00000-of-00001.parquet", "findings/test-00000-of-00001.parquet"
+    ops = [
+        CommitOperationDelete(impression),
+        CommitOperationDelete(findings),
+        CommitOperationAdd("archive/findings.parquet", main_files[findings]),  # a rename, in git's eyes
+        CommitOperationAdd("README.md", README.replace("# Synthetic test set", "# Synthetic test set, v2").encode()),
+    ]
+    first = alice.create_commit("org/name", ops, commit_message="Reshape", repo_type="dataset", revision="refs/pr/1")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "CHANGES.txt").write_text("findings moved\n")
+    second = alice.upload_folder(folder_path=notes, repo_id="org/name", repo_type="dataset", revision="refs/pr/1")
+    assert second.pr_url is None and ("POST", "/api/datasets/org/name/preupload/refs/pr/1") in fake_hub.requests
+
+    details = alice.get_discussion_details("org/name", 1, repo_type="dataset")
+    assert [(e.type, getattr(e, "oid", None)) for e in details.events] == [
+        ("comment", None),
+        ("commit", first.oid),
+        ("commit", second.oid),
+    ]
+    touched = ["CHANGES.txt", "README.md", "archive/findings.parquet", findings, impression]
+    assert diff_paths(details.diff) == touched == fake_hub.pull_requests("org/name", repo_type="dataset")[0].touched
+    assert (
+        f"diff --git a/{findings} b/archive/findings.parquet\nsimilarity index 100%\nrename from {findings}\n"
+        in details.diff
+    )
+    assert (
+        f"diff --git a/{impression} b/{impression}\ndeleted file mode 100644\n"
+        f"index {git_blob_sha(main_files[impression])}..{'0' * 40}\nBinary files a/{impression} and /dev/null differ\n"
+    ) in details.diff
+    assert "\n-# Synthetic test set\n+# Synthetic test set, v2\n" in details.diff
+    assert fake_hub.files("org/name", repo_type="dataset") == main_files  # all of it on the PR only
+
+    # main moves on under the PR: the README both changed is a conflict, which blocks the merge.
+    push_readme = README.replace("# Synthetic test set", "# Synthetic test set (ReXrank)").encode()
+    ops = [CommitOperationAdd("README.md", push_readme), CommitOperationAdd("LICENSE", b"CC-BY-4.0\n")]
+    HfApi(token="hf_writer").create_commit("org/name", ops, commit_message="License", repo_type="dataset")
+    details = alice.get_discussion_details("org/name", 1, repo_type="dataset")
+    assert details.conflicting_files == ["README.md"] and diff_paths(details.diff) == touched  # diff from the base
+    alice.change_discussion_status("org/name", 1, "open", repo_type="dataset")
+    with pytest.raises(HfHubHTTPError, match="409 Conflict") as e:
+        HfApi(token="hf_writer").merge_pull_request("org/name", 1, repo_type="dataset")
+    assert e.value.response.json()["filesWithConflicts"] == ["README.md"]
+
+    # Through the API the author resolves it by taking main's README on the PR (both sides changed it alike: no
+    # conflict; another README would still conflict, as git would without a merge of main into the PR).
+    alice.upload_file(
+        path_or_fileobj=push_readme,
+        path_in_repo="README.md",
+        repo_id="org/name",
+        repo_type="dataset",
+        revision="refs/pr/1",
+    )
+    assert alice.get_discussion_details("org/name", 1, repo_type="dataset").conflicting_files == []
+    HfApi(token="hf_writer").merge_pull_request("org/name", 1, repo_type="dataset")
+    assert sorted(fake_hub.files("org/name", repo_type="dataset")) == [
+        ".gitattributes",
+        "CHANGES.txt",
+        "LICENSE",  # main's own change since the PR's base stays
+        "README.md",
+        "archive/findings.parquet",
+    ]
+    assert fake_hub.files("org/name", repo_type="dataset")["README.md"] == push_readme
+
+
+def test_discussions_listing_pages_filters_and_private_repos(fake_hub, tmp_path):
+    push(write_test_sets(tmp_path / "sets"), private=True)
+    fake_hub.allow("hf_reader", "org/name")
+    reader = HfApi(token="hf_reader")
+    for i in range(3):
+        reader.create_discussion("org/name", f"Question {i}", repo_type="dataset")
+    open_submission(tmp_path, token="hf_reader")  # a reader of a private repo may open a PR
+    reader.change_discussion_status("org/name", 2, "closed", repo_type="dataset")
+
+    fake_hub.PAGE_SIZE = 2  # the client follows the pages
+    every = list(reader.get_repo_discussions("org/name", repo_type="dataset"))
+    assert [(d.num, d.status, d.is_pull_request) for d in every] == [
+        (4, "draft", True),
+        (3, "open", False),
+        (2, "closed", False),
+        (1, "open", False),
+    ]
+    assert fake_hub.requests.count(("GET", "/api/datasets/org/name/discussions")) == 2
+    found = reader.get_repo_discussions(
+        "org/name", repo_type="dataset", discussion_type="discussion", discussion_status="open"
+    )
+    assert [d.num for d in found] == [3, 1]
+    assert [d.num for d in reader.get_repo_discussions("org/name", repo_type="dataset", author="someone")] == []
+    assert reader.get_discussion_details("org/name", 3, repo_type="dataset").diff is None  # a discussion has none
+    with pytest.raises(HfHubHTTPError, match="Bad request"):
+        HfApi(token="hf_writer").merge_pull_request("org/name", 3, repo_type="dataset")
+
+    # Without a grant the private repo, its discussions and its PRs do not exist.
+    with pytest.raises(RepositoryNotFoundError):
+        list(HfApi(token="hf_bob").get_repo_discussions("org/name", repo_type="dataset"))
+    with pytest.raises(RepositoryNotFoundError):
+        HfApi(token="hf_bob").get_discussion_details("org/name", 4, repo_type="dataset")
+    with pytest.raises(RepositoryNotFoundError):
+        open_submission(tmp_path / "bob", token="hf_bob")
+    assert [pr.author for pr in fake_hub.pull_requests("org/name", repo_type="dataset")] == ["reader"]
