@@ -109,4 +109,29 @@ def test_aggregate_ranks_by_inverse_radcliq_and_leaves_other_signatures_unranked
 def test_the_aggregate_job_is_a_plain_cli(tmp_path, capsys):
     assert backend(["aggregate", "--repo", str(results_repo(tmp_path))]) == 0
     out = capsys.readouterr().out
-    assert "leaderboard.parquet: 5 rows, 4 ranked, 1 unranked" in out and "unranked: C (mimic-cxr findings)" in out
+    assert "leaderboard.parquet 5 rows, 4 ranked, 1 unranked" in out and "unranked: C (mimic-cxr findings)" in out
+
+
+def test_submit_review_merge_aggregate_round_trip_on_the_hub(tmp_path, fake_hub, monkeypatch, capsys):
+    from huggingface_hub import HfApi
+
+    api = HfApi()
+    api.create_repo("rexrank/results", repo_type="dataset", token="hf_maintainer")
+    results = score(tmp_path / "results")
+    monkeypatch.setenv("HF_TOKEN", "hf_researcher")
+    capsys.readouterr()
+    assert main(["submit", "--results", str(results), "--name", "Careful", "--institution", "Demo Lab",
+                 "--repo", "rexrank/results"]) == 0
+    assert "pull request opened: " in capsys.readouterr().out
+    [pr] = fake_hub.pull_requests("rexrank/results", repo_type="dataset")
+    assert pr.status == "open" and pr.author == "researcher"
+    assert pr.touched and all(path.startswith("submissions/demo-lab-careful/") for path in pr.touched)
+    assert "leaderboard.parquet" not in fake_hub.files("rexrank/results", repo_type="dataset")  # main untouched
+
+    api.merge_pull_request("rexrank/results", pr.num, repo_type="dataset", token="hf_maintainer")
+    monkeypatch.setenv("HF_TOKEN", "hf_maintainer")
+    assert backend(["aggregate", "--hub", "rexrank/results"]) == 0
+    board = datasets.load_dataset("rexrank/results", split="leaderboard")
+    assert sorted(zip(board["model"], board["task"])) == [("Careful", "findings"), ("Careful", "findings_impression")]
+    assert board["submission"] == ["demo-lab-careful"] * 2 and board["provenance"] == ["scored"] * 2
+    assert board["unranked"] == ["no 1/RadCliQ-v1"] * 2  # scored with bleu2 only

@@ -183,9 +183,14 @@ def submit(card: ModelCard, results_dir: Path, repo_id: str, private: dict[tuple
             return files, None
         from huggingface_hub import HfApi
 
-        commit = HfApi(token=token).upload_folder(
+        api = HfApi(token=token)
+        commit = api.upload_folder(
             folder_path=str(folder), path_in_repo=prefix, repo_id=repo_id, repo_type="dataset", create_pr=True,
             commit_message=f"Submit {card.name}" + (f" ({card.institution})" if card.institution else ""),
             commit_description=f"{len(files)} files from rexrank {__version__}; datasets: "
                                + ", ".join(sorted({p.path.split('/')[1].split('.')[0] for p in pieces})))
+        # A pull request made through the API starts as a draft, which the maintainers cannot merge: publish it.
+        if api.get_discussion_details(repo_id, commit.pr_num, repo_type="dataset").status == "draft":
+            api.change_discussion_status(repo_id, commit.pr_num, "open", repo_type="dataset",
+                                         comment=f"Submitted with rexrank {__version__}.")
         return files, commit.pr_url

@@ -32,8 +32,10 @@ COLUMNS = (*BASE, *(f"{m}{part}" for m in METRICS for part in ("", "_low", "_hig
 
 
 def _row(result: Result, submission: str | None, card: dict) -> dict:
-    row = {"submission": submission, "model": result.model.name, "institution": result.model.institution,
-           "url": result.model.url, "paper": card.get("paper", ""), "date": card.get("date") or
+    # A submission's card names the model (its results carry whatever name they were scored under).
+    row = {"submission": submission, "model": card.get("name") or result.model.name,
+           "institution": card.get("institution", result.model.institution), "url": card.get("url", result.model.url),
+           "paper": card.get("paper", ""), "date": card.get("date") or
            str(result.checks.get("date", "")), "dataset": result.dataset, "split": result.split,
            "task": result.task, "provenance": result.provenance, "rexrank_version": result.rexrank_version,
            "created": result.created}
@@ -122,3 +124,21 @@ def aggregate(repo: str | Path) -> pd.DataFrame:
         board.to_parquet(tmp, index=False)
     write_text(repo / "README.md", CARD_TEXT)
     return board
+
+
+def aggregate_hub(repo_id: str, token: str | None = None) -> tuple[pd.DataFrame, str]:
+    """The aggregate job on a Hub results repo: read main, rebuild the board, commit it to main (a maintainer's
+    token). Returns the board and the commit's URL."""
+    import tempfile
+
+    from huggingface_hub import HfApi, snapshot_download
+
+    with tempfile.TemporaryDirectory(prefix="rexrank-aggregate-") as tmp:
+        local = Path(snapshot_download(repo_id, repo_type="dataset", token=token, local_dir=Path(tmp) / "repo",
+                                       allow_patterns=[f"{SUBMISSIONS}/*/{CARD}", f"{SUBMISSIONS}/*/results/*.json",
+                                                       "imported/*.json"]))
+        board = aggregate(local)
+        commit = HfApi(token=token).upload_folder(
+            folder_path=str(local), repo_id=repo_id, repo_type="dataset", allow_patterns=[BOARD, "README.md"],
+            commit_message=f"Aggregate: {int(board['rank'].notna().sum())} ranked rows of {len(board)}")
+    return board, commit.commit_url
