@@ -1,5 +1,6 @@
 """`python -m rexrank.backend JOB`: the leaderboard's maintenance jobs, plain CLIs that run locally, in CI or as an
-HF Job. Jobs: `aggregate --repo DIR` rebuilds leaderboard.parquet from a results repo checkout."""
+HF Job. Jobs: `aggregate` rebuilds leaderboard.parquet from a results repo (a checkout or the Hub); `private`
+scores a pull request's ReXGradient predictions against the gated references and publishes aggregates only."""
 
 from __future__ import annotations
 
@@ -18,6 +19,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     where.add_argument("--repo", help="a local copy of the results repo")
     where.add_argument("--hub", metavar="ORG/NAME", help="the results repo on the Hub (token with write access in "
                                                           "HF_TOKEN): read main, commit the board to it")
+    private = jobs.add_parser("private", help="score a pull request's ReXGradient predictions; publish aggregates only")
+    private.add_argument("--hub", required=True, metavar="ORG/NAME", help="the results repo")
+    private.add_argument("--pr", required=True, type=int, help="the pull request's number")
+    private.add_argument("--references", required=True, metavar="ORG/NAME",
+                         help="the private ReXGradient test set (a rexrank-built Hub dataset; token in HF_TOKEN)")
+    private.add_argument("--metrics", help="default: every metric this rexrank computes without a judge")
     args = parser.parse_args(argv)
     try:
         if args.job == "aggregate":
@@ -29,6 +36,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{where}: leaderboard.parquet {len(board)} rows, {ranked} ranked, {len(board) - ranked} unranked")
             for _, row in board[board["unranked"].notna()].iterrows():
                 print(f"  unranked: {row['model']} ({row['dataset']} {row['task']}): {row['unranked']}")
+        elif args.job == "private":
+            from rexrank.backend.private import score_pull_request
+            from rexrank.scorers import parse_metrics
+
+            for result in score_pull_request(args.hub, args.pr, args.references, parse_metrics(args.metrics)):
+                values = ", ".join(f"{k} {m.value:.4f}" for k, m in result.metrics.items() if m.value is not None)
+                print(f"{result.dataset} {result.task}: {result.counts.get('scored', 0):,} studies; {values}")
     except (InputError, OSError) as err:
         print(f"rexrank.backend: error: {err}", file=sys.stderr)
         return 2

@@ -1,0 +1,88 @@
+"""The gated job: score a pull request's predictions for the private ReXGradient test set and publish only the
+aggregates (value, 95% CI, n, signature) into the pull request.
+
+The references are read from a private Hub dataset with the token in the environment, held in memory, and never
+written: no per-study table, no predictions echoed back, and no message carries their text. An error raised inside
+scoring is reported by stage and type only, since its message could quote a reference.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from rexrank import stats
+from rexrank.data import align, load_predictions, load_split
+from rexrank.errors import InputError
+from rexrank.reports import TASKS
+from rexrank.results import ModelInfo, Result
+from rexrank.scorecard import MetricSet, score
+from rexrank.submission import CARD, PRIVATE_DATASETS, SUBMISSIONS
+
+DATASET = PRIVATE_DATASETS[0]
+_PREDICTIONS = re.compile(rf"^{SUBMISSIONS}/([a-z0-9-]+)/predictions/{DATASET}\.({'|'.join(TASKS)})\.jsonl$")
+
+
+class PrivateJobError(InputError):
+    """The private job could not finish; the message names the stage and never the references' text."""
+
+
+def _withheld(stage: str, err: Exception) -> PrivateJobError:
+    return PrivateJobError(f"{stage} failed ({type(err).__name__}); details withheld: the references are private")
+
+
+def score_pull_request(repo_id: str, pr_num: int, references: str, metrics: list[str], token: str | None = None,
+                       resamples: int = stats.RESAMPLES) -> list[Result]:
+    """Score the ReXGradient predictions of pull request `pr_num` on `repo_id` against the private dataset
+    `references`; commit the aggregate results to the pull request and comment them. The results."""
+    from huggingface_hub import CommitOperationAdd, HfApi, hf_hub_download
+
+    api, revision = HfApi(token=token), f"refs/pr/{pr_num}"
+    files = api.list_repo_files(repo_id, repo_type="dataset", revision=revision)
+    found = [m.groups() for f in files if (m := _PREDICTIONS.match(f))]
+    if not found:
+        raise InputError(f"{repo_id} pull request #{pr_num}: no {DATASET} predictions "
+                         f"({SUBMISSIONS}/<id>/predictions/{DATASET}.<task>.jsonl)")
+    if len({sid for sid, _ in found}) > 1:
+        raise InputError(f"{repo_id} pull request #{pr_num}: predictions of several submissions; one per pull request")
+    submission = found[0][0]
+    card = json.loads(Path(hf_hub_download(repo_id, f"{SUBMISSIONS}/{submission}/{CARD}", repo_type="dataset",
+                                           revision=revision, token=token)).read_text(encoding="utf-8"))
+    try:
+        split = load_split(references, "test", DATASET)
+    except Exception as err:  # noqa: BLE001 - whatever went wrong, its text stays here
+        raise _withheld(f"reading the references {references}", err) from None
+    metric_set = MetricSet(metrics, progress=False)
+    results, operations = [], []
+    for _, task in found:
+        path = f"{SUBMISSIONS}/{submission}/predictions/{DATASET}.{task}.jsonl"
+        local = hf_hub_download(repo_id, path, repo_type="dataset", revision=revision, token=token)
+        aligned = align(split.references(task), load_predictions(local), path)  # names study ids only
+        try:
+            card_scores = score(aligned.rows, metric_set, resamples, dataset=DATASET)
+        except Exception as err:  # noqa: BLE001
+            raise _withheld(f"scoring {task}", err) from None
+        result = Result(ModelInfo(card.get("name", submission), card.get("institution", ""), card.get("url", "")),
+                        DATASET, "test", task, card_scores.metrics, aligned.counts, card_scores.skipped,
+                        checks={"scored_by": "rexrank private job", "references": references})
+        results.append(result)
+        operations.append(CommitOperationAdd(f"{SUBMISSIONS}/{submission}/results/{DATASET}.{task}.json",
+                                             (json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n").encode()))
+    api.create_commit(repo_id, operations, commit_message=f"{DATASET}: aggregate scores of {submission}",
+                      repo_type="dataset", revision=revision)
+    api.comment_discussion(repo_id, pr_num, comment(results), repo_type="dataset")
+    return results
+
+
+def comment(results: list[Result]) -> str:
+    """The pull request comment: one row per task and metric, aggregates only."""
+    lines = [f"**{DATASET} (private test set)**: aggregate scores; per-study scores stay private.", "",
+             "| task | metric | value | 95% CI | n |", "|---|---|---:|---|---:|"]
+    for result in results:
+        for name, m in result.metrics.items():
+            shown = f"1/{name}" if m.statistic == "inverse_mean" else name
+            value = "n/a" if m.value is None else f"{m.value:.4f}"
+            ci = "" if m.low is None or m.high is None else f"[{m.low:.4f}, {m.high:.4f}]"
+            lines.append(f"| {result.task} | {shown} | {value} | {ci} | {m.n} |")
+    return "\n".join(lines)
