@@ -175,7 +175,11 @@ def submit(card: ModelCard, results_dir: Path, repo_id: str, private: dict[tuple
         pieces += [private_predictions(path, *key, Path(tmp)) for key, path in (private or {}).items()]
         if not pieces:
             raise InputError("nothing to submit: give --results (the --out of rexrank score) and/or --private")
-        folder = prepare(card, pieces, Path(tmp) / "submission")
+        root = Path(tmp) / "repo"
+        folder = prepare(card, pieces, root / SUBMISSIONS)
+        from rexrank.backend.security import check_submission
+
+        check_submission(root, card.submission_id)  # the maintainers' checks, before anything leaves this machine
         prefix = f"{SUBMISSIONS}/{card.submission_id}"
         files = [(f"{prefix}/{p.relative_to(folder).as_posix()}", p.stat().st_size)
                  for p in sorted(folder.rglob("*")) if p.is_file()]

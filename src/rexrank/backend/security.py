@@ -48,16 +48,12 @@ from urllib.parse import urlsplit
 from rexrank.errors import InputError
 from rexrank.reports import TASKS
 from rexrank.results import Result
+from rexrank.submission import CARD, DATASETS, ID, PRIVATE_DATASETS, SUBMISSIONS
 
 # -- the layout -------------------------------------------------------------------------------------------------
 
-SUBMISSIONS = "submissions"
-CARD = "submission.json"
 MAINTAINER_FILES = ("README.md", "leaderboard.parquet")
-PUBLIC_DATASETS = ("mimic-cxr", "iu-xray", "chexpert-plus")
-PRIVATE_DATASETS = ("rexgradient",)
-DATASETS = PUBLIC_DATASETS + PRIVATE_DATASETS
-SUBMISSION_ID = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
+SUBMISSION_ID = ID
 _FOLDERS = {"results": "json", "per_study": "parquet", "predictions": "jsonl"}
 _LAYOUT_FILE = re.compile(r"(results|per_study|predictions)/([a-z0-9-]+)\.([a-z_]+)\.(json|parquet|jsonl)")
 LAYOUT_HELP = ("submission.json, results/<dataset>.<task>.json, per_study/<dataset>.<task>.parquet, "
