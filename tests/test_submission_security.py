@@ -393,6 +393,7 @@ def result_with(edit) -> bytes:
     (result_json(task="findings_impression"), "holds mimic-cxr.findings_impression, but the file name says"),
     (result_with(lambda d: d["metrics"]["bleu2"].pop("signature_detail")), "a scored number must carry"),
     (result_with(lambda d: d.update(schema_version=2)), "schema_version 2 is not 1"),
+    (result_with(lambda d: d.update(provenance="imported")), "provenance 'imported': a submission carries scored"),
     (result_with(lambda d: d["metrics"]["bleu2"]["signature_detail"].update(settings=[1])),
      "malformed result (AttributeError)"),
     (result_with(lambda d: d["model"].update(url="javascript:alert(1)")), "model.url: not an http(s) URL"),

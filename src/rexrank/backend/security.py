@@ -465,6 +465,8 @@ def check_result(data: bytes, dataset: str, task: str) -> Result:
     except Exception as err:  # noqa: BLE001 -- hostile input must give a message, never a crash of the checker
         raise InputError(f"malformed result ({type(err).__name__})") from None
     problems = []
+    if result.provenance != "scored":  # an imported row carries no CI and no signature: maintainers import them
+        problems.append(f"provenance {_show(result.provenance, 20)!r}: a submission carries scored results only")
     if result.dataset != dataset or result.task != task:
         problems.append(f"holds {_show(result.dataset, 40)}.{_show(result.task, 40)}, but the file name says "
                         f"{dataset}.{task}")
