@@ -83,3 +83,14 @@ def test_predictions_that_miss_studies_are_named_by_id(hub, capsys, tmp_path):
                     "--metrics", "bleu2"]) == 2
     err = capsys.readouterr().err
     assert "study g1: in the split but has no prediction" in err and CANARY not in err
+
+
+def test_a_pull_request_outside_its_folder_is_refused_before_anything_is_read(hub, capsys):
+    HfApi().upload_file(path_or_fileobj=b"# mine now", path_in_repo="README.md", repo_id="rexrank/results",
+                        repo_type="dataset", revision="refs/pr/1", token="hf_researcher")
+    assert backend(["private", "--hub", "rexrank/results", "--pr", "1", "--references", "gated/rexgradient",
+                    "--metrics", "bleu2"]) == 2
+    err = capsys.readouterr().err
+    assert "README.md" in err and CANARY not in err
+    files = hub.files("rexrank/results", repo_type="dataset", revision="refs/pr/1")
+    assert not any("/results/" in p for p in files)  # nothing scored, nothing committed

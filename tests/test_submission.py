@@ -2,6 +2,7 @@
 job ranks the merged results by 1/RadCliQ-v1, refusing to rank numbers made with another signature."""
 
 import json
+from pathlib import Path
 
 import datasets
 import pandas as pd
@@ -135,3 +136,58 @@ def test_submit_review_merge_aggregate_round_trip_on_the_hub(tmp_path, fake_hub,
     assert sorted(zip(board["model"], board["task"])) == [("Careful", "findings"), ("Careful", "findings_impression")]
     assert board["submission"] == ["demo-lab-careful"] * 2 and board["provenance"] == ["scored"] * 2
     assert board["unranked"] == ["no 1/RadCliQ-v1"] * 2  # scored with bleu2 only
+
+
+@pytest.fixture
+def opened(tmp_path, fake_hub, monkeypatch):
+    """The results repo with one submission pull request from a researcher (bleu2 on the demo split as mimic-cxr)."""
+    from huggingface_hub import HfApi
+
+    HfApi().create_repo("rexrank/results", repo_type="dataset", token="hf_maintainer")
+    monkeypatch.setenv("HF_TOKEN", "hf_researcher")
+    assert main(["submit", "--results", str(score(tmp_path / "results")), "--name", "Careful", "--institution",
+                 "Demo Lab", "--repo", "rexrank/results"]) == 0
+    monkeypatch.setenv("HF_TOKEN", "hf_maintainer")
+    return fake_hub
+
+
+def review(capsys):
+    capsys.readouterr()
+    code = backend(["review", "--hub", "rexrank/results", "--pr", "1", "--dataset", f"mimic-cxr={demo.DATASET}"])
+    return code, capsys.readouterr()
+
+
+def test_review_rescores_the_predictions_and_comments_the_comparison(opened, capsys):
+    code, output = review(capsys)
+    assert code == 0 and "rexrank/results #1: 2 numbers re-scored, 0 outside the CI" in output.out
+    [pr] = opened.pull_requests("rexrank/results", repo_type="dataset")
+    table = pr.comments[-1][1]
+    assert pr.comments[-1][0] == "maintainer" and table.count("| ok |") == 2
+    assert "| mimic-cxr | findings | bleu2 |" in table
+
+
+def test_review_flags_tampered_numbers_and_replaces_them_with_its_own(opened, capsys, tmp_path):
+    from huggingface_hub import HfApi, hf_hub_download
+
+    path = "submissions/demo-lab-careful/results/mimic-cxr.findings.json"
+    data = json.loads(Path(hf_hub_download("rexrank/results", path, repo_type="dataset", revision="refs/pr/1"))
+                      .read_text())
+    honest = data["metrics"]["bleu2"]["value"]
+    data["metrics"]["bleu2"]["value"] = data["metrics"]["bleu2"]["ci"][1] = 0.99  # better than it is
+    HfApi().upload_file(path_or_fileobj=json.dumps(data).encode(), path_in_repo=path, repo_id="rexrank/results",
+                        repo_type="dataset", revision="refs/pr/1", token="hf_researcher")
+    code, output = review(capsys)
+    assert code == 0 and "1 outside the CI" in output.out and "submitted 0.99" in output.out
+    merged = json.loads(opened.files("rexrank/results", repo_type="dataset", revision="refs/pr/1")[path])
+    assert merged["metrics"]["bleu2"]["value"] == pytest.approx(honest) and merged["model"]["name"] == "Careful"
+
+
+def test_review_refuses_a_pull_request_that_touches_the_board(opened, capsys):
+    from huggingface_hub import HfApi
+
+    HfApi().upload_file(path_or_fileobj=b"x", path_in_repo="leaderboard.parquet", repo_id="rexrank/results",
+                        repo_type="dataset", revision="refs/pr/1", token="hf_researcher")
+    code, output = review(capsys)
+    assert code == 2 and "leaderboard.parquet" in output.err
+    [pr] = opened.pull_requests("rexrank/results", repo_type="dataset")
+    assert not any(author == "maintainer" for author, _ in pr.comments)  # nothing was scored or said

@@ -1,6 +1,7 @@
 """`python -m rexrank.backend JOB`: the leaderboard's maintenance jobs, plain CLIs that run locally, in CI or as an
-HF Job. Jobs: `aggregate` rebuilds leaderboard.parquet from a results repo (a checkout or the Hub); `private`
-scores a pull request's ReXGradient predictions against the gated references and publishes aggregates only."""
+HF Job. Jobs: `review` re-scores a submission pull request's public predictions and comments the comparison;
+`aggregate` rebuilds leaderboard.parquet from a results repo (a checkout or the Hub); `private` scores a pull
+request's ReXGradient predictions against the gated references and publishes aggregates only."""
 
 from __future__ import annotations
 
@@ -19,6 +20,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     where.add_argument("--repo", help="a local copy of the results repo")
     where.add_argument("--hub", metavar="ORG/NAME", help="the results repo on the Hub (token with write access in "
                                                           "HF_TOKEN): read main, commit the board to it")
+    check = jobs.add_parser("review", help="re-score a submission pull request's public predictions; comment")
+    check.add_argument("--hub", required=True, metavar="ORG/NAME", help="the results repo")
+    check.add_argument("--pr", required=True, type=int, help="the pull request's number")
+    check.add_argument("--dataset", action="append", default=[], metavar="NAME=SOURCE",
+                       help="the maintainers' copy of a public test set (folder, file or Hub id), e.g. "
+                            "mimic-cxr=datasets/mimic-cxr; repeat per dataset")
     private = jobs.add_parser("private", help="score a pull request's ReXGradient predictions; publish aggregates only")
     private.add_argument("--hub", required=True, metavar="ORG/NAME", help="the results repo")
     private.add_argument("--pr", required=True, type=int, help="the pull request's number")
@@ -36,6 +43,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{where}: leaderboard.parquet {len(board)} rows, {ranked} ranked, {len(board) - ranked} unranked")
             for _, row in board[board["unranked"].notna()].iterrows():
                 print(f"  unranked: {row['model']} ({row['dataset']} {row['task']}): {row['unranked']}")
+        elif args.job == "review":
+            from rexrank.backend.review import review
+
+            sources = dict(spec.split("=", 1) for spec in args.dataset if "=" in spec)
+            checks = review(args.hub, args.pr, sources)
+            flagged = [c for c in checks if c.verdict.startswith("MISMATCH")]
+            print(f"{args.hub} #{args.pr}: {len(checks)} numbers re-scored, {len(flagged)} outside the CI")
+            for c in flagged:
+                print(f"  {c.dataset} {c.task} {c.metric}: submitted {c.submitted}, re-scored {c.rescored}")
         elif args.job == "private":
             from rexrank.backend.private import score_pull_request
             from rexrank.scorers import parse_metrics

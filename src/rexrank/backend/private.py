@@ -9,19 +9,18 @@ scoring is reported by stage and type only, since its message could quote a refe
 from __future__ import annotations
 
 import json
-import re
+import tempfile
 from pathlib import Path
 
 from rexrank import stats
+from rexrank.backend.pull import checked_download, owner_of, read_pull_request
 from rexrank.data import align, load_predictions, load_split
 from rexrank.errors import InputError
-from rexrank.reports import TASKS
 from rexrank.results import ModelInfo, Result
 from rexrank.scorecard import MetricSet, score
-from rexrank.submission import CARD, PRIVATE_DATASETS, SUBMISSIONS
+from rexrank.submission import PRIVATE_DATASETS, SUBMISSIONS
 
 DATASET = PRIVATE_DATASETS[0]
-_PREDICTIONS = re.compile(rf"^{SUBMISSIONS}/([a-z0-9-]+)/predictions/{DATASET}\.({'|'.join(TASKS)})\.jsonl$")
 
 
 class PrivateJobError(InputError):
@@ -36,41 +35,40 @@ def score_pull_request(repo_id: str, pr_num: int, references: str, metrics: list
                        resamples: int = stats.RESAMPLES) -> list[Result]:
     """Score the ReXGradient predictions of pull request `pr_num` on `repo_id` against the private dataset
     `references`; commit the aggregate results to the pull request and comment them. The results."""
-    from huggingface_hub import CommitOperationAdd, HfApi, hf_hub_download
+    from huggingface_hub import CommitOperationAdd, HfApi
 
-    api, revision = HfApi(token=token), f"refs/pr/{pr_num}"
-    files = api.list_repo_files(repo_id, repo_type="dataset", revision=revision)
-    found = [m.groups() for f in files if (m := _PREDICTIONS.match(f))]
-    if not found:
-        raise InputError(f"{repo_id} pull request #{pr_num}: no {DATASET} predictions "
-                         f"({SUBMISSIONS}/<id>/predictions/{DATASET}.<task>.jsonl)")
-    if len({sid for sid, _ in found}) > 1:
-        raise InputError(f"{repo_id} pull request #{pr_num}: predictions of several submissions; one per pull request")
-    submission = found[0][0]
-    card = json.loads(Path(hf_hub_download(repo_id, f"{SUBMISSIONS}/{submission}/{CARD}", repo_type="dataset",
-                                           revision=revision, token=token)).read_text(encoding="utf-8"))
-    try:
-        split = load_split(references, "test", DATASET)
-    except Exception as err:  # noqa: BLE001 - whatever went wrong, its text stays here
-        raise _withheld(f"reading the references {references}", err) from None
-    metric_set = MetricSet(metrics, progress=False)
-    results, operations = [], []
-    for _, task in found:
-        path = f"{SUBMISSIONS}/{submission}/predictions/{DATASET}.{task}.jsonl"
-        local = hf_hub_download(repo_id, path, repo_type="dataset", revision=revision, token=token)
-        aligned = align(split.references(task), load_predictions(local), path)  # names study ids only
+    api = HfApi(token=token)
+    pr = read_pull_request(api, repo_id, pr_num)
+    with tempfile.TemporaryDirectory(prefix="rexrank-private-") as tmp:
+        checked = checked_download(api, pr, Path(tmp), owner_of(api, repo_id, pr.submission_id))  # every rule first
+        submission = checked.submission_id
+        tasks = sorted(task for dataset, task in checked.predictions if dataset == DATASET)
+        if not tasks:
+            raise InputError(f"{repo_id} pull request #{pr_num}: no {DATASET} predictions "
+                             f"({SUBMISSIONS}/{submission}/predictions/{DATASET}.<task>.jsonl)")
+        card = checked.card
+        model = ModelInfo(card.name, card.institution, card.url) if card else ModelInfo(submission)
         try:
-            card_scores = score(aligned.rows, metric_set, resamples, dataset=DATASET)
-        except Exception as err:  # noqa: BLE001
-            raise _withheld(f"scoring {task}", err) from None
-        result = Result(ModelInfo(card.get("name", submission), card.get("institution", ""), card.get("url", "")),
-                        DATASET, "test", task, card_scores.metrics, aligned.counts, card_scores.skipped,
-                        checks={"scored_by": "rexrank private job", "references": references})
-        results.append(result)
-        operations.append(CommitOperationAdd(f"{SUBMISSIONS}/{submission}/results/{DATASET}.{task}.json",
-                                             (json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n").encode()))
+            split = load_split(references, "test", DATASET)
+        except Exception as err:  # noqa: BLE001 - whatever went wrong, its text stays here
+            raise _withheld(f"reading the references {references}", err) from None
+        metric_set = MetricSet(metrics, progress=False)
+        results, operations = [], []
+        for task in tasks:
+            path = f"{SUBMISSIONS}/{submission}/predictions/{DATASET}.{task}.jsonl"
+            aligned = align(split.references(task), load_predictions(Path(tmp) / path), path)  # names ids only
+            try:
+                scores = score(aligned.rows, metric_set, resamples, dataset=DATASET)
+            except Exception as err:  # noqa: BLE001
+                raise _withheld(f"scoring {task}", err) from None
+            result = Result(model, DATASET, "test", task, scores.metrics, aligned.counts, scores.skipped,
+                            checks={"scored_by": "rexrank private job", "references": references})
+            results.append(result)
+            operations.append(CommitOperationAdd(f"{SUBMISSIONS}/{submission}/results/{DATASET}.{task}.json",
+                                                 (json.dumps(result.to_dict(), indent=2, allow_nan=False)
+                                                  + "\n").encode()))
     api.create_commit(repo_id, operations, commit_message=f"{DATASET}: aggregate scores of {submission}",
-                      repo_type="dataset", revision=revision)
+                      repo_type="dataset", revision=pr.revision)
     api.comment_discussion(repo_id, pr_num, comment(results), repo_type="dataset")
     return results
 

@@ -1,0 +1,105 @@
+"""The review job: re-score a submission pull request's public-split predictions and never trust its numbers.
+
+For each result the pull request carries, the predictions are scored again against the maintainers' copy of that
+test set with the same metrics (judged ones only when a judge is configured); the comment shows submitted and
+re-scored values side by side, flagging a submitted value outside the re-scored 95% CI; the re-scored result and
+per-study table replace the submitted ones in the pull request, so what is merged is what rexrank computed.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from rexrank import stats
+from rexrank.backend.pull import checked_download, owner_of, read_pull_request
+from rexrank.data import align, load_predictions, load_split
+from rexrank.official import SPLITS
+from rexrank.results import ModelInfo, Result
+from rexrank.scorecard import MetricSet, score
+from rexrank.scorers import JUDGED
+from rexrank.submission import SUBMISSIONS
+
+
+@dataclass(frozen=True)
+class Check:
+    dataset: str
+    task: str
+    metric: str
+    submitted: float | None
+    rescored: float | None
+    low: float | None
+    high: float | None
+
+    @property
+    def verdict(self) -> str:
+        if self.rescored is None:
+            return "not re-scored"
+        if self.submitted is None:
+            return "missing in the submission"
+        if abs(self.submitted - self.rescored) <= 1e-9:
+            return "ok"
+        inside = self.low is not None and self.high is not None and self.low <= self.submitted <= self.high
+        return "differs within the CI" if inside else "MISMATCH beyond the CI"
+
+
+def review(repo_id: str, num: int, datasets: dict[str, str], token: str | None = None,
+           resamples: int = stats.RESAMPLES) -> list[Check]:
+    """Review pull request `num`: `datasets` maps a dataset name to the maintainers' copy (a folder, file or Hub
+    id). Comments the table on the pull request and commits the re-scored results to it."""
+    from huggingface_hub import CommitOperationAdd, HfApi
+
+    api = HfApi(token=token)
+    pr = read_pull_request(api, repo_id, num)
+    checks: list[Check] = []
+    operations = []
+    with tempfile.TemporaryDirectory(prefix="rexrank-review-") as tmp:
+        root = Path(tmp)
+        checked = checked_download(api, pr, root, owner_of(api, repo_id, pr.submission_id))
+        folder = root / SUBMISSIONS / checked.submission_id
+        card = checked.card
+        model = ModelInfo(card.name, card.institution, card.url) if card else None
+        for (dataset, task), submitted in sorted(checked.results.items()):
+            if dataset not in datasets:
+                checks += [Check(dataset, task, m, v.value, None, None, None) for m, v in submitted.metrics.items()]
+                continue
+            split = load_split(datasets[dataset], SPLITS[dataset], dataset)
+            predictions = load_predictions(folder / "predictions" / f"{dataset}.{task}.jsonl")
+            aligned = align(split.references(task), predictions)
+            names = [m for m in submitted.metrics if m not in JUDGED]
+            card_scores = score(aligned.rows, MetricSet(names, progress=False), resamples, dataset=dataset)
+            for name, value in submitted.metrics.items():
+                ours = card_scores.metrics.get(name)
+                checks.append(Check(dataset, task, name, value.value, ours and ours.value, ours and ours.low,
+                                    ours and ours.high))
+            rescored = Result(model or submitted.model, dataset, split.split, task, card_scores.metrics,
+                              aligned.counts, card_scores.skipped, checks={"rescored_by": "rexrank review job"})
+            table = root / f"{dataset}.{task}.parquet"
+            card_scores.write_per_study(table)
+            prefix = f"{SUBMISSIONS}/{checked.submission_id}"
+            data = (json.dumps(rescored.to_dict(), indent=2, allow_nan=False) + "\n").encode()
+            operations += [CommitOperationAdd(f"{prefix}/results/{dataset}.{task}.json", data),
+                           CommitOperationAdd(f"{prefix}/per_study/{dataset}.{task}.parquet", str(table))]
+        if operations:
+            api.create_commit(repo_id, operations, repo_type="dataset", revision=pr.revision,
+                              commit_message="Review: results re-scored by rexrank")
+    api.comment_discussion(repo_id, num, comment(checks), repo_type="dataset")
+    return checks
+
+
+def comment(checks: list[Check]) -> str:
+    def shown(x: float | None) -> str:
+        return "" if x is None else f"{x:.4f}"
+
+    flagged = sum(c.verdict.startswith("MISMATCH") for c in checks)
+    lines = [f"**rexrank review**: {len(checks)} numbers re-scored from the submitted predictions; "
+             f"{flagged} outside the re-scored 95% CI. The re-scored results replace the submitted ones.", "",
+             "| dataset | task | metric | submitted | re-scored | 95% CI | verdict |",
+             "|---|---|---|---:|---:|---|---|"]
+    for c in checks:
+        ci = "" if c.low is None or c.high is None else f"[{c.low:.4f}, {c.high:.4f}]"
+        lines.append(f"| {c.dataset} | {c.task} | {c.metric} | {shown(c.submitted)} | {shown(c.rescored)} | {ci} | "
+                     f"{c.verdict} |")
+    return "\n".join(lines)
