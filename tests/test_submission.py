@@ -191,3 +191,11 @@ def test_review_refuses_a_pull_request_that_touches_the_board(opened, capsys):
     assert code == 2 and "leaderboard.parquet" in output.err
     [pr] = opened.pull_requests("rexrank/results", repo_type="dataset")
     assert not any(author == "maintainer" for author, _ in pr.comments)  # nothing was scored or said
+
+
+def test_a_token_without_write_access_is_told_so(opened, capsys, monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", "hf_researcher")
+    assert backend(["aggregate", "--hub", "rexrank/results"]) == 2
+    err = capsys.readouterr().err
+    assert "rexrank.backend: error: 403 Forbidden: You don't have the rights to push to rexrank/results" in err
+    assert "leaderboard.parquet" not in opened.files("rexrank/results", repo_type="dataset")
