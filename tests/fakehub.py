@@ -164,6 +164,7 @@ class FakeHub:
         self._lock = threading.Lock()  # one request at a time: upload_folder's pipeline sends from two threads
         self.users: dict[str, str] = {}  # token -> username; by default the token without "hf_"
         self._monkeypatch: pytest.MonkeyPatch | None = None  # set by the fake_hub fixture, for set_offline()
+        self.commits_fail = False  # set: every commit answers 503, as when the Hub goes away mid-upload
         self.requests: list[tuple[str, str]] = []  # (method, unquoted path without query), in arrival order
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True  # a keep-alive connection left open must not block interpreter exit
@@ -365,6 +366,8 @@ class FakeHub:
         }
 
     def commit(self, repo_type, repo_id, revision, entries, token, create_pr) -> dict:
+        if self.commits_fail:  # the Hub going away mid-upload: the commit never lands
+            raise HubError(503, None, "Service Unavailable")
         repo = self._pushable(repo_type, repo_id, revision, token, create_pr)
         if revision not in repo.refs:  # a commit goes to a branch or a PR, never a sha
             raise HubError(404, "RevisionNotFound", f"Invalid rev id: {revision}")

@@ -199,3 +199,22 @@ def test_a_token_without_write_access_is_told_so(opened, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert "rexrank.backend: error: 403 Forbidden: You don't have the rights to push to rexrank/results" in err
     assert "leaderboard.parquet" not in opened.files("rexrank/results", repo_type="dataset")
+
+
+def test_an_upload_cut_off_midway_leaves_nothing_open_and_a_retry_submits(tmp_path, fake_hub, monkeypatch, capsys):
+    from huggingface_hub import HfApi
+
+    HfApi().create_repo("rexrank/results", repo_type="dataset", token="hf_maintainer")
+    results = score(tmp_path / "results")
+    monkeypatch.setenv("HF_TOKEN", "hf_researcher")
+    fake_hub.commits_fail = True
+    monkeypatch.setattr("huggingface_hub.utils._http.time.sleep", lambda seconds: None)  # the client's retry waits
+    args = ["submit", "--results", str(results), "--name", "Careful", "--repo", "rexrank/results"]
+    assert main(args) == 2 and "503" in capsys.readouterr().err
+    [cut] = fake_hub.pull_requests("rexrank/results", repo_type="dataset")
+    assert cut.status == "closed" and cut.touched == []  # nothing half-published, nothing left open
+
+    fake_hub.commits_fail = False
+    assert main(args) == 0
+    retried = fake_hub.pull_requests("rexrank/results", repo_type="dataset")[-1]
+    assert retried.status == "open" and len(retried.touched) == 7

@@ -15,6 +15,7 @@ and adds the aggregate result.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
@@ -188,13 +189,19 @@ def submit(card: ModelCard, results_dir: Path, repo_id: str, private: dict[tuple
         from huggingface_hub import HfApi
 
         api = HfApi(token=token)
-        commit = api.upload_folder(
-            folder_path=str(folder), path_in_repo=prefix, repo_id=repo_id, repo_type="dataset", create_pr=True,
-            commit_message=f"Submit {card.name}" + (f" ({card.institution})" if card.institution else ""),
-            commit_description=f"{len(files)} files from rexrank {__version__}; datasets: "
-                               + ", ".join(sorted({p.path.split('/')[1].split('.')[0] for p in pieces})))
-        # A pull request made through the API starts as a draft, which the maintainers cannot merge: publish it.
-        if api.get_discussion_details(repo_id, commit.pr_num, repo_type="dataset").status == "draft":
-            api.change_discussion_status(repo_id, commit.pr_num, "open", repo_type="dataset",
-                                         comment=f"Submitted with rexrank {__version__}.")
-        return files, commit.pr_url
+        title = f"Submit {card.name}" + (f" ({card.institution})" if card.institution else "")
+        datasets = ", ".join(sorted({p.path.split("/")[1].split(".")[0] for p in pieces}))
+        pr = api.create_pull_request(repo_id, title, description=f"{len(files)} files from rexrank {__version__}; "
+                                     f"datasets: {datasets}", repo_type="dataset")
+        try:
+            api.upload_folder(folder_path=str(folder), path_in_repo=prefix, repo_id=repo_id, repo_type="dataset",
+                              revision=pr.git_reference, commit_message=title)
+        except BaseException:  # the upload did not finish: close the empty pull request, so a retry starts clean
+            with contextlib.suppress(Exception):  # the Hub may be unreachable for this too: the upload's error wins
+                api.change_discussion_status(repo_id, pr.num, "closed", repo_type="dataset",
+                                             comment="The upload did not finish; closed by rexrank submit.")
+            raise
+        # Made through the API, the pull request is a draft the maintainers cannot merge until it is published.
+        api.change_discussion_status(repo_id, pr.num, "open", repo_type="dataset",
+                                     comment=f"Submitted with rexrank {__version__}.")
+        return files, pr.url
