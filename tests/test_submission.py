@@ -190,7 +190,19 @@ def test_review_refuses_a_pull_request_that_touches_the_board(opened, capsys):
     code, output = review(capsys)
     assert code == 2 and "leaderboard.parquet" in output.err
     [pr] = opened.pull_requests("rexrank/results", repo_type="dataset")
-    assert not any(author == "maintainer" for author, _ in pr.comments)  # nothing was scored or said
+    said = [text for author, text in pr.comments if author == "maintainer"]
+    assert len(said) == 1 and "refused, nothing was scored" in said[0] and "leaderboard" in said[0]
+
+
+def test_a_review_sweep_goes_through_every_open_pull_request(opened, capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", "hf_other")
+    assert main(["submit", "--results", str(score(tmp_path / "second", system="demo-template")), "--name",
+                 "Template", "--repo", "rexrank/results"]) == 0
+    monkeypatch.setenv("HF_TOKEN", "hf_maintainer")
+    capsys.readouterr()
+    assert backend(["review", "--hub", "rexrank/results", "--dataset", f"mimic-cxr={demo.DATASET}"]) == 0
+    out = capsys.readouterr().out
+    assert "rexrank/results #1: 2 numbers re-scored" in out and "rexrank/results #2: 2 numbers re-scored" in out
 
 
 def test_a_token_without_write_access_is_told_so(opened, capsys, monkeypatch):

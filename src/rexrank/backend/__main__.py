@@ -22,7 +22,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                           "HF_TOKEN): read main, commit the board to it")
     check = jobs.add_parser("review", help="re-score a submission pull request's public predictions; comment")
     check.add_argument("--hub", required=True, metavar="ORG/NAME", help="the results repo")
-    check.add_argument("--pr", required=True, type=int, help="the pull request's number")
+    check.add_argument("--pr", type=int, help="the pull request's number (default: every open pull request)")
     check.add_argument("--dataset", action="append", default=[], metavar="NAME=SOURCE",
                        help="the maintainers' copy of a public test set (folder, file or Hub id), e.g. "
                             "mimic-cxr=datasets/mimic-cxr; repeat per dataset")
@@ -44,14 +44,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             for _, row in board[board["unranked"].notna()].iterrows():
                 print(f"  unranked: {row['model']} ({row['dataset']} {row['task']}): {row['unranked']}")
         elif args.job == "review":
-            from rexrank.backend.review import review
+            from rexrank.backend.review import open_pull_requests, review
 
             sources = dict(spec.split("=", 1) for spec in args.dataset if "=" in spec)
-            checks = review(args.hub, args.pr, sources)
-            flagged = [c for c in checks if c.verdict.startswith("MISMATCH")]
-            print(f"{args.hub} #{args.pr}: {len(checks)} numbers re-scored, {len(flagged)} outside the CI")
-            for c in flagged:
-                print(f"  {c.dataset} {c.task} {c.metric}: submitted {c.submitted}, re-scored {c.rescored}")
+            failed = 0
+            for num in [args.pr] if args.pr else open_pull_requests(args.hub):
+                try:
+                    checks = review(args.hub, num, sources)
+                except InputError as err:
+                    if args.pr:
+                        raise
+                    failed += 1  # a sweep goes on: one hostile pull request must not stall the others
+                    print(f"rexrank.backend: error: {args.hub} #{num}: {err}", file=sys.stderr)
+                    continue
+                flagged = [c for c in checks if c.verdict.startswith("MISMATCH")]
+                print(f"{args.hub} #{num}: {len(checks)} numbers re-scored, {len(flagged)} outside the CI")
+                for c in flagged:
+                    print(f"  {c.dataset} {c.task} {c.metric}: submitted {c.submitted}, re-scored {c.rescored}")
+            if failed:
+                return 2
         elif args.job == "private":
             from rexrank.backend.private import score_pull_request
             from rexrank.scorers import parse_metrics

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rexrank import stats
 from rexrank.backend.pull import checked_download, owner_of, read_pull_request
+from rexrank.backend.security import SubmissionRejected, to_markdown
 from rexrank.data import align, load_predictions, load_split
 from rexrank.official import SPLITS
 from rexrank.results import ModelInfo, Result
@@ -52,12 +53,17 @@ def review(repo_id: str, num: int, datasets: dict[str, str], token: str | None =
     from huggingface_hub import CommitOperationAdd, HfApi
 
     api = HfApi(token=token)
-    pr = read_pull_request(api, repo_id, num)
     checks: list[Check] = []
     operations = []
     with tempfile.TemporaryDirectory(prefix="rexrank-review-") as tmp:
         root = Path(tmp)
-        checked = checked_download(api, pr, root, owner_of(api, repo_id, pr.submission_id))
+        try:
+            pr = read_pull_request(api, repo_id, num)
+            checked = checked_download(api, pr, root, owner_of(api, repo_id, pr.submission_id))
+        except SubmissionRejected as err:  # tell the submitter why; the problems are escaped for markdown
+            api.comment_discussion(repo_id, num, "**rexrank review**: refused, nothing was scored.\n\n" + "\n".join(
+                f"- {to_markdown(problem, 300)}" for problem in err.problems), repo_type="dataset")
+            raise
         folder = root / SUBMISSIONS / checked.submission_id
         card = checked.card
         model = ModelInfo(card.name, card.institution, card.url) if card else None
@@ -103,3 +109,12 @@ def comment(checks: list[Check]) -> str:
         lines.append(f"| {c.dataset} | {c.task} | {c.metric} | {shown(c.submitted)} | {shown(c.rescored)} | {ci} | "
                      f"{c.verdict} |")
     return "\n".join(lines)
+
+
+def open_pull_requests(repo_id: str, token: str | None = None) -> list[int]:
+    """The numbers of the results repo's open pull requests, oldest first (a sweep reviews each)."""
+    from huggingface_hub import HfApi
+
+    found = HfApi(token=token).get_repo_discussions(repo_id, repo_type="dataset", discussion_type="pull_request",
+                                                    discussion_status="open")
+    return sorted(d.num for d in found)
