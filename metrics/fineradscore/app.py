@@ -3,29 +3,12 @@ signature. The judge comes from the Space's secrets (REXRANK_JUDGE_URL, REXRANK_
 
 from pathlib import Path
 
-import gradio as gr
-
 from rexrank.fineradscore import compute
+from rexrank.widget import metric_widget
 
-
-def score(predictions: str, references: str) -> dict:
-    """One report per line in each box."""
-    preds, refs = predictions.splitlines(), references.splitlines()
-    if len(preds) != len(refs):
-        raise gr.Error(f"{len(preds)} prediction lines but {len(refs)} reference lines")
-    return compute(preds, refs)
-
-
-demo = gr.Interface(
-    fn=score,
-    inputs=[gr.Textbox(label="Predictions (one report per line)", lines=6,
-                       value="Right lower lobe opacity. No pneumothorax."),
-            gr.Textbox(label="References (one report per line)", lines=6,
-                       value="Left lower lobe opacity. No pneumothorax.")],
-    outputs=gr.JSON(label="FineRadScore"),
-    title="FineRadScore",
-    article=Path(__file__).with_name("README.md").read_text(encoding="utf-8").split("---", 2)[2],
-)
+demo = metric_widget("fineradscore", "fineradscore", "FineRadScore", Path(__file__).with_name("README.md"),
+                     ("Right lower lobe opacity. No pneumothorax.", "Left lower lobe opacity. No pneumothorax."),
+                     judged=compute)
 
 if __name__ == "__main__":
     demo.launch()

@@ -3,27 +3,11 @@ from the Space's secrets (REXRANK_JUDGE_URL, REXRANK_JUDGE_MODEL, OPENAI_API_KEY
 
 from pathlib import Path
 
-import gradio as gr
-
 from rexrank.green import compute
+from rexrank.widget import metric_widget
 
-
-def score(predictions: str, references: str) -> dict:
-    """One report per line in each box."""
-    preds, refs = predictions.splitlines(), references.splitlines()
-    if len(preds) != len(refs):
-        raise gr.Error(f"{len(preds)} prediction lines but {len(refs)} reference lines")
-    return compute(preds, refs)
-
-
-demo = gr.Interface(
-    fn=score,
-    inputs=[gr.Textbox(label="Predictions (one report per line)", lines=6, value="Small left effusion."),
-            gr.Textbox(label="References (one report per line)", lines=6, value="Small left pleural effusion.")],
-    outputs=gr.JSON(label="GREEN"),
-    title="GREEN",
-    article=Path(__file__).with_name("README.md").read_text(encoding="utf-8").split("---", 2)[2],
-)
+demo = metric_widget("green", "green", "GREEN", Path(__file__).with_name("README.md"),
+                     ("Small left effusion.", "Small left pleural effusion."), judged=compute)
 
 if __name__ == "__main__":
     demo.launch()

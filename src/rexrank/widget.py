@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from rexrank.scorers import COMPOSITES, compute
 
 
-def metric_widget(name: str, key: str, title: str, card: Path, example: tuple[str, str]):
+def metric_widget(name: str, key: str, title: str, card: Path, example: tuple[str, str],
+                  judged: Callable[[list[str], list[str]], dict] | None = None):
+    """`judged`: the compute function of an LLM-judged metric (its judge from the Space's secrets)."""
     import gradio as gr
 
     def score(predictions: str, references: str) -> dict:
@@ -15,6 +18,8 @@ def metric_widget(name: str, key: str, title: str, card: Path, example: tuple[st
         preds, refs = predictions.splitlines(), references.splitlines()
         if len(preds) != len(refs):
             raise gr.Error(f"{len(preds)} prediction lines but {len(refs)} reference lines")
+        if judged is not None:
+            return judged(preds, refs)
         if name in COMPOSITES:
             from rexrank.scorecard import composite_report
 
