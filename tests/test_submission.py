@@ -7,13 +7,12 @@ from pathlib import Path
 import datasets
 import pandas as pd
 import pytest
+from fixtures.board import results_repo
 
 from rexrank import demo
 from rexrank.backend.__main__ import main as backend
 from rexrank.backend.aggregate import aggregate
 from rexrank.cli import main
-from rexrank.results import MetricResult, ModelInfo, Result
-from rexrank.signature import Signature
 from rexrank.submission import ModelCard
 
 
@@ -72,27 +71,6 @@ def test_what_cannot_be_submitted_is_named(tmp_path, capsys):
     (twice / "mimic-cxr.findings.predictions.jsonl").write_text("\n".join([*lines, lines[0]]) + "\n")
     assert main(["submit", "--results", str(twice), "--name", "X", "--dry-run"]) == 2
     assert f"study {json.loads(lines[0])['study_id']} predicted twice" in capsys.readouterr().err
-
-
-def result(name, value, version="1", dataset="mimic-cxr", provenance="scored", created="2026-11-01T00:00:00Z"):
-    signature = Signature("radcliq_v1", version, components=(Signature("bleu2", "1"),))
-    metric = (MetricResult(value, 1 / value, value - 0.1, value + 0.1, 10, "inverse_mean", signature=signature)
-              if provenance == "scored" else MetricResult(value, statistic="inverse_mean"))
-    return Result(ModelInfo(name, "Lab"), dataset, "test", "findings", {"radcliq_v1": metric},
-                  counts={"scored": 10}, provenance=provenance, created=created)
-
-
-def results_repo(root):
-    merged = {"lab-a": result("A", 0.9), "lab-b": result("B", 1.1), "lab-c": result("C", 1.5, version="2")}
-    for sub, r in merged.items():
-        (root / "submissions" / sub / "results").mkdir(parents=True)
-        r.write(root / "submissions" / sub / "results" / "mimic-cxr.findings.json")
-        (root / "submissions" / sub / "submission.json").write_text(json.dumps({"name": r.model.name,
-                                                                              "date": "2026-11-20"}))
-    (root / "imported").mkdir()
-    result("Official D", 1.0, provenance="imported").write(root / "imported" / "mimic-cxr.findings.official-d.json")
-    result("E", 2.0, dataset="iu-xray").write(root / "imported" / "iu-xray.findings.e.json")
-    return root
 
 
 def test_aggregate_ranks_by_inverse_radcliq_and_leaves_other_signatures_unranked(tmp_path):

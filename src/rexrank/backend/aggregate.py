@@ -26,8 +26,8 @@ BOARD = "leaderboard.parquet"
 METRICS = ("bleu2", "bertscore", "semb_score", "radgraph", "radcliq_v1", "ratescore", "green", "fineradscore")
 
 
-BASE = ("submission", "model", "institution", "url", "paper", "date", "dataset", "split", "task", "provenance",
-        "rexrank_version", "created")
+BASE = ("submission", "model", "institution", "url", "paper", "date", "trained_on", "dataset", "split", "task",
+        "provenance", "rexrank_version", "created")
 COLUMNS = (*BASE, *(f"{m}{part}" for m in METRICS for part in ("", "_low", "_high", "_signature", "_key")))
 
 
@@ -35,7 +35,8 @@ def _row(result: Result, submission: str | None, card: dict) -> dict:
     # A submission's card names the model (its results carry whatever name they were scored under).
     row = {"submission": submission, "model": card.get("name") or result.model.name,
            "institution": card.get("institution", result.model.institution), "url": card.get("url", result.model.url),
-           "paper": card.get("paper", ""), "date": card.get("date") or
+           "paper": card.get("paper", ""), "trained_on": ", ".join(map(str, card.get("trained_on") or [])),
+           "date": card.get("date") or
            str(result.checks.get("date", "")), "dataset": result.dataset, "split": result.split,
            "task": result.task, "provenance": result.provenance, "rexrank_version": result.rexrank_version,
            "created": result.created}
