@@ -7,13 +7,25 @@ http(s) URL), so a name with HTML or markdown in it shows as text; every other c
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import random
+import re
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
 
 import pandas as pd
 
-from rexrank.backend.aggregate import METRICS, RANK_BY
+from rexrank import demo
+from rexrank.backend.aggregate import BOARD, COLUMNS, METRICS, RANK_BY, aggregate, rank, rows
 from rexrank.backend.security import safe_url, sanitize_text, to_markdown
+from rexrank.files import write_text
 from rexrank.official import METRIC_COLUMNS
+from rexrank.results import MetricResult, ModelInfo, Result
+from rexrank.signature import Signature
+from rexrank.submission import CARD, SUBMISSIONS
 
 DATASETS = {"rexgradient": "ReXGradient", "mimic-cxr": "MIMIC-CXR", "iu-xray": "IU-Xray",
             "chexpert-plus": "CheXpert Plus"}
@@ -54,10 +66,10 @@ def table(board: pd.DataFrame, dataset: str, task: str, search: str = "", metric
     rows = rows.sort_values(["rank", RANK_BY], ascending=[True, False], na_position="last")
     out = pd.DataFrame({
         "Rank": [("" if pd.isna(r) else str(int(r))) for r in rows["rank"]],
-        "Model": [model_cell(m, u) for m, u in zip(rows["model"], rows["url"])],
-        "Institution": [sanitize_text(i or "", 200) for i in rows["institution"]],
-        "Date": rows["date"].fillna("").tolist(),
-        "Trained on": [sanitize_text(t or "", 200) for t in rows["trained_on"]],
+        "Model": [model_cell(_text(m), _text(u)) for m, u in zip(rows["model"], rows["url"])],
+        "Institution": [sanitize_text(_text(i), 200) for i in rows["institution"]],
+        "Date": [sanitize_text(_text(d), 40) for d in rows["date"]],
+        "Trained on": [sanitize_text(_text(t), 200) for t in rows["trained_on"]],
         "Source": ["imported" if p == "imported" else "verified" for p in rows["provenance"]],
     })
     for m in metrics:
@@ -90,5 +102,130 @@ def model_scores(board: pd.DataFrame, model: str) -> pd.DataFrame:
     return pd.DataFrame(records, columns=["dataset", "task", "metric", "value", "low", "high"])
 
 
+def _text(x) -> str:
+    return "" if x is None or (not isinstance(x, str) and pd.isna(x)) else str(x)
+
+
 def _num(x) -> float | None:
     return None if x is None or pd.isna(x) else float(x)
+
+
+# --- Where the board comes from: the Space's loading, testable without Gradio ---------------------------------------
+
+RESULTS_ENV = "REXRANK_RESULTS"
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+def empty_board() -> pd.DataFrame:
+    """A board with the aggregate job's columns and no rows."""
+    return _conform(pd.DataFrame(columns=list(COLUMNS)))
+
+
+def _conform(board: pd.DataFrame) -> pd.DataFrame:
+    # A table written by an older or newer aggregate job: the columns we show, missing ones blank (never 0).
+    return board.reindex(columns=list(dict.fromkeys([*COLUMNS, "rank", "unranked", *board.columns])))
+
+
+def read_board(results: str | os.PathLike | None) -> pd.DataFrame:
+    """The board of a results repo: `None`/"" the embedded synthetic demo board; an existing local folder its
+    `leaderboard.parquet` (or, when it has none yet, its merged submissions and imported rows ranked in memory); a
+    Hub dataset id `owner/name` its `leaderboard.parquet` only (through the HF cache). Raises when it cannot."""
+    if not results:
+        return demo_board()
+    path = Path(results).expanduser()
+    if path.is_dir():
+        if (path / BOARD).is_file():
+            return _conform(pd.read_parquet(path / BOARD))
+        return _conform(rank(pd.DataFrame(rows(path), columns=list(COLUMNS))))
+    if path.exists():
+        raise FileNotFoundError(f"{results} is a file; give the results repo folder that holds {BOARD}")
+    if not _HUB_ID.match(str(results)) or str(results).startswith((".", "~")):
+        raise FileNotFoundError(f"no results folder at {results}")
+    from huggingface_hub import constants, get_hf_file_metadata, hf_hub_download, hf_hub_url
+
+    if not constants.HF_HUB_OFFLINE:  # hf_hub_download alone would quietly serve a stale cached copy
+        get_hf_file_metadata(hf_hub_url(str(results), BOARD, repo_type="dataset"))
+    return _conform(pd.read_parquet(hf_hub_download(str(results), BOARD, repo_type="dataset")))
+
+
+class BoardSource:
+    """The board the Space shows: `load()` rereads the results repo; when that fails the last good table stays, with
+    a banner saying why (a first failure shows an empty board and the banner, never a blank page)."""
+
+    def __init__(self, results: str | os.PathLike | None = None):
+        self.results = results
+        self.board: pd.DataFrame = empty_board()
+        self.banner = ""
+        self.loaded: str | None = None  # when the shown table was read (UTC)
+
+    @property
+    def name(self) -> str:
+        return str(self.results) if self.results else "the embedded synthetic demo board"
+
+    def load(self) -> tuple[pd.DataFrame, str]:
+        try:
+            board = read_board(self.results)
+        except Exception as error:  # the Hub down, a repo without a board yet, a broken file: keep what we had
+            kept = (f"showing the table read at {self.loaded}" if self.loaded
+                    else "no earlier table to show")
+            reason = sanitize_text(f"{type(error).__name__}: {error}", 300)
+            self.banner = f"⚠️ Could not read the board from {sanitize_text(self.name, 200)} ({reason}); {kept}."
+            return self.board, self.banner
+        self.board, self.banner = board, ""
+        self.loaded = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+        return self.board, self.banner
+
+
+_DEMO: pd.DataFrame | None = None
+
+
+def demo_results_repo(root: str | os.PathLike) -> Path:
+    """A results repo of synthetic numbers (no scoring, no network) for the three demo systems on every dataset and
+    task, plus one imported row per dataset and task: what the board shows when no results repo is named."""
+    root = Path(root)
+    rng = random.Random(0)
+    quality = {"demo-careful": 1.0, "demo-template": 0.75, "demo-shuffled": 0.55}
+    for key, card in demo.systems().items():
+        folder = root / SUBMISSIONS / key
+        (folder / "results").mkdir(parents=True, exist_ok=True)
+        write_text(folder / CARD, json.dumps({**card, "date": "2026-11-01"}, indent=2) + "\n")
+        for dataset in DATASETS:
+            for task in TASKS:
+                metrics = _demo_metrics(rng, quality[key] * rng.uniform(0.9, 1.1))
+                Result(ModelInfo(card["name"], card["institution"], card["url"]), dataset, "test", task, metrics,
+                       counts={"scored": 500}, created="2026-11-01T00:00:00Z"
+                       ).write(folder / "results" / f"{dataset}.{task}.json")
+    (root / "imported").mkdir(parents=True, exist_ok=True)
+    for dataset in DATASETS:
+        for task in TASKS:
+            value = round(0.6 + 0.4 * rng.random(), 3)
+            Result(ModelInfo("Demo-Imported (synthetic)", "rexrank demo"), dataset, "test", task,
+                   {"radcliq_v1": MetricResult(value, statistic="inverse_mean"),
+                    "bleu2": MetricResult(round(0.1 + 0.1 * rng.random(), 3))},
+                   provenance="imported", created="2026-11-01T00:00:00Z"
+                   ).write(root / "imported" / f"{dataset}.{task}.demo-imported.json")
+    return root
+
+
+def _demo_metrics(rng: random.Random, quality: float) -> dict[str, MetricResult]:
+    centre = {"bleu2": 0.20, "bertscore": 0.45, "semb_score": 0.45, "radgraph": 0.25, "radcliq_v1": 0.85,
+              "ratescore": 0.52, "green": 0.30, "fineradscore": 0.40}
+    out = {}
+    for name in METRICS:
+        value = centre[name] * quality * rng.uniform(0.95, 1.05)
+        half = value * rng.uniform(0.02, 0.05)
+        signature = Signature(name, "1", settings={"demo": "synthetic"}, bootstrap=(1000, 0))
+        statistic = "inverse_mean" if name == "radcliq_v1" else "mean"
+        mean = 1 / value if name == "radcliq_v1" else value
+        out[name] = MetricResult(round(value, 4), round(mean, 4), round(value - half, 4), round(value + half, 4), 500,
+                                 statistic, signature=signature)
+    return out
+
+
+def demo_board() -> pd.DataFrame:
+    """The embedded synthetic demo board, built once per process (a fraction of a second)."""
+    global _DEMO
+    if _DEMO is None:
+        with tempfile.TemporaryDirectory(prefix="rexrank-demo-board-") as tmp:
+            _DEMO = _conform(aggregate(demo_results_repo(tmp)))
+    return _DEMO.copy()
