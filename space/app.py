@@ -1,0 +1,11 @@
+"""The rexrank leaderboard Space: the board of the results repo named by REXRANK_RESULTS (a Hub dataset id or a
+local folder holding leaderboard.parquet); with nothing set, the embedded synthetic demo board (no network)."""
+
+import os
+
+from rexrank.leaderboard_app import build
+
+demo = build(os.environ.get("REXRANK_RESULTS"), float(os.environ.get("REXRANK_REFRESH_S", "300")))
+
+if __name__ == "__main__":
+    demo.launch()

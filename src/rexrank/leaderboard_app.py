@@ -1,0 +1,129 @@
+"""The leaderboard Space's Gradio app (`space/app.py` and `rexrank leaderboard` run it). Wiring only: the board's
+loading and shaping live in `rexrank.leaderboard`."""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+
+from rexrank import leaderboard as lb
+from rexrank.backend.aggregate import METRICS
+
+ABOUT = """
+### Ranking
+Rows are ranked within each dataset and task by **1/RadCliQ-v1** (higher is better). Numbers are means over the
+test split's studies with a 95% bootstrap CI (`value ± half-width`, or `[low, high]` when not symmetric); a blank
+cell is a metric that was not reported, never 0. **verified** rows were scored by rexrank (each number carries a
+signature); **imported** rows come from ReXrank's official table, without CIs or signatures.
+
+### Metrics
+| Metric | What it measures |
+|---|---|
+| BLEU | BLEU-2: bigram overlap with the reference report. |
+| BertScore | BERTScore F1 with `distilroberta-base` (layer 5, no idf, no baseline rescaling). |
+| SembScore | Cosine similarity of the CheXbert embeddings of candidate and reference. |
+| RadGraph | RadGraph F1: overlap of entities and relations (partial reward). |
+| 1/RadCliQ-v1 | Inverse of RadCliQ-v1: BLEU-2, BERTScore, SembScore, RadGraph fitted to radiologists' errors. |
+| RaTEScore | Entity-aware similarity of medical entities (RaTE NER + BioLORD embeddings). |
+| GREEN | LLM-judged share of matched findings among clinically significant errors. |
+| 1/FineRadScore | Inverse of the LLM-judged, severity-weighted line-by-line error score. |
+
+### Signatures
+Every verified number carries a signature in the manner of sacrebleu, e.g.
+`radcliq-v1|bertscore:distilroberta-base@<rev>:L5:idf=no|chexbert@<rev>|radgraph:v1@<rev>|boot:1000:seed=0|rexrank:<version>`.
+Two numbers made with different RadCliQ-v1 settings are never ranked together: such a row is listed unranked with the
+reason in **Note**.
+"""
+
+SUBMIT = """
+### Submit a model
+1. Score your predictions on each public test split, once per dataset and task, into one folder (`--dataset` is the
+   test split you built with `dataset_scripts/`, or its Hub dataset `ORG/NAME`):
+```bash
+pip install "rexrank[models,llm]"
+rexrank score --predictions my_model.mimic-cxr.findings.json --dataset datasets/mimic-cxr --task findings \\
+    --dataset-name mimic-cxr --model-name "My Model" --institution "My Lab" --url https://example.org/my-model \\
+    --out my-results/
+```
+2. Check, then open a pull request on the results repo (it is re-scored before it is merged; ReXGradient's private
+   test set is scored by the maintainers' gated job from the predictions you pass with `--private`):
+```bash
+rexrank submit --results my-results/ --name "My Model" --institution "My Lab" --url https://example.org/my-model \\
+    --dry-run
+rexrank submit --results my-results/ --name "My Model" --institution "My Lab" --url https://example.org/my-model \\
+    --private rexgradient.findings=gradient_predictions.json
+```
+`rexrank score --help` and `rexrank submit --help` list every option (`--repo`: the results repo, default
+`REXRANK_RESULTS_REPO` or `rexrank/results`).
+"""
+
+
+def _frame(shown: pd.DataFrame):
+    import gradio as gr
+
+    types = ["markdown" if column == "Model" else "str" for column in shown.columns]
+    return gr.Dataframe(value=shown, datatype=types)
+
+
+def build(results: str | None = None, refresh_s: float = 300.0):
+    """The board as a `gr.Blocks`: a tab per task, dataset selector, search, metric columns, overview, about, submit;
+    reread on the button and every `refresh_s` seconds."""
+    import gradio as gr
+
+    source = lb.BoardSource(results)
+    source.load()
+    metric_choices = [(lb.TITLES[m], m) for m in METRICS]
+
+    def tables(dataset: str, search: str, metrics: list[str]):
+        chosen = tuple(m for m in METRICS if m in (metrics or []))
+        return tuple(_frame(lb.table(source.board, dataset, task, search or "", chosen)) for task in lb.TASKS)
+
+    def overview(task: str):
+        return _frame(lb.overview(source.board, task))
+
+    def refresh(dataset: str, search: str, metrics: list[str], task: str):
+        _, banner = source.load()
+        return (gr.Markdown(banner, visible=bool(banner)), *tables(dataset, search, metrics), overview(task))
+
+    with gr.Blocks(title="rexrank leaderboard", analytics_enabled=False) as demo:
+        gr.Markdown("# rexrank: AI-generated chest X-ray reports, ranked\n"
+                    f"Results from **{source.name}**; ranked by 1/RadCliQ-v1 with 95% CIs.")
+        banner = gr.Markdown(source.banner, visible=bool(source.banner))
+        with gr.Row():
+            dataset = gr.Dropdown([(label, key) for key, label in lb.DATASETS.items()], value=next(iter(lb.DATASETS)),
+                                  label="Dataset", scale=1)
+            search = gr.Textbox(label="Search model or institution", scale=2)
+            refresh_button = gr.Button("Refresh", scale=0)
+        metrics = gr.CheckboxGroup(metric_choices, value=list(METRICS), label="Metric columns")
+        boards = []
+        with gr.Tabs():
+            for label in lb.TASKS.values():
+                with gr.Tab(label):
+                    boards.append(gr.Dataframe(label=label, interactive=False, wrap=True))
+            with gr.Tab("Overview"):
+                overview_task = gr.Radio([(label, key) for key, label in lb.TASKS.items()],
+                                         value=next(iter(lb.TASKS)), label="Task")
+                overview_table = gr.Dataframe(label="Mean rank across datasets", interactive=False)
+            with gr.Tab("About"):
+                gr.Markdown(ABOUT)
+            with gr.Tab("Submit"):
+                gr.Markdown(SUBMIT)
+
+        controls = [dataset, search, metrics]
+        dataset.change(tables, controls, boards, api_name="tables")
+        for control in (search, metrics):
+            control.change(tables, controls, boards, api_visibility="private")
+        overview_task.change(overview, overview_task, overview_table, api_name="overview")
+        refresh_args = dict(fn=refresh, inputs=[*controls, overview_task],
+                            outputs=[banner, *boards, overview_table])
+        refresh_button.click(**refresh_args, api_name="refresh")
+        gr.Timer(refresh_s).tick(**refresh_args, api_visibility="private")
+        demo.load(tables, controls, boards, api_visibility="private")
+        demo.load(overview, overview_task, overview_table, api_visibility="private")
+    return demo
+
+
+def main(results: str | None = None, port: int | None = None) -> None:
+    results = results if results is not None else os.environ.get(lb.RESULTS_ENV)
+    build(results, float(os.environ.get("REXRANK_REFRESH_S", "300"))).launch(server_port=port)
