@@ -92,6 +92,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return OK
 
 
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    try:
+        from rexrank.leaderboard_app import main as launch
+    except ImportError as err:  # gradio is the `space` extra
+        print(f"rexrank: error: the leaderboard needs gradio ({err}); pip install 'rexrank[space]'", file=sys.stderr)
+        return BAD_INPUT
+    launch(args.results, args.port)
+    return OK
+
+
 def format_board(results: list[Result]) -> str:
     """Results of one dataset and task side by side, ranked as the leaderboard ranks them."""
     first = results[0]
@@ -326,6 +336,13 @@ def parser() -> argparse.ArgumentParser:
     run_demo.add_argument("--metrics", help="comma-separated, default all")
     _runtime_options(run_demo)
     run_demo.set_defaults(run=cmd_demo)
+
+    board = commands.add_parser("leaderboard", help="open the leaderboard app (the Space) on this machine")
+    board.add_argument("--results", metavar="PATH_OR_ID",
+                       help="a results repo: a local folder holding leaderboard.parquet or a Hub dataset ORG/NAME "
+                            "(default REXRANK_RESULTS, else an embedded synthetic demo board, no network)")
+    board.add_argument("--port", type=int, help="default 7860 (GRADIO_SERVER_PORT)")
+    board.set_defaults(run=cmd_leaderboard)
 
     weights = commands.add_parser("models", help="list where each model's weights resolve, or download them")
     weights.add_argument("action", choices=("list", "download"))
