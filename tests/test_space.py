@@ -1,0 +1,178 @@
+"""The leaderboard Space: where its board comes from (a local folder, the Hub, the embedded demo; a banner and the
+last good table when that fails), and the app itself launched on loopback and driven through its API with
+gradio_client. gradio is in the `dev` extra: without it these tests fail, they are not skipped."""
+
+import io
+import shutil
+import socket
+import time
+
+import pandas as pd
+import pytest
+from fixtures.board import results_repo
+
+from rexrank import leaderboard as lb
+from rexrank.backend.aggregate import BOARD, COLUMNS, aggregate
+
+
+def test_a_local_folder_is_read_from_its_leaderboard_parquet(tmp_path):
+    board = aggregate(results_repo(tmp_path))
+    source = lb.BoardSource(tmp_path)
+    shown, banner = source.load()
+    assert banner == "" and source.banner == ""
+    assert shown["model"].tolist() == board["model"].tolist() and shown["rank"].tolist() == board["rank"].tolist()
+    assert lb.table(shown, "mimic-cxr", "findings")["Model"].tolist()[:2] == ["B", "Official D"]
+
+
+def test_a_folder_without_a_board_yet_is_ranked_in_memory_and_left_untouched(tmp_path):
+    results_repo(tmp_path)
+    shown = lb.read_board(tmp_path)
+    assert lb.table(shown, "mimic-cxr", "findings")["Rank"].tolist() == ["1", "2", "3", ""]  # C made otherwise
+    assert not (tmp_path / BOARD).exists()
+
+
+def test_a_missing_folder_gives_a_banner_and_keeps_the_last_good_table(tmp_path):
+    repo = tmp_path / "results"
+    repo.mkdir()
+    aggregate(results_repo(repo))
+    source = lb.BoardSource(repo)
+    good, _ = source.load()
+    shutil.rmtree(repo)
+    shown, banner = source.load()
+    assert "Could not read the board" in banner and str(repo) in banner and "showing the table read at" in banner
+    assert shown is good and len(shown) == 5
+
+    never = lb.BoardSource(tmp_path / "gone")  # a first failure: an empty board and the banner, not a crash
+    shown, banner = never.load()
+    assert shown.empty and "no results folder" in banner and "no earlier table" in banner
+    assert lb.table(shown, "mimic-cxr", "findings").empty
+
+
+def test_an_empty_results_repo_is_an_empty_table_not_a_crash(tmp_path):
+    (tmp_path / "empty").mkdir()
+    for board in (lb.read_board(tmp_path / "empty"), aggregate(tmp_path / "empty"), lb.read_board(tmp_path / "empty")):
+        shown = lb.table(board, "rexgradient", "findings")
+        assert shown.empty and "1/RadCliQ-v1" in shown.columns and "Model" in shown.columns
+        assert lb.overview(board, "findings").empty
+
+
+def test_a_board_of_another_schema_shows_missing_columns_blank(tmp_path):
+    board = aggregate(results_repo(tmp_path)).drop(columns=["bleu2", "bleu2_low", "bleu2_high", "institution"])
+    board["future_metric"] = 1.0
+    board.to_parquet(tmp_path / BOARD, index=False)
+    shown = lb.table(lb.read_board(tmp_path), "mimic-cxr", "findings")
+    assert shown["BLEU"].tolist() == [""] * 4 and shown["Institution"].tolist() == [""] * 4
+
+
+def test_a_hub_results_repo_downloads_only_the_board_and_survives_the_hub_going_away(tmp_path, fake_hub):
+    from huggingface_hub import close_session
+
+    local = tmp_path / "repo"
+    local.mkdir()
+    aggregate(results_repo(local))
+    files = {p.relative_to(local).as_posix(): p.read_bytes() for p in local.rglob("*") if p.is_file()}
+    fake_hub.add_repo("rexrank/results", files, repo_type="dataset")
+    source = lb.BoardSource("rexrank/results")
+    shown, banner = source.load()
+    assert banner == "" and lb.table(shown, "mimic-cxr", "findings")["Model"].tolist()[0] == "B"
+    resolved = {p.rsplit("/", 1)[-1] for _, p in fake_hub.requests if "/resolve/" in p}
+    assert resolved == {BOARD}  # not the submissions
+
+    fake_hub.stop()  # the Hub unreachable: the banner says so and the last good table stays
+    close_session()  # (a pooled keep-alive connection would still reach the stopped server's handler thread)
+    again, banner = source.load()
+    assert again is shown and "Could not read the board from rexrank/results" in banner
+
+    unknown = lb.BoardSource("rexrank/nothing-here")
+    shown, banner = unknown.load()
+    assert shown.empty and banner
+
+
+def test_the_embedded_demo_board_covers_every_dataset_and_task_fast():
+    lb._DEMO = None
+    start = time.perf_counter()
+    board = lb.read_board(None)
+    assert time.perf_counter() - start < 5
+    for dataset in lb.DATASETS:
+        for task in lb.TASKS:
+            shown = lb.table(board, dataset, task)
+            assert shown["Rank"].tolist() == ["1", "2", "3", "4"]
+            assert shown.loc[shown["Source"] == "verified", "GREEN"].str.contains("±").all()
+    assert set(board.columns) >= set(COLUMNS)
+    assert lb.BoardSource(None).name == "the embedded synthetic demo board"
+
+
+# --- the app on loopback ----------------------------------------------------------------------------------------------
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _cells(update) -> pd.DataFrame:
+    value = update["value"] if "value" in update else update
+    return pd.DataFrame(value["data"], columns=value["headers"])
+
+
+@pytest.fixture
+def app(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADIO_ANALYTICS_ENABLED", "False")
+    repo = lb.demo_results_repo(tmp_path / "results")
+    board = aggregate(repo)
+    from rexrank.leaderboard_app import build
+
+    start = time.perf_counter()
+    demo = build(str(repo), refresh_s=3600)
+    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=_free_port(), quiet=True)
+    started = time.perf_counter() - start
+    try:
+        from gradio_client import Client
+
+        yield Client(demo.local_url, verbose=False), repo, board, started
+    finally:
+        demo.close()
+
+
+def test_the_app_switches_dataset_and_task_and_searches_through_its_api(app):
+    client, repo, board, started = app
+    assert started < 30
+    everything = list(lb.TITLES)
+    seen = {}
+    for dataset in ("mimic-cxr", "iu-xray"):
+        findings, both = client.predict(dataset, "", everything, api_name="/tables")
+        for update, task in ((findings, "findings"), (both, "findings_impression")):
+            got, want = _cells(update), lb.table(board, dataset, task)
+            assert got.columns.tolist() == want.columns.tolist()
+            assert got.values.tolist() == want.values.tolist()
+            assert update["datatype"][got.columns.get_loc("Model")] == "markdown"
+            seen[dataset, task] = got.values.tolist()
+    assert len({str(v) for v in seen.values()}) == 4  # each dataset and task its own numbers
+
+    findings, _ = client.predict("chexpert-plus", "template", ["radcliq_v1"], api_name="/tables")
+    got = _cells(findings)
+    want = lb.table(board, "chexpert-plus", "findings", "template", ("radcliq_v1",))
+    assert got["Model"].tolist() == ["[Demo\\-Template](https://example.org/template)"]
+    assert got["1/RadCliQ-v1"].tolist() == want["1/RadCliQ-v1"].tolist() and "BLEU" not in got.columns
+
+    overview = _cells(client.predict("findings_impression", api_name="/overview"))
+    assert overview.values.tolist() == lb.overview(board, "findings_impression").values.tolist()
+
+
+def test_refresh_rereads_the_repo_and_keeps_the_last_table_under_a_banner(app):
+    client, repo, board, _ = app
+    changed = board.copy()
+    row = (changed["dataset"] == "rexgradient") & (changed["task"] == "findings") & (changed["model"] == "Demo-Careful")
+    changed.loc[row, "bleu2"] = 0.5
+    buffer = io.BytesIO()
+    changed.to_parquet(buffer, index=False)
+    (repo / BOARD).write_bytes(buffer.getvalue())
+
+    banner, findings, _, _ = client.predict("rexgradient", "Careful", ["bleu2"], "findings", api_name="/refresh")
+    assert _cells(findings)["BLEU"].tolist()[0].startswith("0.500 ")
+    assert not banner.get("visible", True) or not banner.get("value")
+
+    shutil.rmtree(repo)
+    banner, findings, _, _ = client.predict("rexgradient", "Careful", ["bleu2"], "findings", api_name="/refresh")
+    assert "Could not read the board" in banner["value"] and banner["visible"] is True
+    assert _cells(findings)["BLEU"].tolist()[0].startswith("0.500 ")  # the last good table, not a blank page
