@@ -176,3 +176,84 @@ def test_refresh_rereads_the_repo_and_keeps_the_last_table_under_a_banner(app):
     banner, findings, _, _ = client.predict("rexgradient", "Careful", ["bleu2"], "findings", api_name="/refresh")
     assert "Could not read the board" in banner["value"] and banner["visible"] is True
     assert _cells(findings)["BLEU"].tolist()[0].startswith("0.500 ")  # the last good table, not a blank page
+
+
+# --- the board in a real browser (Debian's Chromium through Playwright) -------------------------------------------
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+def _rows(page, timeout_s: float = 20) -> list[list[str]]:
+    """The visible table's body cells, once they have settled (Gradio updates asynchronously)."""
+    last, deadline = None, time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        rows = [cells for row in page.locator("[role=row]:visible").all()
+                if (cells := [c.strip() for c in row.locator("[role=gridcell]").all_inner_texts()])]
+        if rows and rows == last:
+            return rows
+        last = rows
+        page.wait_for_timeout(300)
+    return last or []
+
+
+def _wait_for(page, check, timeout_s: float = 20):
+    deadline = time.monotonic() + timeout_s
+    while True:
+        rows = _rows(page)
+        if check(rows) or time.monotonic() > deadline:
+            return rows
+        page.wait_for_timeout(300)
+
+
+def test_the_board_in_a_browser_switches_dataset_and_task_and_searches(app, tmp_path):
+    import os
+
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} missing: .ci/run installs Debian's chromium")
+        pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    client, repo, board, _ = app
+
+    def expected(dataset, task, search=""):
+        shown = board[(board["dataset"] == dataset) & (board["task"] == task)]
+        want = lb.table(board, dataset, task, search)
+        names = dict(zip([lb.model_cell(m, u) for m, u in zip(shown["model"], shown["url"])], shown["model"]))
+        return [[r, names[m], g] for r, m, g in zip(want["Rank"], want["Model"], want["GREEN"])]
+
+    def seen(rows, headers):
+        at = {h: i for i, h in enumerate(headers)}
+        return [[row[at["Rank"]], row[at["Model"]], row[at["GREEN"]]] for row in rows]
+
+    args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--no-first-run"]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=args)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(client.src)
+            page.get_by_text("Demo-Careful").first.wait_for(timeout=30_000)
+            headers = [h.strip() for h in page.locator("[role=columnheader]:visible").all_inner_texts()]
+            assert headers[:2] == ["Rank", "Model"] and "GREEN" in headers
+            want = expected("rexgradient", "findings")
+            assert seen(_wait_for(page, lambda rows: seen(rows, headers) == want), headers) == want
+            page.screenshot(path=tmp_path / "board-rexgradient-findings.png", full_page=True)
+
+            page.get_by_label("Dataset").click()
+            page.get_by_role("option", name="IU-Xray").click()
+            want = expected("iu-xray", "findings")
+            assert seen(_wait_for(page, lambda rows: seen(rows, headers) == want), headers) == want
+
+            page.get_by_role("tab", name="Findings + Impression").click()
+            want = expected("iu-xray", "findings_impression")
+            assert seen(_wait_for(page, lambda rows: seen(rows, headers) == want), headers) == want
+
+            page.get_by_label("Search model or institution").fill("template")
+            want = expected("iu-xray", "findings_impression", "template")
+            assert len(want) == 1
+            assert seen(_wait_for(page, lambda rows: seen(rows, headers) == want), headers) == want
+            page.screenshot(path=tmp_path / "board-iu-xray-findings-impression-search.png", full_page=True)
+            print(f"screenshots in {tmp_path}")
+        finally:
+            browser.close()
