@@ -251,6 +251,33 @@ def cmd_build_dataset(args: argparse.Namespace) -> int:
     return OK
 
 
+def cmd_score_radrbench(args: argparse.Namespace) -> int:
+    """Accuracy of a reasoning model on RadRBench-CXR, per source and task, with 95% CIs and answer failures."""
+    from rexrank.files import atomic_path, write_text
+    from rexrank.radrbench.score import load_items, load_outputs, score_outputs
+
+    items = load_items(args.dataset, configs=args.config or None)
+    scores = score_outputs(items, load_outputs(args.predictions), args.resamples, args.seed)
+    if scores.missing:
+        _warn(f"{len(scores.missing):,} item(s) have no output and are scored as empty outputs (wrong), e.g. "
+              + ", ".join(scores.missing[:5]))
+    print(f"{'source':<14} {'task':<16} {'items':>6} {'accuracy':>9}  {'95% CI':<17} answer failures")
+    for _, r in scores.rows.iterrows():
+        failures = ", ".join(f"{k} {v}" for k, v in json.loads(r["failures"]).items())
+        print(f"{r['source']:<14} {r['task']:<16} {r['items']:>6,} {r['accuracy']:>9.4f}  "
+              f"[{r['low']:.4f}, {r['high']:.4f}]  {failures}")
+    print(f"signature: {scores.signature}")
+    out = Path(args.out)
+    write_text(out / "radrbench-cxr.accuracy.json", json.dumps(
+        {"dataset": "radrbench-cxr", "model": args.model_name or Path(args.predictions).stem,
+         "signature": scores.signature, "missing_outputs": len(scores.missing),
+         "rows": scores.rows.to_dict("records")}, indent=2) + "\n")
+    with atomic_path(out / "radrbench-cxr.per_item.parquet") as tmp:
+        scores.per_item.to_parquet(tmp, index=False)
+    print(f"wrote {out / 'radrbench-cxr.accuracy.json'}, {out / 'radrbench-cxr.per_item.parquet'}")
+    return OK
+
+
 def cmd_submit(args: argparse.Namespace) -> int:
     """Check `rexrank score` outputs and open a pull request with them on the results repo."""
     from rexrank.submission import ModelCard, submit
@@ -313,6 +340,18 @@ def parser() -> argparse.ArgumentParser:
     build.add_argument("--private", action="store_true", help="(the default) push to a private repo")
     build.add_argument("--public", action="store_true", help="push a public repo (IU-Xray only)")
     build.set_defaults(run=cmd_build_dataset)
+
+    radr = commands.add_parser("score-radrbench", help="accuracy of a reasoning model on RadRBench-CXR")
+    radr.add_argument("--predictions", required=True,
+                      help="JSON list or JSONL of {config, item_id, output} (the model's <think>/<answer> text)")
+    radr.add_argument("--dataset", required=True, help="a folder built by rexrank build-dataset radrbench-cxr")
+    radr.add_argument("--config", action="append", default=[], metavar="SOURCE.TASK",
+                      help="only these configs (e.g. mimic-cxr.single); default all")
+    radr.add_argument("--out", default="rexrank-results")
+    radr.add_argument("--model-name", help="default: the predictions file's name")
+    radr.add_argument("--resamples", type=int, default=stats.RESAMPLES)
+    radr.add_argument("--seed", type=int, default=stats.SEED)
+    radr.set_defaults(run=cmd_score_radrbench)
 
     send = commands.add_parser("submit", help="open a pull request with your results on the leaderboard's results "
                                               "repo")

@@ -1,0 +1,102 @@
+"""Scoring a reasoning model on RadRBench-CXR: accuracy per source and task with bootstrap CIs, answer-format
+failures counted per task, one signature (METRICS.md §9).
+
+Rules for the model's output file (JSON list or JSONL of `{"config", "item_id", "output"}`; `prediction` is accepted
+for `output`): an item is named by its config (`mimic-cxr.binary`: one study has items in several task files, under
+one published id) and its id; an item given twice, or one the dataset does not have, is an error naming it; an item
+without an output is scored as an empty output (wrong, counted as `empty_output`) and the count is reported.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from rexrank import stats
+from rexrank.data.split import jsonl_records, listing, read_json
+from rexrank.errors import InputError
+from rexrank.radrbench.answers import accuracy, signature
+
+OUTPUT_KEYS = ("output", "prediction")
+
+
+def load_items(folder: str | Path, split: str = "test", configs: list[str] | None = None) -> pd.DataFrame:
+    """Every item of a dataset built by `rexrank build-dataset radrbench-cxr` (one folder per config)."""
+    folder = Path(folder)
+    if not (folder / "build_info.json").is_file():
+        raise InputError(f"{folder}: not a RadRBench-CXR dataset built by rexrank (no build_info.json)")
+    found = sorted(p.parent.name for p in folder.glob(f"*/{split}-*.parquet"))
+    unknown = sorted(set(configs or []) - set(found))
+    if unknown:
+        raise InputError(f"{folder}: no config {', '.join(unknown)}; it has {', '.join(found)}")
+    frames = [pd.read_parquet(p).assign(config=c) for c in (configs or found)
+              for p in sorted((folder / c).glob(f"{split}-*.parquet"))]
+    if not frames:
+        raise InputError(f"{folder}: no {split} items")
+    return pd.concat(frames, ignore_index=True)
+
+
+def load_outputs(path: str | Path) -> dict[tuple[str, str], object]:
+    """(config, item_id) -> the model's raw output."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no such outputs file")
+    if path.suffix == ".jsonl":
+        records = [(f"line {n}", r) for n, r in jsonl_records(path)]
+    else:
+        data = read_json(path)
+        if not isinstance(data, list):
+            raise InputError(f"{path}: expected a JSON list of {{\"item_id\", \"output\"}} (or a .jsonl file)")
+        records = [(f"record {i}", r) for i, r in enumerate(data)]
+    outputs: dict[tuple[str, str], object] = {}
+    problems = []
+    for where, record in records:
+        key = next((k for k in OUTPUT_KEYS if isinstance(record, dict) and k in record), None)
+        if not isinstance(record, dict) or not {"config", "item_id"} <= set(record) or key is None:
+            problems.append(f"{where}: expected an object with config, item_id and output")
+            continue
+        item = (str(record["config"]), str(record["item_id"]))
+        if item in outputs:
+            problems.append(f"item {'/'.join(item)}: given twice")
+        outputs[item] = record[key]
+    if problems:
+        raise InputError(f"{path}: {len(problems)} problem(s), nothing was scored:\n{listing(problems)}")
+    return outputs
+
+
+@dataclass
+class RadRBenchScores:
+    rows: pd.DataFrame  # one per (source, task) and an "all" row: items, correct, accuracy, low, high, failures
+    missing: list[str]  # items without an output (scored as empty outputs)
+    signature: str
+    per_item: pd.DataFrame = field(repr=False)  # item_id, source, task, correct, answer, failure
+
+
+def score_outputs(items: pd.DataFrame, outputs: dict[tuple[str, str], object], resamples: int = stats.RESAMPLES,
+                  seed: int = stats.SEED) -> RadRBenchScores:
+    keys = list(zip(items["config"], items["item_id"]))
+    unknown = sorted(set(outputs) - set(keys))
+    if unknown:
+        raise InputError(f"{len(unknown)} output(s) for items the dataset does not have:\n"
+                         + listing([f"item {'/'.join(k)}" for k in unknown]))
+    missing = ["/".join(k) for k in keys if k not in outputs]
+    result = accuracy([outputs.get(k) for k in keys], items["answer"].tolist(), items["question"].tolist(),
+                      items["task"].tolist())
+    per_item = pd.DataFrame({"config": items["config"], "item_id": items["item_id"], "source": items["source"],
+                             "task": items["task"],
+                             "correct": result.correct,
+                             "answer": [None if a.value is None else ", ".join(sorted(a.value))
+                                        for a in result.answers],
+                             "failure": [a.failure for a in result.answers]})
+    groups = [(s, t, g) for (s, t), g in per_item.groupby(["source", "task"], sort=True)] + [("all", "all", per_item)]
+    rows = []
+    for source, task, group in groups:
+        e = stats.estimate(group["correct"].astype(float).to_numpy(), "mean", resamples, seed)
+        rows.append({"source": source, "task": task, "items": len(group), "correct": int(group["correct"].sum()),
+                     "accuracy": e.value, "low": e.low, "high": e.high,
+                     "failures": json.dumps(group["failure"].dropna().value_counts().sort_index().to_dict())})
+    sig = str(signature().with_bootstrap(resamples, seed))
+    return RadRBenchScores(pd.DataFrame(rows), missing, sig, per_item)

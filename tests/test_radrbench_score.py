@@ -1,0 +1,60 @@
+"""`rexrank score-radrbench`: accuracy per source and task on a built RadRBench-CXR dataset (synthetic items from the
+builder's tests), with CIs, answer failures counted, and the output file's bad input named."""
+
+import json
+
+import pandas as pd
+import pytest
+from test_build_radrbench import built  # noqa: F401  (the built synthetic dataset)
+
+from rexrank.cli import main
+from rexrank.radrbench.score import load_items
+
+
+def outputs(path, answers):
+    path.write_text("".join(json.dumps({"config": c, "item_id": i, "output": o}) + "\n"
+                            for (c, i), o in answers.items()))
+    return path
+
+
+def test_accuracy_per_source_and_task_with_failures_counted(built, tmp_path, capsys):  # noqa: F811
+    folder = built[0]
+    items = load_items(folder)
+    answers = {(c, i): f"<think>Looked.</think><answer>{a}</answer>"
+               for c, i, a in zip(items["config"], items["item_id"], items["answer"])}
+    binary = list(zip(*[items[items["task"] == "binary"][k] for k in ("config", "item_id")]))
+    answers[binary[0]] = "<think>No tag at the end."  # no_answer_tag: wrong
+    answers.pop(binary[1])  # no output at all: empty_output, wrong, warned
+    capsys.readouterr()
+    code = main(["score-radrbench", "--predictions", str(outputs(tmp_path / "model.jsonl", answers)),
+                 "--dataset", str(folder), "--out", str(tmp_path / "out")])
+    out, err = capsys.readouterr()
+    assert code == 0 and "1 item(s) have no output and are scored as empty outputs" in err
+    report = json.loads((tmp_path / "out" / "radrbench-cxr.accuracy.json").read_text())
+    rows = {(r["source"], r["task"]): r for r in report["rows"]}
+    total = rows[("all", "all")]
+    assert total["items"] == len(load_items(folder)) and total["correct"] == total["items"] - 2
+    failed = [r for r in report["rows"] if r["source"] != "all" and r["correct"] < r["items"]]
+    assert sum(r["items"] - r["correct"] for r in failed) == 2
+    assert all(json.loads(r["failures"]) in ({"no_answer_tag": 1}, {"empty_output": 1}, {"empty_output": 1,
+                                                                                            "no_answer_tag": 1})
+               for r in failed)
+    assert 0 <= total["low"] <= total["accuracy"] <= total["high"] <= 1
+    assert report["signature"].startswith("radrbench-accuracy:1|parser:answers-v1|unreadable:wrong|boot:1000")
+    per_item = pd.read_parquet(tmp_path / "out" / "radrbench-cxr.per_item.parquet")
+    assert per_item["correct"].sum() == total["correct"] and "multi_no_option" in out
+
+
+def test_unknown_and_repeated_items_are_named(built, tmp_path, capsys):  # noqa: F811
+    folder = built[0]
+    first = load_items(folder).iloc[0]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"config": first["config"], "item_id": "nope", "output": "<answer>A</answer>"}) + "\n")
+    assert main(["score-radrbench", "--predictions", str(bad), "--dataset", str(folder)]) == 2
+    assert "output(s) for items the dataset does not have" in capsys.readouterr().err
+    record = {"config": first["config"], "item_id": first["item_id"], "output": "<answer>A</answer>"}
+    bad.write_text((json.dumps(record) + "\n") * 2)
+    assert main(["score-radrbench", "--predictions", str(bad), "--dataset", str(folder)]) == 2
+    assert f"item {first['config']}/{first['item_id']}: given twice" in capsys.readouterr().err
+    with pytest.raises(Exception, match="no config nowhere.single"):
+        load_items(folder, configs=["nowhere.single"])
