@@ -83,6 +83,10 @@ def test_a_hub_results_repo_downloads_only_the_board_and_survives_the_hub_going_
     again, banner = source.load()
     assert again is shown and "Could not read the board from rexrank/results" in banner
 
+    restarted = lb.BoardSource("rexrank/results")  # a new process, the Hub still down: the HF cache's copy
+    cached, banner = restarted.load()
+    assert cached["model"].tolist() == shown["model"].tolist() and "copy in the local Hub cache" in banner
+
     unknown = lb.BoardSource("rexrank/nothing-here")
     shown, banner = unknown.load()
     assert shown.empty and banner
@@ -257,3 +261,14 @@ def test_the_board_in_a_browser_switches_dataset_and_task_and_searches(app, tmp_
             print(f"screenshots in {tmp_path}")
         finally:
             browser.close()
+
+
+def test_rexrank_leaderboard_launches_the_app_with_its_options(monkeypatch):
+    import rexrank.leaderboard_app as app_module
+    from rexrank.cli import main
+
+    calls = []
+    monkeypatch.setattr(app_module, "main", lambda results, port: calls.append((results, port)))
+    assert main(["leaderboard", "--results", "rexrank/results", "--port", "7999"]) == 0
+    assert main(["leaderboard"]) == 0
+    assert calls == [("rexrank/results", 7999), (None, None)]  # None: REXRANK_RESULTS, else the demo board

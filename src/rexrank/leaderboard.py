@@ -148,6 +148,19 @@ def read_board(results: str | os.PathLike | None) -> pd.DataFrame:
     return _conform(pd.read_parquet(hf_hub_download(str(results), BOARD, repo_type="dataset")))
 
 
+def _hub_cached(results) -> pd.DataFrame | None:
+    """The board of a Hub results repo as the local HF cache last saw it (a Space restarted while the Hub is down)."""
+    if not results or Path(results).exists() or not _HUB_ID.match(str(results)):
+        return None
+    try:
+        from huggingface_hub import hf_hub_download
+
+        return _conform(pd.read_parquet(hf_hub_download(str(results), BOARD, repo_type="dataset",
+                                                        local_files_only=True)))
+    except Exception:
+        return None
+
+
 class BoardSource:
     """The board the Space shows: `load()` rereads the results repo; when that fails the last good table stays, with
     a banner saying why (a first failure shows an empty board and the banner, never a blank page)."""
@@ -166,8 +179,9 @@ class BoardSource:
         try:
             board = read_board(self.results)
         except Exception as error:  # the Hub down, a repo without a board yet, a broken file: keep what we had
-            kept = (f"showing the table read at {self.loaded}" if self.loaded
-                    else "no earlier table to show")
+            kept = f"showing the table read at {self.loaded}" if self.loaded else "no earlier table to show"
+            if self.loaded is None and (cached := _hub_cached(self.results)) is not None:
+                self.board, kept = cached, "showing the copy in the local Hub cache"
             reason = sanitize_text(f"{type(error).__name__}: {error}", 300)
             self.banner = f"⚠️ Could not read the board from {sanitize_text(self.name, 200)} ({reason}); {kept}."
             return self.board, self.banner
