@@ -58,3 +58,37 @@ def test_unknown_and_repeated_items_are_named(built, tmp_path, capsys):  # noqa:
     assert f"item {first['config']}/{first['item_id']}: given twice" in capsys.readouterr().err
     with pytest.raises(Exception, match="no config nowhere.single"):
         load_items(folder, configs=["nowhere.single"])
+
+
+def scripted_judge(prompt: str) -> str:
+    """The judge's four kinds of answer, told apart by the count each prompt asks for: Rc 1/2, Rf 2/2, Re 3/4."""
+    if "effective_count" in prompt:
+        return '```json\n{"effective_count": 3, "ineffective_count": 1}\n```'
+    if "recalled_count" in prompt:
+        return '{"recalled_count": 1}'
+    if "correct_count" in prompt:
+        return '{"correct_count": 2}'
+    return json.dumps({"key_conclusion": [{"observation": "effusion", "status": "absent"},
+                                          {"observation": "heart", "status": "normal"}]})
+
+
+def test_radrscore_runs_on_the_items_with_reasoning_when_a_judge_is_given(built, tmp_path, capsys,  # noqa: F811
+                                                                          fake_openai, monkeypatch):
+    folder = built[0]
+    fake_openai.replies = scripted_judge
+    monkeypatch.setenv("REXRANK_CACHE", str(tmp_path / "cache.sqlite"))
+    items = load_items(folder)
+    answers = {(c, i): "<think>The angles are sharp.</think><answer>A</answer>"
+               for c, i in zip(items["config"], items["item_id"])}
+    capsys.readouterr()
+    code = main(["score-radrbench", "--predictions", str(outputs(tmp_path / "model.jsonl", answers)),
+                 "--dataset", str(folder), "--out", str(tmp_path / "out"), "--judge-url", fake_openai.url,
+                 "--judge-model", fake_openai.model])
+    out = capsys.readouterr().out
+    assert code == 0 and "RadRScore (items with reasoning annotations; judge judge:" in out
+    report = json.loads((tmp_path / "out" / "radrbench-cxr.accuracy.json").read_text())["radrscore"]
+    total = next(r for r in report["rows"] if r["source"] == "all")
+    reasoned = items["original_report"].notna().sum()
+    assert total["items"] == reasoned > 0 and total["radrscore_n"] == reasoned
+    assert (total["completeness"], total["factuality"], total["effectiveness"]) == (0.5, 1.0, 0.75)
+    assert total["radrscore"] == 0.75 and report["unparseable"] == 0 and report["signature"].startswith("radrscore:1")

@@ -267,11 +267,29 @@ def cmd_score_radrbench(args: argparse.Namespace) -> int:
         print(f"{r['source']:<14} {r['task']:<16} {r['items']:>6,} {r['accuracy']:>9.4f}  "
               f"[{r['low']:.4f}, {r['high']:.4f}]  {failures}")
     print(f"signature: {scores.signature}")
+    reasoning = None
+    if args.judge_model or os.environ.get("REXRANK_JUDGE_MODEL"):
+        from rexrank.radrbench.radrscore import judge_for
+        from rexrank.radrbench.score import reasoning_rows, reasoning_table
+
+        judge = judge_for(args.judge_url, args.judge_model, concurrency=args.judge_concurrency,
+                          allow_endpoints=args.allow_endpoint, progress=True)
+        reasoning, judged = reasoning_rows(items, load_outputs(args.predictions), judge, args.resamples, args.seed)
+        print(f"\nRadRScore (items with reasoning annotations; judge {judge.identity})")
+        print("\n".join(reasoning_table(reasoning)))
+        if judged.unparseable or judged.failed:
+            _warn(f"RadRScore: {judged.unparseable} item(s) with an unreadable reply and {judged.failed} with a failed "
+                  "call are left out of the means")
+        print(f"signature: {judged.signature}")
     out = Path(args.out)
     write_text(out / "radrbench-cxr.accuracy.json", json.dumps(
         {"dataset": "radrbench-cxr", "model": args.model_name or Path(args.predictions).stem,
          "signature": scores.signature, "missing_outputs": len(scores.missing),
-         "rows": scores.rows.to_dict("records")}, indent=2) + "\n")
+         "rows": scores.rows.to_dict("records"),
+         "radrscore": None if reasoning is None else {"signature": judged.signature, "unparseable": judged.unparseable,
+                                                       "failed": judged.failed,
+                                                       "rows": json.loads(reasoning.to_json(orient="records"))}},
+        indent=2) + "\n")
     with atomic_path(out / "radrbench-cxr.per_item.parquet") as tmp:
         scores.per_item.to_parquet(tmp, index=False)
     print(f"wrote {out / 'radrbench-cxr.accuracy.json'}, {out / 'radrbench-cxr.per_item.parquet'}")
@@ -351,6 +369,7 @@ def parser() -> argparse.ArgumentParser:
     radr.add_argument("--model-name", help="default: the predictions file's name")
     radr.add_argument("--resamples", type=int, default=stats.RESAMPLES)
     radr.add_argument("--seed", type=int, default=stats.SEED)
+    _runtime_options(radr)  # the judge options: RadRScore runs when a judge model is given
     radr.set_defaults(run=cmd_score_radrbench)
 
     send = commands.add_parser("submit", help="open a pull request with your results on the leaderboard's results "

@@ -100,3 +100,50 @@ def score_outputs(items: pd.DataFrame, outputs: dict[tuple[str, str], object], r
                      "failures": json.dumps(group["failure"].dropna().value_counts().sort_index().to_dict())})
     sig = str(signature().with_bootstrap(resamples, seed))
     return RadRBenchScores(pd.DataFrame(rows), missing, sig, per_item)
+
+
+COMPONENTS = ("completeness", "factuality", "effectiveness")
+
+
+def reasoning_rows(items: pd.DataFrame, outputs: dict[tuple[str, str], object], judge, resamples: int = stats.RESAMPLES,
+                   seed: int = stats.SEED) -> tuple[pd.DataFrame, object]:
+    """RadRScore's Rc, Rf, Re and their mean per source and task, over the items with reasoning annotations
+    (reference steps and the original report), each with a bootstrap CI over the items the judge scored."""
+    from rexrank.radrbench.radrscore import DATASET, radrscore
+
+    has_steps = items["reason_steps"].map(lambda steps: steps is not None and len(steps) > 0)
+    reasoned = items[has_steps & items["original_report"].notna()]
+    steps = [json.loads(j) if isinstance(j, str) and j else list(s)
+             for j, s in zip(reasoned["reason_steps_json"], reasoned["reason_steps"])]
+    keys = list(zip(reasoned["config"], reasoned["item_id"]))
+    outputs_text = [o if isinstance(o := outputs.get(k), str) else "" for k in keys]
+    result = radrscore(outputs_text, steps, reasoned["original_report"].tolist(), judge, dataset=DATASET)
+    per_item = pd.DataFrame({"source": reasoned["source"].to_numpy(), "task": reasoned["task"].to_numpy(),
+                             **{c: pd.array(getattr(result, c), dtype="Float64") for c in COMPONENTS}})
+    per_item["radrscore"] = per_item[list(COMPONENTS)].mean(axis=1, skipna=False)
+    groups = [(s, t, g) for (s, t), g in per_item.groupby(["source", "task"], sort=True)] + [("all", "all", per_item)]
+    rows = []
+    for source, task, group in groups:
+        row = {"source": source, "task": task, "items": len(group)}
+        for name in (*COMPONENTS, "radrscore"):
+            scored = group[name].dropna().astype(float).to_numpy()
+            row[f"{name}_n"] = int(scored.size)
+            e = stats.estimate(scored, "mean", resamples, seed) if scored.size else None
+            row[name], row[f"{name}_low"], row[f"{name}_high"] = (e.value, e.low, e.high) if e else (None, None, None)
+        rows.append(row)
+    return pd.DataFrame(rows), result
+
+
+def reasoning_table(rows: pd.DataFrame) -> list[str]:
+    """`reasoning_rows` as aligned text lines (n/a where no item of a group was scored)."""
+
+    def cell(x, width: int) -> str:
+        return f"{'n/a':>{width}}" if x is None or pd.isna(x) else f"{x:{width}.4f}"
+
+    lines = [f"{'source':<14} {'task':<16} {'items':>6} {'Rc':>7} {'Rf':>7} {'Re':>7} {'RadRScore':>10}  95% CI"]
+    for _, r in rows.iterrows():
+        ci = "" if r["radrscore_low"] is None or pd.isna(r["radrscore_low"]) else (
+            f"[{r['radrscore_low']:.4f}, {r['radrscore_high']:.4f}]")
+        lines.append(f"{r['source']:<14} {r['task']:<16} {r['items']:>6,} "
+                     + " ".join(cell(r[c], 7) for c in COMPONENTS) + f" {cell(r['radrscore'], 10)}  {ci}")
+    return lines
