@@ -72,7 +72,7 @@ def table(board: pd.DataFrame, dataset: str, task: str, search: str = "", metric
         "Trained on": [sanitize_text(_text(t), 200) for t in rows["trained_on"]],
         "Source": ["imported" if p == "imported" else "verified" for p in rows["provenance"]],
     })
-    for m in metrics:
+    for m in sorted(metrics, key=lambda m: m != RANK_BY):  # the ranking column first, in sight; then ReXrank's order
         out[TITLES[m]] = [value_with_ci(_num(v), _num(lo), _num(hi))
                           for v, lo, hi in zip(rows[m], rows[f"{m}_low"], rows[f"{m}_high"])]
     out["Note"] = [("" if pd.isna(u) else sanitize_text(u, 300)) for u in rows["unranked"]]
