@@ -92,3 +92,16 @@ def test_radrscore_runs_on_the_items_with_reasoning_when_a_judge_is_given(built,
     assert total["items"] == reasoned > 0 and total["radrscore_n"] == reasoned
     assert (total["completeness"], total["factuality"], total["effectiveness"]) == (0.5, 1.0, 0.75)
     assert total["radrscore"] == 0.75 and report["unparseable"] == 0 and report["signature"].startswith("radrscore:1")
+
+
+def test_an_outputs_file_of_another_shape_is_refused_by_name(tmp_path):
+    from rexrank.radrbench.score import load_outputs
+
+    as_object = tmp_path / "outputs.json"
+    as_object.write_text('{"[mimic-cxr] [1]MIMIC-CXR": "<answer>A</answer>"}')
+    with pytest.raises(Exception, match=r"outputs.json: expected a JSON list of"):
+        load_outputs(as_object)
+    no_config = tmp_path / "outputs.jsonl"
+    no_config.write_text(json.dumps({"item_id": "x", "output": "<answer>A</answer>"}) + "\n")
+    with pytest.raises(Exception, match=r"line 1: expected an object with config, item_id and output"):
+        load_outputs(no_config)
