@@ -20,6 +20,7 @@ from rexrank.reports import TASKS
 from rexrank.results import ModelInfo, Result
 from rexrank.scorecard import MetricSet, result_paths, score_file
 from rexrank.scorers import AVAILABLE, COMPOSITES, JUDGED, METRICS, SCORERS, metric_class, parse_metrics
+from rexrank.shards import merge, parse_shard, shard_paths
 
 OK, BAD_INPUT, METRIC_SKIPPED = 0, 2, 3
 
@@ -63,8 +64,22 @@ def cmd_score(args: argparse.Namespace) -> int:
     model = ModelInfo(args.model_name or Path(args.predictions).stem, args.institution, args.url)
     metric_set = MetricSet(parse_metrics(args.metrics), args.device, args.batch_size, progress=not args.quiet,
                            judge=_judge(args))
+    shard = parse_shard(args.shard) if args.shard else None
     result = score_file(Path(args.predictions), args.dataset, args.task, metric_set, Path(args.out), model,
-                        args.split, args.dataset_name, args.resamples, args.seed)
+                        args.split, args.dataset_name, args.resamples, args.seed, shard)
+    _warn_all(result)
+    if shard:
+        written = shard_paths(Path(args.out), result.dataset, result.task, *shard)
+        print(f"shard {shard[0]}/{shard[1]}: wrote {written[1]} (rexrank merge joins the shards)")
+    else:
+        print(format_result(result))
+        print("wrote " + ", ".join(map(str, result_paths(Path(args.out), result.dataset, result.task))))
+    return METRIC_SKIPPED if result.skipped else OK
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    """Join the shards of a sharded `rexrank score` run into one result."""
+    result = merge([Path(p) for p in args.shards], Path(args.out), args.resamples, args.seed)
     _warn_all(result)
     print(format_result(result))
     print("wrote " + ", ".join(map(str, result_paths(Path(args.out), result.dataset, result.task))))
@@ -342,6 +357,8 @@ def parser() -> argparse.ArgumentParser:
     score.add_argument("--resamples", type=int, default=stats.RESAMPLES, help="bootstrap resamples for the CIs")
     score.add_argument("--seed", type=int, default=stats.SEED)
     score.add_argument("--quiet", action="store_true", help="no progress bars")
+    score.add_argument("--shard", metavar="I/N", help="score the I-th (0-based) of N blocks of the studies and write a "
+                                                      "shard for rexrank merge; auto: RANK/WORLD_SIZE of torchrun")
     _runtime_options(score)
     score.set_defaults(run=cmd_score)
 
@@ -371,6 +388,13 @@ def parser() -> argparse.ArgumentParser:
     radr.add_argument("--seed", type=int, default=stats.SEED)
     _runtime_options(radr)  # the judge options: RadRScore runs when a judge model is given
     radr.set_defaults(run=cmd_score_radrbench)
+
+    join = commands.add_parser("merge", help="join the shards of a sharded rexrank score run into one result")
+    join.add_argument("shards", nargs="+", help="the shard tables (<dataset>.<task>.shard-I-of-N.parquet)")
+    join.add_argument("--out", default="rexrank-results")
+    join.add_argument("--resamples", type=int, default=stats.RESAMPLES, help="bootstrap resamples for the CIs")
+    join.add_argument("--seed", type=int, default=stats.SEED)
+    join.set_defaults(run=cmd_merge)
 
     send = commands.add_parser("submit", help="open a pull request with your results on the leaderboard's results "
                                               "repo")

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rexrank import __version__, stats
+from rexrank import __version__, shards, stats
 from rexrank.data import align, load_predictions, load_split
 from rexrank.files import atomic_path, write_text
 from rexrank.results import MetricResult, ModelInfo, Result
@@ -117,13 +117,19 @@ def score(
             extras |= found
 
     per_study = pd.DataFrame({"study_id": rows["study_id"].tolist(), **columns, **detail})
+    return Scorecard(per_study, estimates(per_study, signatures, resamples, seed), skipped, extras)
+
+
+def estimates(per_study: pd.DataFrame, signatures: dict[str, Signature], resamples: int = stats.RESAMPLES,
+              seed: int = stats.SEED) -> dict[str, MetricResult]:
+    """Each metric's dataset value and CI from its per-study column (a judged metric's NaN: not scored)."""
     results = {}
-    for name in columns:
+    for name, signature in signatures.items():
         values = per_study[name].to_numpy(dtype=np.float64)
-        scored = values[~np.isnan(values)] if name in metric_set.judged else values  # judged: NaN = not scored
-        estimate = stats.estimate(scored, metric_class(name).statistic, resamples, seed)
-        results[name] = MetricResult.from_estimate(estimate, signatures[name])
-    return Scorecard(per_study, results, skipped, extras)
+        scored = values[~np.isnan(values)] if name in JUDGED else values
+        results[name] = MetricResult.from_estimate(stats.estimate(scored, metric_class(name).statistic, resamples,
+                                                                  seed), signature)
+    return results
 
 
 def result_paths(out: Path, dataset: str, task: str) -> tuple[Path, Path, Path]:
@@ -134,20 +140,30 @@ def result_paths(out: Path, dataset: str, task: str) -> tuple[Path, Path, Path]:
         stem.with_name(f"{stem.name}.predictions.jsonl")
 
 
+def write_predictions(path: Path, study_ids: Sequence[str], predictions: Sequence[str]) -> None:
+    write_text(path, "".join(json.dumps({"study_id": s, "prediction": p}, ensure_ascii=False) + "\n"
+                             for s, p in zip(study_ids, predictions)))
+
+
 def score_file(predictions: Path, dataset: str, task: str, metrics: Sequence[str] | MetricSet, out: Path,
                model: ModelInfo, split: str = "test", dataset_name: str | None = None,
-               resamples: int = stats.RESAMPLES, seed: int = stats.SEED) -> Result:
-    """Score one predictions file on one split and task; write the result JSON and per-study table."""
+               resamples: int = stats.RESAMPLES, seed: int = stats.SEED,
+               shard: tuple[int, int] | None = None) -> Result:
+    """Score one predictions file on one split and task; write the result JSON and per-study table. With `shard`
+    (I, N), score the I-th of N blocks of the studies and write that shard for `rexrank merge` instead."""
     test_split = load_split(dataset, split, dataset_name)
     aligned = align(test_split.references(task), load_predictions(predictions), str(predictions))
+    rows = aligned.rows if shard is None else shards.shard_rows(aligned.rows, *shard)
     # The data-use guard sees the split's name and where it came from (a file or Hub id can name MIMIC-CXR too).
-    card = score(aligned.rows, metrics, resamples, seed, dataset=f"{test_split.dataset} {dataset}")
+    card = score(rows, metrics, resamples, seed, dataset=f"{test_split.dataset} {dataset}")
     result = Result(model, test_split.dataset, split, task, card.metrics, aligned.counts, card.skipped,
                     warnings=[f"{predictions}: {w}" for w in aligned.warnings], extras=card.extras)
+    if shard is not None:
+        shards.write_shard(out, result, card.per_study, rows, *shard)
+        return result
     json_path, table_path, predictions_path = result_paths(out, test_split.dataset, task)
     card.write_per_study(table_path)
-    write_text(predictions_path, "".join(json.dumps({"study_id": s, "prediction": p}, ensure_ascii=False) + "\n"
-                                         for s, p in zip(aligned.rows["study_id"], aligned.rows["prediction"])))
+    write_predictions(predictions_path, aligned.rows["study_id"], aligned.rows["prediction"])
     result.write(json_path)
     return result
 

@@ -1,0 +1,102 @@
+"""Data-parallel scoring: each process scores one shard of the studies, `merge` joins the per-study tables and
+computes every dataset value and CI once, after the join, as an unsharded run does.
+
+A shard is a contiguous block of the task's studies in split order (`--shard I/N`, 0-based; `--shard auto` takes
+I and N from `RANK` and `WORLD_SIZE`, which `torchrun` and `accelerate launch` set, one shard per process or GPU).
+Per-study scores do not depend on the other studies of a run, so a merged result equals the unsharded one; model
+metrics batch differently, which moves per-study scores by float rounding only. Corpus-level extras (CheXbert's
+label F1) need every study at once and are left out of a merged result, with a warning.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rexrank.errors import InputError
+from rexrank.files import atomic_path, write_text
+from rexrank.results import ModelInfo, Result
+from rexrank.signature import Signature
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`I/N` (0 <= I < N), or `auto`: RANK / WORLD_SIZE from the launcher."""
+    if text == "auto":
+        if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
+            raise InputError("--shard auto needs RANK and WORLD_SIZE (run under torchrun or accelerate launch)")
+        text = f"{os.environ['RANK']}/{os.environ['WORLD_SIZE']}"
+    index, _, count = text.partition("/")
+    if not (index.isdigit() and count.isdigit() and int(index) < int(count)):
+        raise InputError(f"--shard {text!r}: expected I/N with 0 <= I < N, e.g. 0/4, or auto")
+    return int(index), int(count)
+
+
+def shard_rows(rows: pd.DataFrame, index: int, count: int) -> pd.DataFrame:
+    """The `index`-th of `count` contiguous blocks of the rows (sizes differ by at most one)."""
+    return rows.iloc[np.array_split(np.arange(len(rows)), count)[index]].reset_index(drop=True)
+
+
+def shard_paths(out: Path, dataset: str, task: str, index: int, count: int) -> tuple[Path, Path]:
+    stem = f"{dataset}.{task}.shard-{index}-of-{count}"
+    return out / f"{stem}.json", out / f"{stem}.parquet"
+
+
+def write_shard(out: Path, result: Result, per_study: pd.DataFrame, predictions: pd.DataFrame, index: int,
+                count: int) -> Path:
+    """The shard's per-study table (with its predictions) and a sidecar holding what the merge needs."""
+    meta_path, table_path = shard_paths(out, result.dataset, result.task, index, count)
+    table = per_study.assign(prediction=predictions["prediction"].to_numpy())
+    with atomic_path(table_path) as tmp:
+        table.to_parquet(tmp, index=False)
+    meta = {"shard": [index, count], "model": vars(result.model), "dataset": result.dataset, "split": result.split,
+            "task": result.task, "counts": result.counts, "skipped": result.skipped, "warnings": result.warnings,
+            "extras": sorted(result.extras), "rows": len(table),
+            "signatures": {name: m.signature.to_dict() for name, m in result.metrics.items()}}
+    write_text(meta_path, json.dumps(meta, indent=2) + "\n")
+    return table_path
+
+
+def merge(shards: list[Path], out: Path, resamples: int, seed: int) -> Result:
+    """Join the shards (their sidecar JSONs or tables) of one run; write the result as `rexrank score` does."""
+    from rexrank.scorecard import Scorecard, estimates, result_paths, write_predictions
+
+    metas = {}
+    for path in shards:
+        meta_path = path.with_suffix(".json")
+        if not meta_path.is_file():
+            raise InputError(f"{path}: no shard sidecar {meta_path.name} beside it (written by rexrank score --shard)")
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        metas[tuple(meta["shard"])] = (meta, meta_path.with_suffix(".parquet"))
+    counts = {n for _, n in metas}
+    if len(counts) != 1:
+        raise InputError(f"shards of different runs: split into {', '.join(map(str, sorted(counts)))}")
+    count = counts.pop()
+    missing = [i for i in range(count) if (i, count) not in metas]
+    if missing:
+        raise InputError(f"shard(s) {', '.join(f'{i}/{count}' for i in missing)} missing; nothing merged")
+    first = metas[(0, count)][0]
+    for (i, _), (meta, _) in metas.items():
+        for key in ("dataset", "task", "split", "signatures", "model"):
+            if meta[key] != first[key]:
+                raise InputError(f"shard {i}/{count} differs from shard 0/{count} in its {key}: not one run")
+    table = pd.concat([pd.read_parquet(metas[(i, count)][1]) for i in range(count)], ignore_index=True)
+    if len(table) != first["counts"].get("scored", len(table)) or table["study_id"].duplicated().any():
+        raise InputError(f"the shards hold {len(table)} studies, the run scored {first['counts'].get('scored')}")
+    signatures = {name: Signature.from_dict(detail) for name, detail in first["signatures"].items()}
+    per_study = table.drop(columns=["prediction"])
+    warnings = list(first["warnings"])
+    if first["extras"]:
+        warnings.append(f"corpus-level extras ({', '.join(first['extras'])}) need every study at once; not computed "
+                        "for a sharded run")
+    card = Scorecard(per_study, estimates(per_study, signatures, resamples, seed), first["skipped"])
+    result = Result(ModelInfo(**first["model"]), first["dataset"], first["split"], first["task"], card.metrics,
+                    first["counts"], card.skipped, warnings=warnings)
+    json_path, table_path, predictions_path = result_paths(out, result.dataset, result.task)
+    card.write_per_study(table_path)
+    write_predictions(predictions_path, table["study_id"], table["prediction"])
+    result.write(json_path)
+    return result
