@@ -1,13 +1,27 @@
 """The board's data shaping, without Gradio: ranking view, CIs as text, search, hostile names, overview, a model's
-numbers."""
+numbers, bars and card, and how stable each rank is given the CIs."""
 
 import json
 
 import pandas as pd
 from fixtures.board import result, results_repo
 
-from rexrank.backend.aggregate import aggregate
-from rexrank.leaderboard import model_cell, model_scores, overview, table, value_with_ci
+from rexrank.backend.aggregate import COLUMNS, aggregate
+from rexrank.leaderboard import (
+    TITLES,
+    demo_board,
+    empty_board,
+    model_bars,
+    model_card,
+    model_cell,
+    model_names,
+    model_numbers,
+    model_scores,
+    overview,
+    rank_ranges,
+    table,
+    value_with_ci,
+)
 
 
 def board(tmp_path):
@@ -63,6 +77,78 @@ def test_a_models_numbers_in_long_form_for_its_bars(tmp_path):
     numbers = model_scores(board(tmp_path), "B")
     assert numbers.to_dict("records") == [{"dataset": "MIMIC-CXR", "task": "Findings", "metric": "1/RadCliQ-v1",
                                            "value": 1.1, "low": pytest_approx(1.0), "high": pytest_approx(1.2)}]
+
+
+def test_a_models_bars_are_ordered_with_whiskers_only_where_there_is_a_ci(tmp_path):
+    full = board(tmp_path)
+    b = model_bars(full, "B").to_dict("records")
+    assert len(b) == 1 and b[0]["group"] == "MIMIC-CXR · Findings" and b[0]["value"] == 1.1
+    assert b[0]["err_low"] == pytest_approx(0.1) and b[0]["err_high"] == pytest_approx(0.1)
+    imported = model_bars(full, "Official D")
+    assert imported["value"].tolist() == [1.0] and imported[["err_low", "err_high"]].isna().all().all()
+    assert model_numbers(model_bars(full, "B")).to_dict("records") == [
+        {"Dataset": "MIMIC-CXR", "Task": "Findings", "1/RadCliQ-v1": "1.100 ± 0.100"}]
+
+    careful = model_bars(demo_board(), "Demo-Careful")  # every metric on every dataset and task, in ReXrank's order
+    assert len(careful) == 8 * 4 * 2 and list(dict.fromkeys(careful["metric"])) == list(TITLES.values())
+    assert careful["group"].tolist()[:3] == ["ReXGradient · Findings", "ReXGradient · Findings + Impression",
+                                             "MIMIC-CXR · Findings"]
+    assert (careful["err_low"] > 0).all() and (careful["err_high"] > 0).all()
+    numbers = model_numbers(careful)
+    assert numbers.columns.tolist() == ["Dataset", "Task", *TITLES.values()] and len(numbers) == 8
+    assert model_bars(empty_board(), "B").empty and model_numbers(model_bars(empty_board(), "B")).empty
+
+
+def test_a_models_card_is_safe_text_with_a_safe_link(tmp_path):
+    full = board(tmp_path)
+    hostile = next(m for m in full["model"] if "<script>" in m)
+    card = model_card(full, hostile)
+    assert "<script>" not in card and "&lt;script&gt;" in card and "javascript" not in card
+    assert "**URL:** —" in card and "**Institution:** Lab" in card
+    b = model_card(full, "B")
+    assert "**Date:** 2026\\-11\\-20" in b and "**Trained on:** mimic\\-cxr" in b and "verified" in b
+    assert "imported" in model_card(full, "Official D")
+    careful = model_card(demo_board(), "Demo-Careful")
+    assert "(https://example.org/careful)" in careful and "8 dataset and task pairs" in careful
+    assert model_card(full, "nobody").startswith("No numbers for")
+
+
+def test_model_names_best_mean_rank_first_unranked_last(tmp_path):
+    names = model_names(board(tmp_path))
+    assert names[:3] == ["B", "E", "Official D"] and names[-2:] == ["A", "C"]
+    assert model_names(empty_board()) == []
+
+
+def _hand_made(cis):
+    """A board of one dataset and task from (model, rank, value, low, high); rank None is an unranked row."""
+    frame = pd.DataFrame([{"model": m, "dataset": "mimic-cxr", "task": "findings", "rank": r, "radcliq_v1": v,
+                           "radcliq_v1_low": lo, "radcliq_v1_high": hi} for m, r, v, lo, hi in cis])
+    return frame.reindex(columns=list(dict.fromkeys([*COLUMNS, "rank", *frame.columns])))
+
+
+def test_rank_ranges_from_overlapping_cis():
+    hand = _hand_made([("A", 1, 0.95, 0.90, 1.00), ("B", 2, 0.90, 0.85, 0.95), ("D", 3, 0.78, None, None),
+                       ("C", 4, 0.75, 0.70, 0.80), ("X", None, 0.92, 0.5, 1.5)])  # X unranked: not counted
+    other = _hand_made([("Z", 1, 0.99, 0.98, 1.0)]).assign(dataset="iu-xray")  # another dataset: not counted
+    ranges = rank_ranges(pd.concat([hand, other], ignore_index=True), "mimic-cxr", "findings")
+    assert ranges["model"].tolist() == ["A", "B", "D", "C"]
+    assert ranges["best"].tolist() == [1, 1, 3, 3] and ranges["worst"].tolist() == [2, 2, 4, 4]
+    assert ranges["Rank range"].tolist() == ["1–2", "1–2", "3–4", "3–4"]  # D has no CI: its value is its interval
+
+    apart = rank_ranges(_hand_made([("P", 1, 3, 2.9, 3.1), ("Q", 2, 2, 1.9, 2.1), ("R", 3, 1, 0.9, 1.1)]),
+                        "mimic-cxr", "findings")
+    assert apart["Rank range"].tolist() == ["1", "2", "3"]  # no overlaps: every rank certain
+    touching = rank_ranges(_hand_made([("P", 1, 0.65, 0.6, 0.7), ("Q", 2, 0.55, 0.5, 0.6)]), "mimic-cxr", "findings")
+    assert touching["Rank range"].tolist() == ["1–2", "1–2"]  # bounds that touch overlap
+    assert rank_ranges(empty_board(), "mimic-cxr", "findings").empty
+
+
+def test_the_table_shows_each_ranks_range_whatever_the_search(tmp_path):
+    full = board(tmp_path)
+    shown = table(full, "mimic-cxr", "findings")
+    assert shown.columns.tolist()[:3] == ["Rank", "Rank range", "Model"]
+    assert shown["Rank range"].tolist() == ["1–4", "1–4", "1–4", "1–4", ""]  # all four CIs meet 1.0; C unranked
+    assert table(full, "mimic-cxr", "findings", search="official")["Rank range"].tolist() == ["1–4"]
 
 
 def test_five_thousand_rows_shape_quickly(tmp_path):

@@ -16,6 +16,7 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from rexrank import demo
@@ -64,8 +65,10 @@ def table(board: pd.DataFrame, dataset: str, task: str, search: str = "", metric
         hay = (rows["model"].fillna("") + " " + rows["institution"].fillna("")).str.casefold()
         rows = rows[hay.str.contains(needle, regex=False)]
     rows = rows.sort_values(["rank", RANK_BY], ascending=[True, False], na_position="last")
+    ranges = rank_ranges(board, dataset, task)  # over every ranked row of the dataset and task, not the search's
     out = pd.DataFrame({
         "Rank": [("" if pd.isna(r) else str(int(r))) for r in rows["rank"]],
+        "Rank range": [ranges["Rank range"].get(i, "") for i in rows.index],
         "Model": [model_cell(_text(m), _text(u)) for m, u in zip(rows["model"], rows["url"])],
         "Institution": [sanitize_text(_text(i), 200) for i in rows["institution"]],
         "Date": [sanitize_text(_text(d), 40) for d in rows["date"]],
@@ -100,6 +103,83 @@ def model_scores(board: pd.DataFrame, model: str) -> pd.DataFrame:
                 "metric": TITLES[m], "value": _num(r[m]), "low": _num(r[f"{m}_low"]), "high": _num(r[f"{m}_high"])}
                for _, r in rows.iterrows() for m in METRICS if _num(r[m]) is not None]
     return pd.DataFrame(records, columns=["dataset", "task", "metric", "value", "low", "high"])
+
+
+def model_names(board: pd.DataFrame) -> list[str]:
+    """The models on the board, best mean rank first (unranked-only models last, then by name): the Model tab's
+    choices."""
+    models = board["model"].dropna().astype(str)
+    if models.empty:
+        return []
+    ranks = pd.to_numeric(board.loc[models.index, "rank"], errors="coerce").astype(float)
+    mean_rank = ranks.groupby(models).mean().fillna(math.inf)
+    return sorted(models.unique(), key=lambda m: (mean_rank[m], m))
+
+
+def model_bars(board: pd.DataFrame, model: str) -> pd.DataFrame:
+    """`model_scores` ready to plot: ordered by metric (ReXrank's order), dataset and task, with `group` (the bar's
+    label, dataset and task) and the whiskers' lengths `err_low`/`err_high` (NaN where the number has no CI)."""
+    bars = model_scores(board, model)
+    order = {"metric": list(TITLES.values()), "dataset": list(DATASETS.values()), "task": list(TASKS.values())}
+    for column, labels in order.items():
+        bars[column] = pd.Categorical(bars[column], [*labels, *sorted(set(bars[column]) - set(labels))], ordered=True)
+    bars = bars.sort_values(["metric", "dataset", "task"]).reset_index(drop=True)
+    for column in ("metric", "dataset", "task"):
+        bars[column] = bars[column].astype(str)
+    bars["group"] = bars["dataset"] + " · " + bars["task"]
+    bars["err_low"] = (bars["value"] - bars["low"]).astype(float)
+    bars["err_high"] = (bars["high"] - bars["value"]).astype(float)
+    return bars
+
+
+def model_numbers(bars: pd.DataFrame) -> pd.DataFrame:
+    """A model's bars as a table to read: a row per dataset and task, a `value ± CI` column per metric."""
+    if bars.empty:
+        return pd.DataFrame(columns=["Dataset", "Task"])
+    text = bars.assign(text=[value_with_ci(v, lo, hi) for v, lo, hi in zip(bars["value"], bars["low"], bars["high"])])
+    wide = text.pivot_table(index=["dataset", "task"], columns="metric", values="text", aggfunc="first", sort=False)
+    wide = wide.reindex(columns=[t for t in TITLES.values() if t in wide.columns]).fillna("")
+    return wide.reset_index().rename(columns={"dataset": "Dataset", "task": "Task"}).rename_axis(columns=None)
+
+
+def model_card(board: pd.DataFrame, model: str) -> str:
+    """A model's card facts as safe markdown: name, institution, link (a safe http(s) URL only), date, trained-on,
+    and where its numbers come from (verified, imported)."""
+    rows = board[board["model"] == model]
+    if rows.empty:
+        return "No model chosen." if not model else f"No numbers for **{to_markdown(model, 100)}** on this board."
+
+    def facts(column: str) -> list[str]:
+        return list(dict.fromkeys(t for t in (sanitize_text(_text(x), 200) for x in rows[column]) if t))
+
+    url = next((u for u in (safe_url(_text(x)) for x in rows["url"]) if u), None)
+    sources = sorted({"imported" if p == "imported" else "verified" for p in rows["provenance"]})
+    lines = [f"### {to_markdown(model, 100)}",
+             f"- **Institution:** {', '.join(to_markdown(t) for t in facts('institution')) or '—'}",
+             f"- **URL:** {f'[{to_markdown(url, 300)}]({url})' if url else '—'}",
+             f"- **Date:** {', '.join(to_markdown(t) for t in facts('date')) or '—'}",
+             f"- **Trained on:** {', '.join(to_markdown(t) for t in facts('trained_on')) or '—'}",
+             f"- **Numbers:** {', '.join(sources)}, on {len(rows)} dataset and task pair{'s' * (len(rows) != 1)}"]
+    return "\n".join(lines)
+
+
+def rank_ranges(board: pd.DataFrame, dataset: str, task: str) -> pd.DataFrame:
+    """How stable each ranked row's rank is, from the 95% CIs of 1/RadCliQ-v1 (higher is better) on one dataset and
+    task: `best` = 1 + the rows whose low bound is above its high bound (certainly better), `worst` = the rows whose
+    high bound is at or above its low bound (itself included: those it cannot be told apart from, and the better).
+    A number without a CI (an imported row) is its own interval. Indexed like `board`; `Rank range` is `2` or
+    `1–3`."""
+    rows = board[(board["dataset"] == dataset) & (board["task"] == task) & board["rank"].notna()]
+    value = pd.to_numeric(rows[RANK_BY], errors="coerce").astype(float)
+    low = pd.to_numeric(rows[f"{RANK_BY}_low"], errors="coerce").astype(float).fillna(value)
+    high = pd.to_numeric(rows[f"{RANK_BY}_high"], errors="coerce").astype(float).fillna(value)
+    lows, highs = np.sort(low.to_numpy()), np.sort(high.to_numpy())
+    best = 1 + len(lows) - np.searchsorted(lows, high.to_numpy(), side="right")  # lows strictly above my high
+    worst = len(highs) - np.searchsorted(highs, low.to_numpy(), side="left")  # highs at or above my low
+    out = pd.DataFrame({"model": rows["model"], "rank": pd.to_numeric(rows["rank"]).astype("Int64"),
+                        "value": value, "low": low, "high": high, "best": best, "worst": worst}, index=rows.index)
+    out["Rank range"] = [str(b) if b == w else f"{b}–{w}" for b, w in zip(out["best"], out["worst"])]
+    return out.sort_values(["rank", "value"], ascending=[True, False])
 
 
 def _text(x) -> str:
