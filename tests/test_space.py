@@ -2,6 +2,7 @@
 last good table when that fails), and the app itself launched on loopback and driven through its API with
 gradio_client. gradio is in the `dev` extra: without it these tests fail, they are not skipped."""
 
+import base64
 import io
 import shutil
 import socket
@@ -163,6 +164,23 @@ def test_the_app_switches_dataset_and_task_and_searches_through_its_api(app):
     assert overview.values.tolist() == lb.overview(board, "findings_impression").values.tolist()
 
 
+def test_the_model_page_gives_its_bars_numbers_and_card_through_its_api(app):
+    client, repo, board, _ = app
+    plot, card, numbers = client.predict("Demo-Template", api_name="/model")
+    assert plot["type"] == "matplotlib" and plot["plot"].startswith("data:image/")
+    assert len(base64.b64decode(plot["plot"].split(",", 1)[1])) > 10_000  # a rendered figure, not a blank
+    want = lb.model_numbers(lb.model_bars(board, "Demo-Template"))
+    got = _cells(numbers)
+    assert got.columns.tolist() == want.columns.tolist() and got.values.tolist() == want.values.tolist()
+    assert got["1/RadCliQ-v1"].str.contains("±").all() and len(got) == 8
+    assert "**Institution:** rexrank demo" in card and "(https://example.org/template)" in card
+
+    _, card, numbers = client.predict("Demo-Imported (synthetic)", api_name="/model")  # no CIs, two metrics
+    got = _cells(numbers)
+    assert got.columns.tolist() == ["Dataset", "Task", "BLEU", "1/RadCliQ-v1"] and "±" not in str(got.values)
+    assert "imported" in card and "**URL:** —" in card
+
+
 def test_refresh_rereads_the_repo_and_keeps_the_last_table_under_a_banner(app):
     client, repo, board, _ = app
     changed = board.copy()
@@ -239,7 +257,7 @@ def test_the_board_in_a_browser_switches_dataset_and_task_and_searches(app, tmp_
             page.goto(client.src)
             page.get_by_text("Demo-Careful").first.wait_for(timeout=30_000)
             headers = [h.strip() for h in page.locator("[role=columnheader]:visible").all_inner_texts()]
-            assert headers[:2] == ["Rank", "Model"] and "GREEN" in headers
+            assert headers[:3] == ["Rank", "Rank range", "Model"] and "GREEN" in headers
             want = expected("rexgradient", "findings")
             assert seen(_wait_for(page, lambda rows: seen(rows, headers) == want), headers) == want
             page.screenshot(path=tmp_path / "board-rexgradient-findings.png", full_page=True)
@@ -258,6 +276,15 @@ def test_the_board_in_a_browser_switches_dataset_and_task_and_searches(app, tmp_
             assert len(want) == 1
             assert seen(_wait_for(page, lambda rows: seen(rows, headers) == want), headers) == want
             page.screenshot(path=tmp_path / "board-iu-xray-findings-impression-search.png", full_page=True)
+
+            page.get_by_role("tab", name="Model").click()  # the model page: card, bars with whiskers, numbers
+            page.get_by_label("Model", exact=True).click()
+            page.get_by_role("option", name="Demo-Shuffled").click()
+            page.get_by_role("heading", name="Demo-Shuffled").wait_for(timeout=20_000)
+            want = lb.model_numbers(lb.model_bars(board, "Demo-Shuffled")).values.tolist()
+            assert _wait_for(page, lambda rows: rows == want) == want
+            page.locator(".gradio-container img[src^='data:image']:visible").first.wait_for(timeout=20_000)
+            page.screenshot(path=tmp_path / "model-demo-shuffled.png", full_page=True)
             print(f"screenshots in {tmp_path}")
         finally:
             browser.close()

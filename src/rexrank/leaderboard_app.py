@@ -17,6 +17,11 @@ test split's studies with a 95% bootstrap CI (`value ± half-width`, or `[low, h
 cell is a metric that was not reported, never 0. **verified** rows were scored by rexrank (each number carries a
 signature); **imported** rows come from ReXrank's official table, without CIs or signatures.
 
+**Rank range** is how far a rank could move given the 1/RadCliQ-v1 CIs: the best is 1 + the models whose CI lies
+wholly above this one's, the worst the number of models whose CI reaches this one's low bound (itself included). A
+range like `1–2` means the neighbours are statistically indistinguishable (an imported number, without a CI, counts
+as its own interval).
+
 ### Metrics
 | Metric | What it measures |
 |---|---|
@@ -63,7 +68,45 @@ def _frame(shown: pd.DataFrame):
     import gradio as gr
 
     types = ["markdown" if column == "Model" else "str" for column in shown.columns]
-    return gr.Dataframe(value=shown, datatype=types)
+    narrow = {"Rank": "64px", "Rank range": "96px"}  # else their headers wrap a letter or two a line
+    widths = [narrow[c] for c in shown.columns[:2] if c in narrow] if shown.columns[:1].tolist() == ["Rank"] else None
+    return gr.Dataframe(value=shown, datatype=types, column_widths=widths)
+
+
+def model_figure(bars: pd.DataFrame):
+    """A model's bars (`rexrank.leaderboard.model_bars`): a panel per metric, a bar per dataset and task, 95% CI
+    whiskers (none where a number has no CI). A matplotlib Figure, made without pyplot (no global state)."""
+    from matplotlib.figure import Figure
+
+    metrics = list(dict.fromkeys(bars["metric"]))
+    columns = 4
+    figure = Figure(figsize=(14, 3.2 * max(1, -(-len(metrics) // columns))), layout="constrained")
+    if not metrics:
+        figure.text(0.5, 0.5, "No numbers for this model", ha="center", va="center")
+        return figure
+    axes = figure.subplots(-(-len(metrics) // columns), columns, squeeze=False).ravel()
+    datasets = [d for d in lb.DATASETS.values() if d in set(bars["dataset"])] + sorted(
+        set(bars["dataset"]) - set(lb.DATASETS.values()))
+    tasks = list(dict.fromkeys(bars["task"]))
+    width = 0.8 / max(1, len(tasks))
+    for ax, metric in zip(axes, metrics):
+        shown = bars[bars["metric"] == metric]
+        for t, (task, colour) in enumerate(zip(tasks, ("#4C72B0", "#DD8452", "#55A868", "#C44E52"))):
+            rows = shown[shown["task"] == task]
+            x = [datasets.index(d) + (t - (len(tasks) - 1) / 2) * width for d in rows["dataset"]]
+            ax.bar(x, rows["value"], width, color=colour, label=task)
+            ci = (rows["err_low"].notna() & rows["err_high"].notna()).to_numpy()  # no whisker without a CI
+            ax.errorbar([v for v, c in zip(x, ci) if c], rows["value"][ci], fmt="none", capsize=3, elinewidth=1,
+                        ecolor="#222", yerr=[rows["err_low"][ci].to_numpy(), rows["err_high"][ci].to_numpy()])
+        ax.set_title(metric, fontsize=11)
+        ax.set_xticks(range(len(datasets)), [d.replace(" ", "\n") for d in datasets], fontsize=8)
+        ax.tick_params(axis="y", labelsize=8)
+        ax.grid(axis="y", alpha=0.3)
+    for ax in axes[len(metrics):]:
+        ax.set_visible(False)
+    handles, labels = axes[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside upper center", ncols=len(tasks), frameon=False)
+    return figure
 
 
 def build(results: str | None = None, refresh_s: float = 300.0):
@@ -81,6 +124,14 @@ def build(results: str | None = None, refresh_s: float = 300.0):
 
     def overview(task: str):
         return _frame(lb.overview(source.board, task))
+
+    def model_page(model: str | None):
+        bars = lb.model_bars(source.board, model or "")
+        return model_figure(bars), lb.model_card(source.board, model or ""), _frame(lb.model_numbers(bars))
+
+    def model_choices(model: str | None):
+        names = lb.model_names(source.board)
+        return gr.Dropdown(choices=names, value=model if model in names else (names[0] if names else None))
 
     def refresh(dataset: str, search: str, metrics: list[str], task: str):
         _, banner = source.load()
@@ -105,6 +156,12 @@ def build(results: str | None = None, refresh_s: float = 300.0):
                 overview_task = gr.Radio([(label, key) for key, label in lb.TASKS.items()],
                                          value=next(iter(lb.TASKS)), label="Task")
                 overview_table = gr.Dataframe(label="Mean rank across datasets", interactive=False)
+            with gr.Tab("Model"):
+                names = lb.model_names(source.board)
+                model = gr.Dropdown(names, value=names[0] if names else None, label="Model")
+                model_card = gr.Markdown()
+                model_plot = gr.Plot(label="Each metric across datasets and tasks, with 95% CIs")
+                model_table = gr.Dataframe(label="The numbers", interactive=False, wrap=True)
             with gr.Tab("About"):
                 gr.Markdown(ABOUT)
             with gr.Tab("Submit"):
@@ -117,8 +174,12 @@ def build(results: str | None = None, refresh_s: float = 300.0):
         overview_task.change(overview, overview_task, overview_table, api_name="overview")
         refresh_args = dict(fn=refresh, inputs=[*controls, overview_task],
                             outputs=[banner, *boards, overview_table])
-        refresh_button.click(**refresh_args, api_name="refresh")
-        gr.Timer(refresh_s).tick(**refresh_args, api_visibility="private")
+        model.change(model_page, model, [model_plot, model_card, model_table], api_name="model")
+        refresh_button.click(**refresh_args, api_name="refresh").then(model_choices, model, model,
+                                                                       api_visibility="private")
+        gr.Timer(refresh_s).tick(**refresh_args, api_visibility="private").then(model_choices, model, model,
+                                                                                api_visibility="private")
+        demo.load(model_page, model, [model_plot, model_card, model_table], api_visibility="private")
         demo.load(tables, controls, boards, api_visibility="private")
         demo.load(overview, overview_task, overview_table, api_visibility="private")
     return demo
