@@ -1,6 +1,9 @@
 """A fake Hugging Face Hub for tests: an in-memory, stdlib-only HTTP server speaking the dialect huggingface_hub 2.4
 and datasets 5.2 expect: read (`/resolve` HEAD/GET, `/api/{models,datasets,spaces}/...` info, tree, paths-info) and
-write (`/api/repos/create`, preupload, commit), with `X-Error-Code` errors.
+write (`/api/repos/create`, preupload, commit), with `X-Error-Code` errors. Spaces too: create needs an `sdk`, info
+says it, `/api/spaces/{id}/variables` (get / add / delete, writers only), and `PUT /api/{kind}/{id}/settings`
+(update_repo_settings: gated, visibility). `evaluate.load("org/name")` reads a Space-hosted module through
+`use_evaluate_endpoint`. A token in `read_only` may read but never write (create answers 403, as for a "read" token).
 
     def test_x(fake_hub):
         sha = fake_hub.add_repo("org/model", {"config.json": b"{}"})
@@ -55,6 +58,9 @@ _RESOLVE = re.compile(r"^/(?:(datasets|spaces)/)?(.+?)/resolve/([^/]+)/(.+)$")
 _API = re.compile(
     r"^/api/(models|datasets|spaces)/(.+?)(?:/(revision|tree|paths-info|preupload|commit)/([^/]+)(?:/(.*))?)?$"
 )
+# Repo settings (update_repo_settings: PUT gated / visibility) and a Space's variables (GET, POST to add, DELETE).
+_SETTINGS = re.compile(r"^/api/(models|datasets|spaces)/(.+?)/settings$")
+_VARIABLES = re.compile(r"^/api/spaces/(.+?)/variables$")
 _DISCUSSIONS = re.compile(r"^/api/(models|datasets|spaces)/(.+?)/discussions(?:/(\d+)(?:/(.+))?)?$")
 _URL_PREFIX = {"model": "", "dataset": "datasets/", "space": "spaces/"}
 # What the Hub puts in a new repo's first commit ("initial commit"); shortened, the same kind of rules.
@@ -152,8 +158,10 @@ class _Repo:
     refs: dict[str, str] = field(default_factory=dict)  # branch/tag name -> commit sha
     titles: dict[str, str] = field(default_factory=dict)  # commit sha -> commit summary
     discussions: list[_Discussion] = field(default_factory=list)  # discussion N is discussions[N - 1]
-    gated: bool = False
+    gated: bool | str = False  # False, or the mode: "auto" / "manual" (True from add_repo reads as "manual")
     private: bool = False
+    sdk: str | None = None  # a Space's: "gradio", "docker", "static"
+    variables: dict[str, dict] = field(default_factory=dict)  # a Space's: key -> {"value", "description", "updatedAt"}
 
 
 class FakeHub:
@@ -163,6 +171,7 @@ class FakeHub:
         self._counter = itertools.count(1)
         self._lock = threading.Lock()  # one request at a time: upload_folder's pipeline sends from two threads
         self.users: dict[str, str] = {}  # token -> username; by default the token without "hf_"
+        self.read_only: set[str] = set()  # tokens that may read but never write (a "read" token): 403 on every write
         self._monkeypatch: pytest.MonkeyPatch | None = None  # set by the fake_hub fixture, for set_offline()
         self.commits_fail = False  # set: every commit answers 503, as when the Hub goes away mid-upload
         self.requests: list[tuple[str, str]] = []  # (method, unquoted path without query), in arrival order
@@ -205,6 +214,14 @@ class FakeHub:
     def commits(self, repo_id: str, repo_type: str = "model") -> list[str]:
         """The summaries of every commit of the repo (all branches), oldest first."""
         return list(self._repos[(repo_type, repo_id)].titles.values())
+
+    def settings(self, repo_id: str, repo_type: str = "model") -> dict:
+        """What the repo's settings page shows: private, gated (False or the mode), and a Space's sdk and variables."""
+        repo = self._repos[(repo_type, repo_id)]
+        gated = repo.gated if repo.gated in (False, "auto", "manual") else "manual"
+        variables = {k: v["value"] for k, v in repo.variables.items()}
+        return {"private": repo.private, "gated": gated} | ({"sdk": repo.sdk, "variables": variables}
+                                                            if repo_type == "space" else {})
 
     def pull_requests(self, repo_id: str, repo_type: str = "model") -> list[PullRequest]:
         """Every PR of the repo, oldest first, with the paths it changed and its comments."""
@@ -269,8 +286,9 @@ class FakeHub:
         sha, files = self._commit(repo, revision)
         # Like the Hub, metadata of a gated repo is public: only /resolve is gated.
         siblings = [{"rfilename": name} for name in sorted(files)]
-        gated = "manual" if repo.gated else False
-        return {"id": repo_id, "sha": sha, "private": repo.private, "gated": gated, "siblings": siblings}
+        gated = repo.gated if repo.gated in (False, "auto", "manual") else "manual"
+        out = {"id": repo_id, "sha": sha, "private": repo.private, "gated": gated, "siblings": siblings}
+        return out | ({"sdk": repo.sdk} if repo_type == "space" else {})
 
     def tree(self, repo_type, repo_id, revision, path, recursive, token):
         sha, files = self._commit(self._repo(repo_type, repo_id, token), revision)
@@ -303,10 +321,19 @@ class FakeHub:
         repo_type = payload.get("type") or "model"
         repo_id = "/".join(filter(None, (payload.get("organization"), payload["name"])))
         url = self._url(repo_type, repo_id)
+        if token in self.read_only:  # checked first, as on the Hub: create_repo(exist_ok=True) then asks repo_info
+            namespace = repo_id.split("/")[0]
+            raise HubError(403, None, f"You don't have the rights to create a {repo_type} under the namespace "
+                                      f"{namespace!r}")
         if (repo_type, repo_id) in self._repos:  # exist_ok=True: the client reads "url" from this 409's body
             raise HubError(409, None, f"You already created this {repo_type} repo", url=url)
+        if repo_type == "space" and payload.get("sdk") not in ("gradio", "docker", "static"):
+            raise HubError(400, None, f"A Space needs an sdk (gradio, docker or static), got {payload.get('sdk')!r}")
         private = payload.get("visibility", "public") != "public"
-        repo = self._repos[(repo_type, repo_id)] = _Repo(private=private)
+        repo = self._repos[(repo_type, repo_id)] = _Repo(private=private, sdk=payload.get("sdk"))
+        for variable in payload.get("variables") or []:  # create_repo(space_variables=[{"key", "value"}, ...])
+            repo.variables[variable["key"]] = {"value": variable["value"], "description": variable.get("description"),
+                                               "updatedAt": _now()}
         self._new_commit(repo, repo_type, repo_id, "main", {".gitattributes": GITATTRIBUTES}, "initial commit")
         self._grants.add((token, repo_id))
         return {"url": url, "name": repo_id}
@@ -324,7 +351,35 @@ class FakeHub:
         return self.users.get(token) or token.removeprefix("hf_")
 
     def _can_write(self, token, repo_id) -> bool:
-        return (token, repo_id) in self._grants
+        return (token, repo_id) in self._grants and token not in self.read_only
+
+    def update_settings(self, repo_type, repo_id, payload, token) -> dict:
+        """update_repo_settings: `gated` ("auto", "manual" or False) and `visibility` ("public" / "private")."""
+        repo = self._writable(repo_type, repo_id, token)
+        if "gated" in payload:
+            if payload["gated"] not in ("auto", "manual", False):
+                raise HubError(400, None, f"Invalid gated value {payload['gated']!r}")
+            repo.gated = payload["gated"]
+        if "visibility" in payload:
+            if payload["visibility"] not in ("public", "private"):
+                raise HubError(400, None, f"Invalid visibility {payload['visibility']!r}")
+            repo.private = payload["visibility"] == "private"
+        return {}
+
+    def space_variables(self, repo_id, method, payload, token) -> dict:
+        """A Space's variables, as get_space_variables / add_space_variable / delete_space_variable see them:
+        {key: {"value", "description", "updatedAt"}}. Only a writer reads or changes them."""
+        repo = self._writable("space", repo_id, token)
+        if method == "POST":
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", payload.get("key") or ""):
+                raise HubError(400, None, f"Invalid variable name {payload.get('key')!r}")
+            old = repo.variables.get(payload["key"], {})
+            description = payload.get("description", old.get("description"))
+            repo.variables[payload["key"]] = {"value": payload["value"], "description": description,
+                                              "updatedAt": _now()}
+        elif method == "DELETE":
+            repo.variables.pop(payload.get("key"), None)
+        return {k: {kk: vv for kk, vv in v.items() if vv is not None} for k, v in repo.variables.items()}
 
     def _writable(self, repo_type, repo_id, token) -> _Repo:
         repo = self._repo(repo_type, repo_id, token)  # missing, or private and not yours: "not found"
@@ -553,6 +608,12 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         self._handle(send_body=True)
 
+    def do_PUT(self):
+        self._handle(send_body=True)
+
+    def do_DELETE(self):
+        self._handle(send_body=True)
+
     def _handle(self, send_body: bool) -> None:
         hub: FakeHub = self.server.hub  # type: ignore[attr-defined]
         url = urlsplit(self.path)
@@ -562,7 +623,7 @@ class _Handler(BaseHTTPRequestHandler):
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         # Read the body first, whatever the route: an unread one would be parsed as the next keep-alive request.
         data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        post = self.command == "POST"
+        post = self.command != "GET" and self.command != "HEAD"  # PUT and DELETE write too
         try:
             with hub._lock:
                 status, headers, body = self._route(hub, url.path, query, data, token, post)
@@ -587,7 +648,20 @@ class _Handler(BaseHTTPRequestHandler):
             repo_id, revision, filename = map(unquote, m.groups()[1:])
             kind = _API_KINDS[m[1] or "models"]
             return hub.resolve(kind, repo_id, revision, filename, token, self.headers.get("Range"))
+        if m := _SETTINGS.match(path):
+            if self.command != "PUT":
+                raise HubError(404, None, f"FakeHub has no route for {self.command} {path}")
+            return self._json(hub.update_settings(_API_KINDS[m[1]], unquote(m[2]), json.loads(data), token))
+        if m := _VARIABLES.match(path):
+            payload = json.loads(data) if data else {}
+            return self._json(hub.space_variables(unquote(m[1]), self.command, payload, token))
+        if self.command not in ("GET", "HEAD", "POST"):
+            raise HubError(404, None, f"FakeHub has no route for {self.command} {path}")
         payload = self._api(hub, path, query, data, token, post)
+        return self._json(payload)
+
+    @staticmethod
+    def _json(payload) -> tuple[int, dict, bytes]:
         return 200, {"Content-Type": "application/json"}, json.dumps(payload).encode()
 
     @staticmethod
@@ -650,6 +724,25 @@ def use_hub_endpoint(monkeypatch: pytest.MonkeyPatch, endpoint: str, hf_home: st
     monkeypatch.setattr(dconfig, "HF_UPDATE_DOWNLOAD_COUNTS", False)
     monkeypatch.setattr(dconfig, "USE_PARQUET_EXPORT", False)
     set_hf_offline(monkeypatch, False)
+
+
+def use_evaluate_endpoint(monkeypatch: pytest.MonkeyPatch, endpoint: str, cache: str | os.PathLike) -> None:
+    """Let `evaluate.load("org/name")` fetch a module from the Space `org/name` at `endpoint`, online, with its
+    downloads cached under `cache`. evaluate speaks plain `requests` (HEAD, then GET of
+    `{endpoint}/spaces/org/name/resolve/<rev>/name.py`, first at rev "v<evaluate version>", then "main"), and reads
+    its endpoint, offline switch and caches once, at import: those copies are patched. The imported module itself
+    still goes to the modules cache (HF_MODULES_CACHE, on sys.path): moving it mid-process would break imports."""
+    import evaluate.config as econfig
+
+    monkeypatch.setenv("HF_EVALUATE_OFFLINE", "0")
+    monkeypatch.setattr(econfig, "HF_EVALUATE_OFFLINE", False)
+    monkeypatch.setattr(econfig, "HF_ENDPOINT", endpoint)
+    monkeypatch.setattr(econfig, "HUB_EVALUATE_URL", endpoint + "/spaces/{path}/resolve/{revision}/{name}")
+    monkeypatch.setattr(econfig, "HF_UPDATE_DOWNLOAD_COUNTS", False)  # else a HEAD to s3.amazonaws.com per load
+    cache = Path(cache)
+    monkeypatch.setattr(econfig, "HF_EVALUATE_CACHE", cache)
+    monkeypatch.setattr(econfig, "DOWNLOADED_EVALUATE_PATH", cache / "downloads")
+    monkeypatch.setattr(econfig, "EXTRACTED_EVALUATE_PATH", cache / "downloads" / "extracted")
 
 
 def use_datasets_cache(monkeypatch: pytest.MonkeyPatch, cache: str | os.PathLike) -> None:

@@ -650,3 +650,75 @@ def test_discussions_listing_pages_filters_and_private_repos(fake_hub, tmp_path)
     with pytest.raises(RepositoryNotFoundError):
         open_submission(tmp_path / "bob", token="hf_bob")
     assert [pr.author for pr in fake_hub.pull_requests("org/name", repo_type="dataset")] == ["reader"]
+
+
+def test_space_needs_an_sdk_and_its_info_says_which(fake_hub):
+    api = HfApi()
+    with pytest.raises(HfHubHTTPError, match=r"Bad request:\nA Space needs an sdk \(gradio, docker or static\)"):
+        fake_hub_post_create(fake_hub, "org/bare")
+    api.create_repo("org/app", repo_type="space", space_sdk="gradio", token="hf_w",
+                    space_variables=[{"key": "A", "value": "1"}])
+    assert api.space_info("org/app").sdk == "gradio"
+    assert fake_hub.settings("org/app", "space") == {"private": False, "gated": False, "sdk": "gradio",
+                                                     "variables": {"A": "1"}}
+    # A Space's files are served where evaluate.load looks for a module: /spaces/<id>/resolve/<rev>/<file>
+    api.upload_file(path_or_fileobj=b"x = 1\n", path_in_repo="app.py", repo_id="org/app", repo_type="space",
+                    token="hf_w")
+    assert hf_hub_download("org/app", "app.py", repo_type="space") and fake_hub.downloads("app.py") == 1
+
+
+def fake_hub_post_create(fake_hub, repo_id):
+    """create_repo without an sdk: the client refuses to send it, so post the payload as an older client would."""
+    from huggingface_hub.utils import get_session, hf_raise_for_status
+
+    r = get_session().post(f"{fake_hub.url}/api/repos/create", headers={"Authorization": "Bearer hf_w"},
+                           json={"name": repo_id.split("/")[1], "organization": repo_id.split("/")[0], "type": "space"})
+    hf_raise_for_status(r)
+
+
+def test_space_variables_add_get_delete_writer_only(fake_hub):
+    api = HfApi()
+    api.create_repo("org/app", repo_type="space", space_sdk="gradio", token="hf_w")
+    assert api.get_space_variables("org/app", token="hf_w") == {}
+    added = api.add_space_variable("org/app", "REXRANK_RESULTS", "org/results", description="board", token="hf_w")
+    assert added["REXRANK_RESULTS"].value == "org/results" and added["REXRANK_RESULTS"].description == "board"
+    api.add_space_variable("org/app", "REXRANK_RESULTS", "org/other", token="hf_w")  # overwrite keeps the description
+    got = api.get_space_variables("org/app", token="hf_w")["REXRANK_RESULTS"]
+    assert (got.value, got.description) == ("org/other", "board") and got.updated_at is not None
+    with pytest.raises(HfHubHTTPError, match="403 Forbidden"):
+        api.add_space_variable("org/app", "X", "1", token="hf_other")
+    with pytest.raises(HfHubHTTPError, match="403 Forbidden"):
+        api.get_space_variables("org/app", token="hf_other")
+    api.delete_space_variable("org/app", "REXRANK_RESULTS", token="hf_w")
+    assert fake_hub.settings("org/app", "space")["variables"] == {}
+
+
+def test_update_repo_settings_gates_and_hides_writer_only(fake_hub):
+    api = HfApi()
+    api.create_repo("org/data", repo_type="dataset", token="hf_w")
+    api.upload_file(path_or_fileobj=b"x", path_in_repo="x.txt", repo_id="org/data", repo_type="dataset", token="hf_w")
+    with pytest.raises(HfHubHTTPError, match="403 Forbidden"):
+        api.update_repo_settings("org/data", gated="manual", repo_type="dataset", token="hf_other")
+    api.update_repo_settings("org/data", gated="manual", repo_type="dataset", token="hf_w")
+    assert api.dataset_info("org/data").gated == "manual"
+    with pytest.raises(GatedRepoError):
+        hf_hub_download("org/data", "x.txt", repo_type="dataset", token="hf_other")
+    api.update_repo_settings("org/data", gated=False, private=True, repo_type="dataset", token="hf_w")
+    assert fake_hub.settings("org/data", "dataset") == {"private": True, "gated": False}
+    with pytest.raises(RepositoryNotFoundError):
+        api.dataset_info("org/data", token="hf_other")
+
+
+def test_a_read_only_token_reads_but_never_writes(fake_hub):
+    api = HfApi()
+    api.create_repo("org/data", repo_type="dataset", token="hf_w")
+    fake_hub.allow("hf_r", "org/data")
+    fake_hub.read_only.add("hf_r")
+    with pytest.raises(HfHubHTTPError, match="403 Forbidden: You don't have the rights to create a dataset under"):
+        api.create_repo("org/new", repo_type="dataset", token="hf_r")
+    # exist_ok: the client asks repo_info after a 403 and takes the existing repo; the push is what fails
+    assert api.create_repo("org/data", repo_type="dataset", exist_ok=True, token="hf_r").repo_id == "org/data"
+    with pytest.raises(HfHubHTTPError, match="403 Forbidden: You don't have the rights to push to org/data"):
+        api.upload_file(path_or_fileobj=b"x", path_in_repo="x.txt", repo_id="org/data", repo_type="dataset",
+                        token="hf_r")
+    assert api.dataset_info("org/data", token="hf_r").id == "org/data"
