@@ -436,6 +436,8 @@ def parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("metrics", help="list the metrics and what each gives an empty prediction")
     listing.set_defaults(run=cmd_metrics)
 
+    _publish_commands(commands)
+
     compare = commands.add_parser("compare", help="paired bootstrap and approximate randomisation between two "
                                   "systems' per-study tables")
     compare.add_argument("a", help="system A's <dataset>.<task>.per_study.parquet")
@@ -490,6 +492,51 @@ def _sources_help() -> str:
 def _judge(args: argparse.Namespace) -> dict:
     return {"judge_url": args.judge_url, "judge_model": args.judge_model, "concurrency": args.judge_concurrency,
             "allow_endpoints": args.allow_endpoint, "fineradscore_shots": args.fineradscore_shots}
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    """Publish metric Spaces, a built dataset or the leaderboard Space; print what changed (or would)."""
+    from rexrank import publish
+
+    if args.what == "metrics":
+        only = args.only.split(",") if args.only else None
+        outcomes = publish.publish_metrics(args.org, only, args.dry_run, metrics_dir=Path(args.metrics_dir))
+    elif args.what == "dataset":
+        outcomes = [publish.publish_dataset(args.name, Path(args.source), args.repo, args.private, args.gated,
+                                            args.dry_run)]
+    else:
+        outcomes = [publish.publish_space(args.repo, args.results, args.dry_run, folder=Path(args.source))]
+    for outcome in outcomes:
+        print("\n".join(outcome.lines()))
+    if args.dry_run:
+        print("dry run: nothing was changed on the Hub")
+    return OK
+
+
+def _publish_commands(commands) -> None:
+    from rexrank.publish import METRICS_DIR, SPACE_DIR
+
+    group = commands.add_parser("publish", help="publish metric Spaces, a built dataset or the leaderboard Space "
+                                                "to the Hub (HF_TOKEN or `hf auth login` with write access)")
+    kinds = group.add_subparsers(dest="what", required=True)
+    metrics = kinds.add_parser("metrics", help="one Gradio Space per metrics/<name>/ module: ORG/<name>")
+    metrics.add_argument("--org", required=True, help="the user or organisation that owns the Spaces")
+    metrics.add_argument("--only", metavar="NAME,...", help="only these metric modules")
+    metrics.add_argument("--metrics-dir", default=str(METRICS_DIR), help=argparse.SUPPRESS)
+    dataset = kinds.add_parser("dataset", help="a folder built by rexrank build-dataset to a Hub dataset repo")
+    dataset.add_argument("name", help="the dataset it was built as (iu-xray, mimic-cxr, ...)")
+    dataset.add_argument("--from", dest="source", required=True, metavar="DIR", help="the build-dataset --out folder")
+    dataset.add_argument("--repo", required=True, metavar="ORG/NAME")
+    dataset.add_argument("--private", action="store_true", help="a private repo")
+    dataset.add_argument("--gated", action="store_true", help="gated: users request access, maintainers approve")
+    space = kinds.add_parser("space", help="the leaderboard Space from space/, reading the results repo")
+    space.add_argument("--repo", required=True, metavar="ORG/NAME")
+    space.add_argument("--results", required=True, metavar="ORG/RESULTS", help="the results dataset repo the board "
+                                                                              "reads (the REXRANK_RESULTS variable)")
+    space.add_argument("--from", dest="source", default=str(SPACE_DIR), metavar="DIR", help=argparse.SUPPRESS)
+    for command in (metrics, dataset, space):
+        command.add_argument("--dry-run", action="store_true", help="list what would change; change nothing")
+        command.set_defaults(run=cmd_publish)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
