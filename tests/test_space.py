@@ -181,6 +181,16 @@ def test_the_model_page_gives_its_bars_numbers_and_card_through_its_api(app):
     assert "imported" in card and "**URL:** —" in card
 
 
+def test_rank_stability_through_the_api(app):
+    client, repo, board, _ = app
+    findings, _ = client.predict("iu-xray", "", ["radcliq_v1"], api_name="/tables")
+    got = _cells(findings)
+    assert got["Rank range"].tolist() == lb.table(board, "iu-xray", "findings")["Rank range"].tolist()
+    assert got["Rank range"].tolist() == ["1–2", "1–2", "3", "4"]  # the demo's imported row sits in Careful's CI
+    plot = client.predict("iu-xray", "findings", api_name="/stability")
+    assert plot["type"] == "matplotlib" and len(base64.b64decode(plot["plot"].split(",", 1)[1])) > 5_000
+
+
 def test_refresh_rereads_the_repo_and_keeps_the_last_table_under_a_banner(app):
     client, repo, board, _ = app
     changed = board.copy()
@@ -276,6 +286,10 @@ def test_the_board_in_a_browser_switches_dataset_and_task_and_searches(app, tmp_
             assert len(want) == 1
             assert seen(_wait_for(page, lambda rows: seen(rows, headers) == want), headers) == want
             page.screenshot(path=tmp_path / "board-iu-xray-findings-impression-search.png", full_page=True)
+
+            page.get_by_role("tab", name="Overview").click()  # mean ranks, and IU-Xray's rank stability plot
+            page.locator(".gradio-container img[src^='data:image']:visible").first.wait_for(timeout=20_000)
+            page.screenshot(path=tmp_path / "overview-iu-xray-stability.png", full_page=True)
 
             page.get_by_role("tab", name="Model").click()  # the model page: card, bars with whiskers, numbers
             page.get_by_label("Model", exact=True).click()

@@ -109,6 +109,38 @@ def model_figure(bars: pd.DataFrame):
     return figure
 
 
+def stability_figure(ranges: pd.DataFrame, title: str, top: int = 30):
+    """Rank stability (`rexrank.leaderboard.rank_ranges`): each ranked model's 1/RadCliQ-v1 and 95% CI, best first,
+    labelled with its rank range; CIs that overlap are neighbours the data cannot tell apart. The first `top` only."""
+    from matplotlib.figure import Figure
+
+    shown = ranges.head(top)
+    figure = Figure(figsize=(10, 1.2 + 0.38 * max(1, len(shown))), layout="constrained")
+    ax = figure.subplots()
+    ax.set_title(title + (f" (first {top} of {len(ranges)})" if len(ranges) > top else ""), fontsize=11)
+    if shown.empty:
+        ax.text(0.5, 0.5, "No ranked models", ha="center", va="center", transform=ax.transAxes)
+        ax.set_axis_off()
+        return figure
+    y = list(range(len(shown)))
+    fixed = (shown["best"] == shown["worst"]).to_numpy()
+    for certain, colour in ((True, "#4C72B0"), (False, "#DD8452")):
+        at = fixed == certain
+        ax.errorbar(shown["value"][at], [v for v, a in zip(y, at) if a], fmt="o", color=colour, capsize=3,
+                    xerr=[(shown["value"] - shown["low"])[at], (shown["high"] - shown["value"])[at]],
+                    label="rank certain" if certain else "rank could change (CIs overlap)")
+    labels = [f"{int(r)}. {lb.sanitize_text(m, 40)}  [{rr}]"
+              for r, m, rr in zip(shown["rank"], shown["model"], shown["Rank range"])]
+    ax.set_yticks(y, labels, fontsize=9)
+    for label in ax.get_yticklabels():
+        label.set_parse_math(False)  # a `$` in a model's name is text, not TeX
+    ax.invert_yaxis()
+    ax.set_xlabel("1/RadCliQ-v1 (higher is better), 95% CI")
+    ax.grid(axis="x", alpha=0.3)
+    figure.legend(loc="outside lower center", ncols=2, fontsize=8, frameon=False)
+    return figure
+
+
 def build(results: str | None = None, refresh_s: float = 300.0):
     """The board as a `gr.Blocks`: a tab per task, dataset selector, search, metric columns, overview, about, submit;
     reread on the button and every `refresh_s` seconds."""
@@ -133,6 +165,13 @@ def build(results: str | None = None, refresh_s: float = 300.0):
         names = lb.model_names(source.board)
         return gr.Dropdown(choices=names, value=model if model in names else (names[0] if names else None))
 
+    def stability(dataset: str, task: str):
+        title = f"Rank stability: {lb.DATASETS.get(dataset, dataset)}, {lb.TASKS.get(task, task)}"
+        return stability_figure(lb.rank_ranges(source.board, dataset, task), title)
+
+    def refreshed(model: str | None, dataset: str, task: str):
+        return model_choices(model), stability(dataset, task)
+
     def refresh(dataset: str, search: str, metrics: list[str], task: str):
         _, banner = source.load()
         return (gr.Markdown(banner, visible=bool(banner)), *tables(dataset, search, metrics), overview(task))
@@ -156,6 +195,7 @@ def build(results: str | None = None, refresh_s: float = 300.0):
                 overview_task = gr.Radio([(label, key) for key, label in lb.TASKS.items()],
                                          value=next(iter(lb.TASKS)), label="Task")
                 overview_table = gr.Dataframe(label="Mean rank across datasets", interactive=False)
+                stability_plot = gr.Plot(label="Rank stability on the chosen dataset (1/RadCliQ-v1, 95% CIs)")
             with gr.Tab("Model"):
                 names = lb.model_names(source.board)
                 model = gr.Dropdown(names, value=names[0] if names else None, label="Model")
@@ -175,10 +215,13 @@ def build(results: str | None = None, refresh_s: float = 300.0):
         refresh_args = dict(fn=refresh, inputs=[*controls, overview_task],
                             outputs=[banner, *boards, overview_table])
         model.change(model_page, model, [model_plot, model_card, model_table], api_name="model")
-        refresh_button.click(**refresh_args, api_name="refresh").then(model_choices, model, model,
-                                                                       api_visibility="private")
-        gr.Timer(refresh_s).tick(**refresh_args, api_visibility="private").then(model_choices, model, model,
-                                                                                api_visibility="private")
+        dataset.change(stability, [dataset, overview_task], stability_plot, api_name="stability")
+        overview_task.change(stability, [dataset, overview_task], stability_plot, api_visibility="private")
+        after = dict(fn=refreshed, inputs=[model, dataset, overview_task], outputs=[model, stability_plot],
+                     api_visibility="private")
+        refresh_button.click(**refresh_args, api_name="refresh").then(**after)
+        gr.Timer(refresh_s).tick(**refresh_args, api_visibility="private").then(**after)
+        demo.load(stability, [dataset, overview_task], stability_plot, api_visibility="private")
         demo.load(model_page, model, [model_plot, model_card, model_table], api_visibility="private")
         demo.load(tables, controls, boards, api_visibility="private")
         demo.load(overview, overview_task, overview_table, api_visibility="private")
