@@ -187,3 +187,33 @@ def test_publish_space_sets_the_results_variable_once(writer, capsys):
     assert main(other) == 0  # the variable changes; the files did not, so no commit
     assert writer.settings(f"{ORG}/leaderboard", "space")["variables"]["REXRANK_RESULTS"] == f"{ORG}/other"
     assert writer.commits(f"{ORG}/leaderboard", "space") == commits
+
+
+def test_an_interrupted_publish_is_finished_by_running_it_again(writer, monkeypatch, capsys):
+    monkeypatch.setattr("huggingface_hub.utils._http.time.sleep", lambda seconds: None)  # the client's retry waits
+    writer.commits_fail = True  # the Hub goes away at the commit: the Space exists, its files never landed
+    assert main(["publish", "metrics", "--org", ORG, "--only", "bleu2"]) == 2
+    err = capsys.readouterr().err
+    assert f"{ORG}/bleu2: could not upload (503" in err and "Traceback" not in err
+    assert writer.commits(f"{ORG}/bleu2", "space") == ["initial commit"]
+    writer.commits_fail = False
+    assert main(["publish", "metrics", "--org", ORG, "--only", "bleu2", "--dry-run"]) == 0
+    assert f"{ORG}/bleu2 (space): would update\n  add README.md\n" in capsys.readouterr().out
+    assert main(["publish", "metrics", "--org", ORG, "--only", "bleu2"]) == 0
+    assert len(writer.commits(f"{ORG}/bleu2", "space")) == 2
+    assert "bleu2.py" in writer.files(f"{ORG}/bleu2", "space")
+
+
+def test_private_dataset_made_private_before_upload_and_read_with_the_token(writer, tmp_path, capsys):
+    import datasets
+    from huggingface_hub import HfApi
+
+    folder, rows = _built(tmp_path, "mimic-cxr")
+    HfApi().create_repo(f"{ORG}/mimic", repo_type="dataset")  # an existing public repo
+    assert main(["publish", "dataset", "mimic-cxr", "--from", str(folder), "--repo", f"{ORG}/mimic", "--private"]) == 0
+    assert "  set private: True" in capsys.readouterr().out
+    assert writer.settings(f"{ORG}/mimic", "dataset") == {"private": True, "gated": False}
+    writes = [p for m, p in writer.requests if m in ("PUT", "POST") and f"{ORG}/mimic" in p]
+    assert writes.index(f"/api/datasets/{ORG}/mimic/settings") < writes.index(f"/api/datasets/{ORG}/mimic/commit/main")
+    loaded = datasets.load_dataset(f"{ORG}/mimic", "findings_impression", split="test", token="hf_w")
+    assert len(loaded) == len(rows)

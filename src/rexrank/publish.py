@@ -126,7 +126,7 @@ def _remote(api, repo_id: str, repo_type: str) -> tuple[dict | None, dict]:
         return None, {}
     except HfHubHTTPError as err:
         raise _refused(err, repo_id, "read the repo") from err
-    return files, {"private": bool(info.private), "gated": info.gated or False,
+    return files, {"private": bool(info.private), "gated": getattr(info, "gated", None) or False,
                    "sdk": getattr(info, "sdk", None)}
 
 
