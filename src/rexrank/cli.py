@@ -522,7 +522,8 @@ def _publish_commands(commands) -> None:
     metrics = kinds.add_parser("metrics", help="one Gradio Space per metrics/<name>/ module: ORG/<name>")
     metrics.add_argument("--org", required=True, help="the user or organisation that owns the Spaces")
     metrics.add_argument("--only", metavar="NAME,...", help="only these metric modules")
-    metrics.add_argument("--metrics-dir", default=str(METRICS_DIR), help=argparse.SUPPRESS)
+    metrics.add_argument("--metrics-dir", default=str(METRICS_DIR), metavar="DIR",
+                         help="the metrics/ folder of a rexrank checkout (default: this checkout's)")
     dataset = kinds.add_parser("dataset", help="a folder built by rexrank build-dataset to a Hub dataset repo")
     dataset.add_argument("name", help="the dataset it was built as (iu-xray, mimic-cxr, ...)")
     dataset.add_argument("--from", dest="source", required=True, metavar="DIR", help="the build-dataset --out folder")
@@ -533,7 +534,8 @@ def _publish_commands(commands) -> None:
     space.add_argument("--repo", required=True, metavar="ORG/NAME")
     space.add_argument("--results", required=True, metavar="ORG/RESULTS", help="the results dataset repo the board "
                                                                               "reads (the REXRANK_RESULTS variable)")
-    space.add_argument("--from", dest="source", default=str(SPACE_DIR), metavar="DIR", help=argparse.SUPPRESS)
+    space.add_argument("--from", dest="source", default=str(SPACE_DIR), metavar="DIR",
+                       help="the space/ folder of a rexrank checkout (default: this checkout's)")
     for command in (metrics, dataset, space):
         command.add_argument("--dry-run", action="store_true", help="list what would change; change nothing")
         command.set_defaults(run=cmd_publish)
