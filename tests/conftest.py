@@ -13,6 +13,10 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 # load_dataset without the fake_hub fixture (or use_datasets_cache) must not fill the developer's.
 os.environ["HF_DATASETS_CACHE"] = tempfile.mkdtemp(prefix="rexrank-tests-datasets-")
 atexit.register(shutil.rmtree, os.environ["HF_DATASETS_CACHE"], True)
+# evaluate copies its modules (local metric folders and Space modules) under HF_MODULES_CACHE, read at import and put
+# on sys.path: set once here, before any import, never moved mid-run.
+os.environ["HF_MODULES_CACHE"] = tempfile.mkdtemp(prefix="rexrank-tests-modules-")
+atexit.register(shutil.rmtree, os.environ["HF_MODULES_CACHE"], True)
 for _key in [k for k in os.environ if k.startswith("REXRANK_MODEL_")]:  # a developer's own copies must not leak in
     os.environ.pop(_key)
 
