@@ -85,9 +85,13 @@ def test_unknown_metric_and_missing_files_exit_2(tmp_path, capsys):
 def test_demo_writes_every_system_and_task(tmp_path, capsys):
     assert main(["demo", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.json"))
+    written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.json") if "radrbench" not in p.parts)
     assert written == [f"{s}/rexrank-demo.{t}.json" for s in sorted(demo.systems())
                        for t in ("findings", "findings_impression")]
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("radrbench/*")) == [
+        f"{m}/radrbench/radrbench-cxr.{f}" for m in ("demo-guesser", "demo-reasoner")
+        for f in ("accuracy.json", "per_item.parquet")]
+    assert "== RadRBench-CXR (synthetic demo items) · 25 items" in out
     board = out.split("== rexrank-demo test · findings ·")[1].splitlines()
     assert [line.split()[0] for line in board[2:5]] == ["Demo-Careful", "Demo-Shuffled", "Demo-Template"]
     careful = Result.read(tmp_path / "demo-careful" / "rexrank-demo.findings.json")

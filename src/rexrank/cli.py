@@ -104,7 +104,37 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if skipped:
         print("not run here:\n" + "\n".join(f"  {name}: {why}" for name, why in skipped.items()))
     print(f"wrote {len(results)} results (JSON + per-study parquet) under {out}/")
+    _demo_radrbench(out)
     return OK
+
+
+def _demo_radrbench(out: Path) -> None:
+    """RadRBench-CXR accuracy of the demo's two synthetic reasoning models (no weights, no judge: answers only)."""
+    import tempfile
+
+    from rexrank.demo import radrbench as rdemo
+    from rexrank.radrbench.score import load_items, load_outputs, score_outputs, write_results
+
+    with tempfile.TemporaryDirectory(prefix="rexrank-radrbench-demo-") as tmp:
+        items = load_items(rdemo.dataset(Path(tmp) / "radrbench-cxr"))
+    print(f"\n== RadRBench-CXR (synthetic demo items) · {len(items)} items · accuracy [95% CI] per task")
+    scored = {key: score_outputs(items, load_outputs(rdemo.output_file(key))) for key in rdemo.MODELS}
+    width = max(len(card["name"]) for card in rdemo.MODELS.values())
+    rows = {key: s.rows.set_index(["source", "task"]) for key, s in scored.items()}
+    groups = list(next(iter(rows.values())).index)
+    for source, task in groups:
+        label = "all" if source == "all" else f"{source}.{task}"
+        cells = "  ".join(f"{rdemo.MODELS[k]['name']:<{width}} {r.loc[(source, task), 'accuracy']:.3f} "
+                          f"[{r.loc[(source, task), 'low']:.3f}, {r.loc[(source, task), 'high']:.3f}]"
+                          for k, r in rows.items())
+        print(f"  {label:<26} {cells}")
+    for key, s in scored.items():
+        failures = json.loads(s.rows.iloc[-1]["failures"])
+        print(f"  {rdemo.MODELS[key]['name']} answer failures: "
+              + (", ".join(f"{k} {v}" for k, v in failures.items()) or "none"))
+        write_results(out / key / "radrbench", rdemo.MODELS[key]["name"], s)
+    print(f"signature: {next(iter(scored.values())).signature}")
+    print(f"wrote RadRBench-CXR results under {out}/<model>/radrbench/")
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
@@ -268,8 +298,7 @@ def cmd_build_dataset(args: argparse.Namespace) -> int:
 
 def cmd_score_radrbench(args: argparse.Namespace) -> int:
     """Accuracy of a reasoning model on RadRBench-CXR, per source and task, with 95% CIs and answer failures."""
-    from rexrank.files import atomic_path, write_text
-    from rexrank.radrbench.score import load_items, load_outputs, score_outputs
+    from rexrank.radrbench.score import load_items, load_outputs, score_outputs, write_results
 
     items = load_items(args.dataset, configs=args.config or None)
     scores = score_outputs(items, load_outputs(args.predictions), args.resamples, args.seed)
@@ -297,16 +326,8 @@ def cmd_score_radrbench(args: argparse.Namespace) -> int:
                   "call are left out of the means")
         print(f"signature: {judged.signature}")
     out = Path(args.out)
-    write_text(out / "radrbench-cxr.accuracy.json", json.dumps(
-        {"dataset": "radrbench-cxr", "model": args.model_name or Path(args.predictions).stem,
-         "signature": scores.signature, "missing_outputs": len(scores.missing),
-         "rows": scores.rows.to_dict("records"),
-         "radrscore": None if reasoning is None else {"signature": judged.signature, "unparseable": judged.unparseable,
-                                                       "failed": judged.failed,
-                                                       "rows": json.loads(reasoning.to_json(orient="records"))}},
-        indent=2) + "\n")
-    with atomic_path(out / "radrbench-cxr.per_item.parquet") as tmp:
-        scores.per_item.to_parquet(tmp, index=False)
+    write_results(out, args.model_name or Path(args.predictions).stem, scores, reasoning,
+                  judged if reasoning is not None else None)
     print(f"wrote {out / 'radrbench-cxr.accuracy.json'}, {out / 'radrbench-cxr.per_item.parquet'}")
     return OK
 

@@ -147,3 +147,22 @@ def reasoning_table(rows: pd.DataFrame) -> list[str]:
         lines.append(f"{r['source']:<14} {r['task']:<16} {r['items']:>6,} "
                      + " ".join(cell(r[c], 7) for c in COMPONENTS) + f" {cell(r['radrscore'], 10)}  {ci}")
     return lines
+
+
+def write_results(out: str | Path, model: str, scores: RadRBenchScores, reasoning: pd.DataFrame | None = None,
+                  judged=None) -> Path:
+    """`<out>/radrbench-cxr.accuracy.json` (what a submission carries) and `radrbench-cxr.per_item.parquet`."""
+    from rexrank.files import atomic_path, write_text
+
+    out = Path(out)
+    path = out / "radrbench-cxr.accuracy.json"
+    write_text(path, json.dumps(
+        {"dataset": "radrbench-cxr", "model": model, "signature": scores.signature,
+         "missing_outputs": len(scores.missing), "rows": scores.rows.to_dict("records"),
+         "radrscore": None if reasoning is None else {"signature": judged.signature, "unparseable": judged.unparseable,
+                                                       "failed": judged.failed,
+                                                       "rows": json.loads(reasoning.to_json(orient="records"))}},
+        indent=2) + "\n")
+    with atomic_path(out / "radrbench-cxr.per_item.parquet") as tmp:
+        scores.per_item.to_parquet(tmp, index=False)
+    return path
