@@ -8,6 +8,7 @@ The results repo (a Hub dataset repo, or a local folder):
     submissions/<id>/results/<dataset>.<task>.json          rexrank result JSON
     submissions/<id>/per_study/<dataset>.<task>.parquet     per-study scores (public datasets only)
     submissions/<id>/predictions/<dataset>.<task>.jsonl     the predictions scored (every dataset)
+    submissions/<id>/radrbench/radrbench-cxr.accuracy.json  RadRBench-CXR accuracy (`rexrank score-radrbench`)
 
 For the private ReXGradient set a submission carries predictions only: the maintainers' gated job scores them
 and adds the aggregate result.
@@ -84,8 +85,10 @@ def collect(results_dir: Path) -> list[Piece]:
     predictions only."""
     if not results_dir.is_dir():
         raise InputError(f"{results_dir}: no such folder (the --out of rexrank score)")
-    pieces, problems = [], []
+    pieces, problems = _radrbench_piece(results_dir)
     for path in sorted(results_dir.glob("*.json")):
+        if path.name == RADRBENCH_RESULT:
+            continue
         found = _dataset_task(path.name, ".json")
         if found is None:
             problems.append(f"{path.name}: not <dataset>.<task>.json for a rexrank dataset ({', '.join(DATASETS)}) "
@@ -111,8 +114,36 @@ def collect(results_dir: Path) -> list[Piece]:
         raise InputError(f"{results_dir}: not ready to submit:\n{listing(problems, 20)}")
     if not pieces:
         raise InputError(f"{results_dir}: no result of a rexrank dataset here; run rexrank score --out {results_dir} "
-                         f"--dataset-name <{'|'.join(PUBLIC_DATASETS)}> first")
+                         f"--dataset-name <{'|'.join(PUBLIC_DATASETS)}> (or rexrank score-radrbench --out "
+                         f"{results_dir}) first")
     return pieces
+
+
+RADRBENCH_RESULT = "radrbench-cxr.accuracy.json"
+
+
+def _radrbench_piece(results_dir: Path) -> tuple[list[Piece], list[str]]:
+    """`radrbench-cxr.accuracy.json` from `rexrank score-radrbench --out results_dir` (or its `radrbench/`
+    subfolder), checked as the maintainers will, and made by this rexrank's answer parser."""
+    from rexrank.backend.security import RADRBENCH_FILE, check_radrbench
+    from rexrank.radrbench.answers import signature
+
+    found = [p for p in (results_dir / RADRBENCH_RESULT, results_dir / "radrbench" / RADRBENCH_RESULT) if p.is_file()]
+    if not found:
+        return [], []
+    if len(found) > 1:
+        return [], [f"{RADRBENCH_RESULT}: both {found[0]} and {found[1]}; keep the one to submit"]
+    path = found[0]
+    try:
+        value = check_radrbench(path.read_bytes())
+    except InputError as err:
+        return [], [f"{path.relative_to(results_dir)}: {err}"]
+    current = str(signature()).split("|rexrank:")[0]
+    made = value["signature"].split("|boot:")[0].split("|rexrank:")[0]
+    if made != current:
+        return [], [f"{path.relative_to(results_dir)}: made as {made}, this rexrank scores as {current}: re-score "
+                    "with rexrank score-radrbench"]
+    return [Piece(RADRBENCH_FILE, path)], []
 
 
 def _check_result(name: str, result: Result, predictions: Path) -> list[str]:

@@ -1,5 +1,6 @@
 """The aggregate job: the board (`leaderboard.parquet`) rebuilt from a results repo's merged submissions and the
-imported official ReXrank rows.
+imported official ReXrank rows, and the RadRBench-CXR table (`radrbench.parquet`) from the submissions'
+`radrbench/radrbench-cxr.accuracy.json`.
 
 One row per (model, dataset, task), ranked within each dataset and task by 1/RadCliQ-v1 (higher is better).
 Scored numbers are ranked together only when their RadCliQ-v1 signatures' point keys agree: the key most rows carry
@@ -18,10 +19,16 @@ import pandas as pd
 
 from rexrank.files import atomic_path, write_text
 from rexrank.results import Result
-from rexrank.submission import CARD, SUBMISSIONS
+from rexrank.submission import CARD, RADRBENCH_RESULT, SUBMISSIONS
 
 RANK_BY = "radcliq_v1"
 BOARD = "leaderboard.parquet"
+RADRBENCH_BOARD = "radrbench.parquet"
+# One row per (model, source, task) and a source/task "all" row per model; accuracy with its bootstrap CI.
+RADRBENCH_COLUMNS = ("submission", "model", "institution", "url", "date", "source", "task", "items", "correct",
+                     "accuracy", "low", "high", "failures", "missing_outputs", "signature")
+RADRBENCH_TYPES = {"items": "Int64", "correct": "Int64", "missing_outputs": "Int64", "accuracy": "float64",
+                   "low": "float64", "high": "float64"}
 # The board's columns, in ReXrank's order (official.METRIC_COLUMNS).
 METRICS = ("bleu2", "bertscore", "semb_score", "radgraph", "radcliq_v1", "ratescore", "green", "fineradscore")
 
@@ -88,6 +95,25 @@ def rank(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.sort_values(["dataset", "task", "rank"], na_position="last").reset_index(drop=True)
 
 
+def radrbench_rows(repo: Path) -> pd.DataFrame:
+    """Every submission's RadRBench-CXR rows (the model named by its card), in RADRBENCH_COLUMNS."""
+    out = []
+    for folder in sorted(p for p in (repo / SUBMISSIONS).glob("*") if p.is_dir()):
+        path = folder / "radrbench" / RADRBENCH_RESULT
+        if not path.is_file():
+            continue
+        card = json.loads((folder / CARD).read_text(encoding="utf-8")) if (folder / CARD).is_file() else {}
+        result = json.loads(path.read_text(encoding="utf-8"))
+        for row in result["rows"]:
+            out.append({"submission": folder.name, "model": card.get("name") or result["model"],
+                        "institution": card.get("institution", ""), "url": card.get("url", ""),
+                        "date": card.get("date", ""), **{k: row[k] for k in RADRBENCH_COLUMNS[5:13]},
+                        "missing_outputs": result["missing_outputs"], "signature": result["signature"]})
+    frame = pd.DataFrame(out, columns=list(RADRBENCH_COLUMNS))
+    return frame.astype(RADRBENCH_TYPES).sort_values(["source", "task", "accuracy"], ascending=[True, True, False],
+                                                     ignore_index=True)
+
+
 CARD_TEXT = """---
 pretty_name: rexrank leaderboard results
 license: other
@@ -101,6 +127,10 @@ configs:
   data_files:
   - split: leaderboard
     path: leaderboard.parquet
+- config_name: radrbench
+  data_files:
+  - split: leaderboard
+    path: radrbench.parquet
 ---
 
 # rexrank results
@@ -113,7 +143,12 @@ predictions of the public test sets); `rexrank submit` opens a pull request addi
 ```python
 from datasets import load_dataset
 board = load_dataset("ORG/results", split="leaderboard")
+radrbench = load_dataset("ORG/results", "radrbench", split="leaderboard")  # RadRBench-CXR accuracy per task
 ```
+
+`radrbench.parquet`: RadRBench-CXR accuracy of each submission that carries
+`submissions/<id>/radrbench/radrbench-cxr.accuracy.json` (`rexrank score-radrbench`), one row per source and task
+plus an `all` row, with a 95% bootstrap CI and the scoring signature.
 """
 
 
@@ -123,6 +158,8 @@ def aggregate(repo: str | Path) -> pd.DataFrame:
     board = rank(pd.DataFrame(rows(repo), columns=list(COLUMNS)))
     with atomic_path(repo / BOARD) as tmp:
         board.to_parquet(tmp, index=False)
+    with atomic_path(repo / RADRBENCH_BOARD) as tmp:
+        radrbench_rows(repo).to_parquet(tmp, index=False)
     write_text(repo / "README.md", CARD_TEXT)
     return board
 
@@ -137,9 +174,11 @@ def aggregate_hub(repo_id: str, token: str | None = None) -> tuple[pd.DataFrame,
     with tempfile.TemporaryDirectory(prefix="rexrank-aggregate-") as tmp:
         local = Path(snapshot_download(repo_id, repo_type="dataset", token=token, local_dir=Path(tmp) / "repo",
                                        allow_patterns=[f"{SUBMISSIONS}/*/{CARD}", f"{SUBMISSIONS}/*/results/*.json",
+                                                       f"{SUBMISSIONS}/*/radrbench/{RADRBENCH_RESULT}",
                                                        "imported/*.json"]))
         board = aggregate(local)
         commit = HfApi(token=token).upload_folder(
-            folder_path=str(local), repo_id=repo_id, repo_type="dataset", allow_patterns=[BOARD, "README.md"],
+            folder_path=str(local), repo_id=repo_id, repo_type="dataset",
+            allow_patterns=[BOARD, RADRBENCH_BOARD, "README.md"],
             commit_message=f"Aggregate: {int(board['rank'].notna().sum())} ranked rows of {len(board)}")
     return board, commit.commit_url

@@ -52,18 +52,22 @@ from rexrank.submission import CARD, DATASETS, ID, PRIVATE_DATASETS, SUBMISSIONS
 
 # -- the layout -------------------------------------------------------------------------------------------------
 
-MAINTAINER_FILES = ("README.md", "leaderboard.parquet")
+MAINTAINER_FILES = ("README.md", "leaderboard.parquet", "radrbench.parquet")
 SUBMISSION_ID = ID
 _FOLDERS = {"results": "json", "per_study": "parquet", "predictions": "jsonl"}
 _LAYOUT_FILE = re.compile(r"(results|per_study|predictions)/([a-z0-9-]+)\.([a-z_]+)\.(json|parquet|jsonl)")
-LAYOUT_HELP = ("submission.json, results/<dataset>.<task>.json, per_study/<dataset>.<task>.parquet, "
-               "predictions/<dataset>.<task>.jsonl")
+# RadRBench-CXR accuracy, as `rexrank score-radrbench` writes it (one file: the answers are scored by rule, so the
+# numbers need no per-item table to be reviewed; the model's outputs stay with its authors).
+RADRBENCH_FILE = "radrbench/radrbench-cxr.accuracy.json"
+LAYOUT_HELP = ("submission.json, results|per_study|predictions/<dataset>.<task>.json|parquet|jsonl, "
+               f"{RADRBENCH_FILE}")
 
 # -- the bounds -------------------------------------------------------------------------------------------------
 
 KiB, MiB = 1024, 1024 * 1024
-MAX_BYTES = {"card": 16 * KiB, "results": 1 * MiB, "per_study": 64 * MiB, "predictions": 64 * MiB}
-MAX_FILES = 32  # touched paths in one pull request; the layout has at most 1 + 4 datasets x 2 tasks x 3 = 25
+MAX_BYTES = {"card": 16 * KiB, "results": 1 * MiB, "per_study": 64 * MiB, "predictions": 64 * MiB,
+             "radrbench": 1 * MiB}
+MAX_FILES = 32  # touched paths in one pull request; the layout has at most 1 + 4 datasets x 2 tasks x 3 + 1 = 26
 MAX_TOTAL_BYTES = 256 * MiB
 MAX_WALK = 1000  # entries looked at in a local folder before giving up
 MAX_PATH_CHARS = 256
@@ -85,6 +89,8 @@ CARD_JSON = JsonLimits(MAX_BYTES["card"], max_depth=2, max_items=256)
 RESULT_JSON = JsonLimits(MAX_BYTES["results"], max_depth=32, max_items=50_000)
 LINE_JSON = JsonLimits(64 * KiB, max_depth=1, max_items=8)  # one predictions line
 MAX_LINES = 100_000  # predictions lines (ReXGradient's test set has about 10,000 studies)
+RADRBENCH_JSON = JsonLimits(MAX_BYTES["radrbench"], max_depth=5, max_items=20_000)
+MAX_RADRBENCH_ROWS = 200  # (source, task) rows: RadRBench-CXR has about a dozen
 PANDAS_JSON = JsonLimits(256 * KiB, max_depth=4, max_items=20_000)
 MAX_ROWS = 100_000
 MAX_COLUMNS = 256
@@ -148,6 +154,7 @@ class Checked:
     results: dict[tuple[str, str], Result] = field(default_factory=dict)  # (dataset, task) -> result
     predictions: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)  # study ids, file order
     per_study: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)  # study ids, table order
+    radrbench: dict | None = None  # radrbench/radrbench-cxr.accuracy.json, checked (`check_radrbench`)
 
 
 class _Refused(Exception):
@@ -292,7 +299,7 @@ def path_problems(path: object) -> list[str]:
 @dataclass(frozen=True)
 class _Entry:
     path: str
-    kind: str  # card, results, per_study, predictions
+    kind: str  # card, results, per_study, predictions, radrbench
     dataset: str | None
     task: str | None
 
@@ -315,6 +322,8 @@ def classify(path: str, submission_id: str) -> _Entry:
     rel = "/".join(parts[2:])
     if rel == CARD:
         return _Entry(path, "card", None, None)
+    if rel == RADRBENCH_FILE:
+        return _Entry(path, "radrbench", "radrbench-cxr", "radrbench")
     match = _LAYOUT_FILE.fullmatch(rel)
     if not match:
         hint = " (names are lower case)" if rel.lower() != rel else ""
@@ -482,6 +491,104 @@ def check_result(data: bytes, dataset: str, task: str) -> Result:
     if problems:
         raise InputError("; ".join(problems))
     return result
+
+
+_RADRBENCH_KEYS = {"dataset", "model", "signature", "missing_outputs", "rows", "radrscore"}
+_RADRBENCH_ROW = ("source", "task", "items", "correct", "accuracy", "low", "high", "failures")
+_RADRBENCH_TASKS = ("binary", "single", "multi", "multi_no_option", "temporal")
+_RADRBENCH_SOURCE = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
+_FAILURE_NAME = re.compile(r"[a-z_]{1,40}")
+
+
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _fraction(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0.0 <= value <= 1.0
+
+
+def _radrbench_row(number: int, row: object) -> list[str]:
+    where = f"rows[{number}]"
+    if not isinstance(row, dict):
+        return [f"{where}: expected an object, got {type(row).__name__}"]
+    if set(row) != set(_RADRBENCH_ROW):
+        extra, missing = sorted(set(row) - set(_RADRBENCH_ROW)), sorted(set(_RADRBENCH_ROW) - set(row))
+        said = (f"unknown field(s) {_show(', '.join(extra), 80)}" if extra else "",
+                f"missing {', '.join(missing)}" if missing else "")
+        return [f"{where}: " + "; ".join(p for p in said if p)]
+    problems = []
+    source, task = row["source"], row["task"]
+    if not isinstance(source, str) or not _RADRBENCH_SOURCE.fullmatch(source):
+        problems.append(f"{where}: source {_show(source, 40)!r} is not a lower-case name")
+    if task not in (*_RADRBENCH_TASKS, "all") or (task == "all") != (source == "all"):
+        problems.append(f"{where}: task {_show(task, 40)!r} is not one of {', '.join(_RADRBENCH_TASKS)} (or all "
+                        "with source all)")
+    if not _count(row["items"]) or row["items"] == 0:
+        problems.append(f"{where}: items is not a positive whole number")
+    elif not _count(row["correct"]) or row["correct"] > row["items"]:
+        problems.append(f"{where}: correct is not a whole number from 0 to items")
+    elif not all(_fraction(row[k]) for k in ("accuracy", "low", "high")):
+        problems.append(f"{where}: accuracy, low and high must be numbers from 0 to 1")
+    elif not row["low"] - 1e-9 <= row["accuracy"] <= row["high"] + 1e-9:
+        problems.append(f"{where}: accuracy {row['accuracy']} is outside its CI [{row['low']}, {row['high']}]")
+    elif abs(row["accuracy"] - row["correct"] / row["items"]) > 1e-9:
+        problems.append(f"{where}: accuracy {row['accuracy']} is not correct / items")
+    failures = row["failures"]
+    try:
+        counts = parse_json(failures.encode("utf-8"), JsonLimits(4 * KiB, 1, 16)) if isinstance(failures, str) \
+            else None
+    except (InputError, UnicodeEncodeError):
+        counts = None
+    if not isinstance(counts, dict) or not all(isinstance(k, str) and _FAILURE_NAME.fullmatch(k) and _count(v)
+                                               for k, v in counts.items()):
+        problems.append(f"{where}: failures is not a JSON object of answer failure -> count")
+    return problems
+
+
+def check_radrbench(data: bytes) -> dict:
+    """`radrbench/radrbench-cxr.accuracy.json` (what `rexrank score-radrbench` writes): parsed with limits, known
+    fields only, each row's numbers consistent, one `all` row; its model text bounded. Returns the parsed object."""
+    value = parse_json(data, RADRBENCH_JSON)
+    if not isinstance(value, dict):
+        raise InputError(f"expected a JSON object, got {type(value).__name__}")
+    extra = sorted(set(value) - _RADRBENCH_KEYS)
+    missing = sorted(_RADRBENCH_KEYS - set(value) - {"radrscore"})
+    if extra or missing:
+        raise InputError("; ".join(p for p in (f"unknown field(s) {_show(', '.join(extra), 80)}" if extra else "",
+                                               f"missing {', '.join(missing)}" if missing else "") if p))
+    problems = []
+    if value["dataset"] != "radrbench-cxr":
+        problems.append(f"dataset {_show(value['dataset'], 40)!r}, expected radrbench-cxr")
+    model = value["model"]
+    if not isinstance(model, str) or not model.strip() or len(model) > 100:
+        problems.append("model: expected text of 1 to 100 characters")
+    sig = value["signature"]
+    if not isinstance(sig, str) or not sig.startswith("radrbench-accuracy:") or len(sig) > 300:
+        problems.append("signature: expected a radrbench-accuracy signature")
+    if not _count(value["missing_outputs"]):
+        problems.append("missing_outputs: expected a whole number")
+    rows = value["rows"]
+    if not isinstance(rows, list) or not 1 <= len(rows) <= MAX_RADRBENCH_ROWS:
+        problems.append(f"rows: expected a list of 1 to {MAX_RADRBENCH_ROWS} rows")
+        rows = []
+    for number, row in enumerate(rows):
+        problems += _radrbench_row(number, row)
+        if len(problems) > MAX_PROBLEMS_PER_FILE:
+            break
+    if not problems:
+        keys = [(r["source"], r["task"]) for r in rows]
+        if len(set(keys)) != len(keys):
+            problems.append("rows: a (source, task) appears more than once")
+        if keys.count(("all", "all")) != 1:
+            problems.append("rows: expected one row with source and task all")
+        elif sum(r["items"] for r in rows if r["source"] != "all") != rows[keys.index(("all", "all"))]["items"]:
+            problems.append("rows: the all row's items is not the sum of the others")
+    if value.get("radrscore") is not None and not isinstance(value["radrscore"], dict):
+        problems.append("radrscore: expected null or an object")
+    if problems:
+        raise InputError("; ".join(problems[:MAX_PROBLEMS_PER_FILE]))
+    return value
 
 
 def _study_id(value: object) -> str:
@@ -790,7 +897,7 @@ def check_submission(folder_or_paths: str | os.PathLike | Iterable[Touched | tup
         problems.append("the pull request changes nothing")
     problems += _ownership(submission_id, touched, entries, owner, author)
 
-    parsed: dict[str, dict] = {"card": {}, "results": {}, "predictions": {}, "per_study": {}}
+    parsed: dict[str, dict] = {"card": {}, "results": {}, "predictions": {}, "per_study": {}, "radrbench": {}}
     if root is not None:
         for item, entry in entries:
             if item.change == "deleted":
@@ -809,7 +916,8 @@ def check_submission(folder_or_paths: str | os.PathLike | Iterable[Touched | tup
     return Checked(submission_id, tuple(t.path for t, _ in entries if t.change != "deleted"),
                    tuple(t.path for t, _ in entries if t.change == "deleted"), root is not None,
                    card=next(iter(parsed["card"].values()), None), results=parsed["results"],
-                   predictions=parsed["predictions"], per_study=parsed["per_study"])
+                   predictions=parsed["predictions"], per_study=parsed["per_study"],
+                   radrbench=next(iter(parsed["radrbench"].values()), None))
 
 
 def _ownership(submission_id: str, touched: list[Touched], entries: list[tuple[Touched, _Entry]],
@@ -824,8 +932,9 @@ def _ownership(submission_id: str, touched: list[Touched], entries: list[tuple[T
         kinds = {e.kind for t, e in entries if t.change == "added"}
         if touched and "card" not in kinds:
             problems.append(f"{folder}{CARD}: missing (a new submission needs its card)")
-        if touched and not kinds & {"results", "predictions"}:
-            problems.append(f"{folder}: no results/ or predictions/ file (nothing to put on the board)")
+        if touched and not kinds & {"results", "predictions", "radrbench"}:
+            problems.append(f"{folder}: no results/ or predictions/ file, nor {RADRBENCH_FILE} (nothing to put "
+                            "on the board)")
     elif author is None or author != owner:
         problems.append(f"{folder} belongs to {_show(owner, 60)!r}; the pull request's author "
                         f"{_show(author, 60)!r} may not change it (an update comes from the same author)")
@@ -835,7 +944,7 @@ def _ownership(submission_id: str, touched: list[Touched], entries: list[tuple[T
     return problems
 
 
-def _read_entry(root: Path, item: Touched, entry: _Entry) -> Card | Result | tuple[str, ...]:
+def _read_entry(root: Path, item: Touched, entry: _Entry) -> Card | Result | dict | tuple[str, ...]:
     data = _read_file(root, item.path, MAX_BYTES[entry.kind])
     if len(data) != item.size:
         raise InputError(f"{len(data)} bytes, but the pull request lists {item.size}")
@@ -843,6 +952,8 @@ def _read_entry(root: Path, item: Touched, entry: _Entry) -> Card | Result | tup
         return check_card(data)
     if entry.kind == "results":
         return check_result(data, entry.dataset, entry.task)
+    if entry.kind == "radrbench":
+        return check_radrbench(data)
     if entry.kind == "predictions":
         return check_predictions(_lines(data))
     return check_per_study(data)
