@@ -37,7 +37,11 @@ def test_the_two_models_cover_every_failure_and_separate(tmp_path):
     _, scores = scored(tmp_path)
     failures = {f for s in scores.values() for f in s.per_item["failure"].dropna()}
     assert failures == set(FAILURES)
-    reasoner, guesser = (scores[m].rows.set_index("source").loc["all"] for m in ("demo-reasoner", "demo-guesser"))
+    reasoner, guesser = (scores[m].rows.iloc[-1] for m in ("demo-reasoner", "demo-guesser"))
+    assert (reasoner["source"], reasoner["task"]) == ("all", "all")
+    by_task = scores["demo-reasoner"].rows.set_index(["source", "task"])
+    assert by_task.loc[("all", "binary"), "items"] == 7 and by_task.loc[("all", "binary"), "accuracy"] == 1.0
+    assert by_task.loc[("all", "temporal"), "correct"] == 3
     assert (reasoner["correct"], guesser["correct"]) == (23, 8)
     assert reasoner["low"] > guesser["high"]
 
@@ -60,7 +64,7 @@ def test_readable_answer_forms_are_scored_right(tmp_path):
 def test_demo_prints_and_writes_radrbench_accuracy(tmp_path, capsys):
     assert main(["demo", "--out", str(tmp_path), "--metrics", "bleu2"]) == 0
     out = capsys.readouterr().out.split("== RadRBench-CXR")[1]
-    assert "all                        Demo-Reasoner 0.920" in out
+    assert "all                            Demo-Reasoner 0.920" in out
     assert "Demo-Guesser answer failures: ambiguous 1, empty_answer 1, empty_output 1, no_answer_tag 2" in out
     result = json.loads((tmp_path / "demo-reasoner/radrbench/radrbench-cxr.accuracy.json").read_text())
     assert result["model"] == "Demo-Reasoner" and result["rows"][-1]["accuracy"] == 0.92

@@ -73,7 +73,7 @@ def test_a_stale_or_tampered_radrbench_result_is_not_submitted(tmp_path, demo_da
     value["rows"][-1]["accuracy"] = 1.0
     path.write_text(json.dumps(value))
     assert main(["submit", "--results", str(results), "--name", "X", "--dry-run"]) == 2
-    assert "rows[8]: accuracy 1.0 is not correct / items" in capsys.readouterr().err
+    assert "rows[13]: accuracy 1.0 is not correct / items" in capsys.readouterr().err
     score_radrbench(results / "radrbench", demo_dataset)
     assert main(["submit", "--results", str(results), "--name", "X", "--dry-run"]) == 2
     assert "radrbench-cxr.accuracy.json: both" in capsys.readouterr().err
@@ -117,7 +117,7 @@ def set_row(index, **fields):
     (set_row(0, correct=5), "rows[0]: correct is not a whole number from 0 to items"),
     (set_row(0, accuracy=True), "accuracy, low and high must be numbers from 0 to 1"),
     (set_row(0, high=1.5), "accuracy, low and high must be numbers from 0 to 1"),
-    (set_row(8, low=0.95), "rows[8]: accuracy 0.92 is outside its CI [0.95, "),
+    (set_row(13, low=0.95), "rows[13]: accuracy 0.92 is outside its CI [0.95, "),
     (set_row(4, accuracy=0.5, low=0.0, high=1.0), "rows[4]: accuracy 0.5 is not correct / items"),
     (set_row(0, source="<b>x</b>"), "rows[0]: source '<b>x</b>' is not a lower-case name"),
     (set_row(0, task="vqa"), "rows[0]: task 'vqa' is not one of binary"),
@@ -126,7 +126,7 @@ def set_row(index, **fields):
     (set_row(0, bonus=1), "rows[0]: unknown field(s) bonus"),
     (lambda v: v["rows"].pop(), "rows: expected one row with source and task all"),
     (lambda v: v["rows"].append(dict(v["rows"][0])), "rows: a (source, task) appears more than once"),
-    (set_row(8, items=30, correct=23, accuracy=23 / 30, low=0.6, high=0.9), "the all row's items is not the sum"),
+    (set_row(13, items=30, correct=23, accuracy=23 / 30, low=0.6, high=0.9), "the all row's items is not the sum"),
     (lambda v: v.update(radrscore=[1]), "radrscore: expected null or an object"),
 ])
 def test_radrbench_contents_are_checked(tmp_path, demo_dataset, edit, message):
@@ -152,7 +152,7 @@ def test_aggregate_writes_the_radrbench_table_and_its_config(tmp_path, demo_data
     (repo / "submissions" / "lab-d" / "submission.json").write_text(json.dumps({"name": "Guesser (card)"}))
     aggregate(repo)
     table = pd.read_parquet(repo / "radrbench.parquet")
-    assert tuple(table.columns) == RADRBENCH_COLUMNS and len(table) == 2 * 9
+    assert tuple(table.columns) == RADRBENCH_COLUMNS and len(table) == 2 * 14
     overall = table[table["task"] == "all"].set_index("model")
     assert list(overall.index) == ["A", "Guesser (card)"]  # the card names the model; best first
     assert overall.loc["A", "accuracy"] == 0.92 and overall.loc["Guesser (card)", "items"] == 25
@@ -186,4 +186,4 @@ def test_submit_merge_aggregate_round_trip_on_the_hub(tmp_path, demo_dataset, fa
     assert backend(["aggregate", "--hub", "rexrank/results"]) == 0
     table = datasets.load_dataset("rexrank/results", "radrbench", split="leaderboard")
     assert set(table["model"]) == {"Reasoner"} and table["submission"][0] == "demo-lab-reasoner"
-    assert len(table) == 9
+    assert len(table) == 14

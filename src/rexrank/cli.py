@@ -123,11 +123,11 @@ def _demo_radrbench(out: Path) -> None:
     rows = {key: s.rows.set_index(["source", "task"]) for key, s in scored.items()}
     groups = list(next(iter(rows.values())).index)
     for source, task in groups:
-        label = "all" if source == "all" else f"{source}.{task}"
+        label = "all" if task == "all" else f"{task} (all sources)" if source == "all" else f"{source}.{task}"
         cells = "  ".join(f"{rdemo.MODELS[k]['name']:<{width}} {r.loc[(source, task), 'accuracy']:.3f} "
                           f"[{r.loc[(source, task), 'low']:.3f}, {r.loc[(source, task), 'high']:.3f}]"
                           for k, r in rows.items())
-        print(f"  {label:<26} {cells}")
+        print(f"  {label:<30} {cells}")
     for key, s in scored.items():
         failures = json.loads(s.rows.iloc[-1]["failures"])
         print(f"  {rdemo.MODELS[key]['name']} answer failures: "

@@ -521,7 +521,7 @@ def _radrbench_row(number: int, row: object) -> list[str]:
     source, task = row["source"], row["task"]
     if not isinstance(source, str) or not _RADRBENCH_SOURCE.fullmatch(source):
         problems.append(f"{where}: source {_show(source, 40)!r} is not a lower-case name")
-    if task not in (*_RADRBENCH_TASKS, "all") or (task == "all") != (source == "all"):
+    if task not in (*_RADRBENCH_TASKS, "all") or (task == "all" and source != "all"):
         problems.append(f"{where}: task {_show(task, 40)!r} is not one of {', '.join(_RADRBENCH_TASKS)} (or all "
                         "with source all)")
     if not _count(row["items"]) or row["items"] == 0:
@@ -583,7 +583,7 @@ def check_radrbench(data: bytes) -> dict:
         if keys.count(("all", "all")) != 1:
             problems.append("rows: expected one row with source and task all")
         elif sum(r["items"] for r in rows if r["source"] != "all") != rows[keys.index(("all", "all"))]["items"]:
-            problems.append("rows: the all row's items is not the sum of the others")
+            problems.append("rows: the all row's items is not the sum of the per-source rows")
     if value.get("radrscore") is not None and not isinstance(value["radrscore"], dict):
         problems.append("radrscore: expected null or an object")
     if problems:

@@ -18,7 +18,7 @@ import pandas as pd
 from rexrank import stats
 from rexrank.data.split import jsonl_records, listing, read_json
 from rexrank.errors import InputError
-from rexrank.radrbench.answers import accuracy, signature
+from rexrank.radrbench.answers import TASKS, accuracy, signature
 
 OUTPUT_KEYS = ("output", "prediction")
 
@@ -69,7 +69,8 @@ def load_outputs(path: str | Path) -> dict[tuple[str, str], object]:
 
 @dataclass
 class RadRBenchScores:
-    rows: pd.DataFrame  # one per (source, task) and an "all" row: items, correct, accuracy, low, high, failures
+    rows: pd.DataFrame  # per (source, task), per task ("all", task), and ("all", "all"): items, correct, accuracy,
+    #                     low, high, failures
     missing: list[str]  # items without an output (scored as empty outputs)
     signature: str
     per_item: pd.DataFrame = field(repr=False)  # item_id, source, task, correct, answer, failure
@@ -91,7 +92,10 @@ def score_outputs(items: pd.DataFrame, outputs: dict[tuple[str, str], object], r
                              "answer": [None if a.value is None else ", ".join(sorted(a.value))
                                         for a in result.answers],
                              "failure": [a.failure for a in result.answers]})
-    groups = [(s, t, g) for (s, t), g in per_item.groupby(["source", "task"], sort=True)] + [("all", "all", per_item)]
+    # Per source and task, then per task over every source (source "all"), then everything ("all", "all").
+    groups = ([(s, t, g) for (s, t), g in per_item.groupby(["source", "task"], sort=True)]
+              + [("all", t, per_item[per_item["task"] == t]) for t in TASKS if (per_item["task"] == t).any()]
+              + [("all", "all", per_item)])
     rows = []
     for source, task, group in groups:
         e = stats.estimate(group["correct"].astype(float).to_numpy(), "mean", resamples, seed)
