@@ -18,7 +18,10 @@ from rexrank.leaderboard import (
     model_numbers,
     model_scores,
     overview,
+    radrbench_bars,
+    radrbench_table,
     rank_ranges,
+    read_radrbench,
     table,
     value_with_ci,
 )
@@ -160,3 +163,61 @@ def pytest_approx(x):
     import pytest
 
     return pytest.approx(x)
+
+
+# -- RadRBench-CXR ---------------------------------------------------------------------------------------------------
+
+def radr_rows(submission, model, per_task, url="https://example.org/m", institution="Lab"):
+    """radrbench.parquet rows for one model: {(source, task): (items, correct, low, high)}, plus the all rows."""
+    out = []
+    for (source, task), (items, correct, low, high) in per_task.items():
+        out.append({"submission": submission, "model": model, "institution": institution, "url": url,
+                    "date": "2026-11-01", "source": source, "task": task, "items": items, "correct": correct,
+                    "accuracy": correct / items, "low": low, "high": high,
+                    "failures": '{"no_answer_tag": 2}' if (source, task) == ("all", "all") else "{}",
+                    "missing_outputs": 0, "signature": "radrbench-accuracy:1"})
+    return out
+
+
+def radr_table():
+    a = {("mimic-cxr", "binary"): (4, 3, 0.25, 1.0), ("rsna", "binary"): (2, 2, 1.0, 1.0),
+         ("ms-cxr-t", "temporal"): (4, 1, 0.0, 0.75), ("all", "binary"): (6, 5, 0.5, 1.0),
+         ("all", "temporal"): (4, 1, 0.0, 0.75), ("all", "all"): (10, 6, 0.3, 0.9)}
+    b = {("mimic-cxr", "binary"): (4, 4, 1.0, 1.0), ("all", "binary"): (4, 4, 1.0, 1.0),
+         ("all", "all"): (4, 4, 1.0, 1.0)}
+    return pd.DataFrame(radr_rows("lab-a", "Model A", a) + radr_rows("lab-b", "<b>B</b>", b, url="javascript:x"))
+
+
+def test_radrbench_table_ranks_by_overall_accuracy_with_a_column_per_task_type():
+    shown = radrbench_table(radr_table())
+    assert shown.columns.tolist() == ["Rank", "Model", "Institution", "Overall", "Binary", "Temporal", "Items",
+                                      "Unreadable"]
+    assert shown["Rank"].tolist() == [1, 2]
+    assert shown["Model"].tolist() == ["&lt;b&gt;B&lt;\\/b&gt;", "[Model A](https://example.org/m)"]  # no unsafe link
+    assert shown["Overall"].tolist() == ["1.000 ± 0.000", "0.600 ± 0.300"]
+    assert shown["Binary"].tolist() == ["1.000 ± 0.000", "0.833 [0.500, 1.000]"]
+    assert shown["Temporal"].tolist() == ["", "0.250 [0.000, 0.750]"]  # not run: blank, never 0
+    assert shown["Items"].tolist() == [4, 10] and shown["Unreadable"].tolist() == [2, 2]
+
+
+def test_radrbench_table_by_source_and_search():
+    shown = radrbench_table(radr_table(), view="source")
+    assert shown.columns.tolist()[4:-2] == ["MIMIC-CXR · Binary", "RSNA · Binary", "MS-CXR-T · Temporal"]
+    assert shown["RSNA · Binary"].tolist() == ["", "1.000 ± 0.000"]
+    only = radrbench_table(radr_table(), search="model a")
+    assert only["Model"].tolist() == ["[Model A](https://example.org/m)"] and only["Rank"].tolist() == [1]
+    assert radrbench_table(radr_table().iloc[:0]).empty
+
+
+def test_radrbench_bars_give_ci_whiskers_per_task_type():
+    bars = radrbench_bars(radr_table(), "Model A")
+    assert bars["task"].tolist() == ["Binary", "Temporal"]
+    assert bars["err_low"].round(4).tolist() == [0.3333, 0.25] and bars["err_high"].round(4).tolist() == [0.1667, 0.5]
+
+
+def test_the_demo_board_has_synthetic_radrbench_rows(tmp_path):
+    shown = radrbench_table(read_radrbench(None))
+    assert [m.split("]")[0] for m in shown["Model"]] == ["[Demo\\-Reasoner", "[Demo\\-Guesser"]
+    assert shown["Overall"].tolist()[0] == "0.920 [0.800, 1.000]" and shown["Unreadable"].tolist() == [1, 7]
+    repo = results_repo(tmp_path)  # a folder without radrbench.parquet: its submissions, none with RadRBench-CXR
+    assert read_radrbench(repo).empty

@@ -13,7 +13,7 @@ import pytest
 from fixtures.board import results_repo
 
 from rexrank import leaderboard as lb
-from rexrank.backend.aggregate import BOARD, COLUMNS, aggregate
+from rexrank.backend.aggregate import BOARD, COLUMNS, RADRBENCH_BOARD, aggregate
 
 
 def test_a_local_folder_is_read_from_its_leaderboard_parquet(tmp_path):
@@ -77,7 +77,14 @@ def test_a_hub_results_repo_downloads_only_the_board_and_survives_the_hub_going_
     shown, banner = source.load()
     assert banner == "" and lb.table(shown, "mimic-cxr", "findings")["Model"].tolist()[0] == "B"
     resolved = {p.rsplit("/", 1)[-1] for _, p in fake_hub.requests if "/resolve/" in p}
-    assert resolved == {BOARD}  # not the submissions
+    assert resolved == {BOARD, RADRBENCH_BOARD}  # the two tables, not the submissions
+    assert source.radrbench.empty  # this repo's submissions carry no RadRBench-CXR result
+
+    older = {k: v for k, v in files.items() if k != RADRBENCH_BOARD}  # aggregated before the RadRBench-CXR table
+    fake_hub.add_repo("rexrank/older", older, repo_type="dataset")
+    old_source = lb.BoardSource("rexrank/older")
+    _, banner = old_source.load()
+    assert banner == "" and old_source.radrbench.empty
 
     fake_hub.stop()  # the Hub unreachable: the banner says so and the last good table stays
     close_session()  # (a pooled keep-alive connection would still reach the stopped server's handler thread)
@@ -200,14 +207,37 @@ def test_refresh_rereads_the_repo_and_keeps_the_last_table_under_a_banner(app):
     changed.to_parquet(buffer, index=False)
     (repo / BOARD).write_bytes(buffer.getvalue())
 
-    banner, findings, _, _ = client.predict("rexgradient", "Careful", ["bleu2"], "findings", api_name="/refresh")
+    banner, findings, *_ = client.predict("rexgradient", "Careful", ["bleu2"], "findings", "task", "",
+                                          api_name="/refresh")
     assert _cells(findings)["BLEU"].tolist()[0].startswith("0.500 ")
     assert not banner.get("visible", True) or not banner.get("value")
 
     shutil.rmtree(repo)
-    banner, findings, _, _ = client.predict("rexgradient", "Careful", ["bleu2"], "findings", api_name="/refresh")
+    banner, findings, *_ = client.predict("rexgradient", "Careful", ["bleu2"], "findings", "task", "",
+                                          api_name="/refresh")
     assert "Could not read the board" in banner["value"] and banner["visible"] is True
     assert _cells(findings)["BLEU"].tolist()[0].startswith("0.500 ")  # the last good table, not a blank page
+
+
+def test_the_radrbench_tab_through_the_api(app):
+    client, repo, board, _ = app
+    table = pd.read_parquet(repo / RADRBENCH_BOARD)
+    for view in ("task", "source"):
+        got, want = _cells(client.predict(view, "", api_name="/radrbench")), lb.radrbench_table(table, view)
+        assert got.columns.tolist() == want.columns.tolist()
+        assert got.astype(str).values.tolist() == want.astype(str).values.tolist()
+    got = _cells(client.predict("task", "", api_name="/radrbench"))
+    assert got.columns.tolist()[3:9] == ["Overall", "Binary", "Single choice", "Multiple choice", "Multi, no options",
+                                         "Temporal"]
+    assert got["Overall"].tolist() == ["0.920 [0.800, 1.000]", "0.320 [0.160, 0.520]"]
+    assert "MS-CXR-T · Temporal" in _cells(client.predict("source", "", api_name="/radrbench")).columns
+    # refresh rereads radrbench.parquet too, and gives the per-task plot
+    changed = table.copy()
+    changed.loc[changed["model"] == "Demo-Guesser", "institution"] = "Guess Lab"
+    changed.to_parquet(repo / RADRBENCH_BOARD, index=False)
+    *_, radr, plot = client.predict("rexgradient", "", ["bleu2"], "findings", "task", "guess", api_name="/refresh")
+    assert _cells(radr)["Institution"].tolist() == ["Guess Lab"]
+    assert plot["type"] == "matplotlib" and len(base64.b64decode(plot["plot"].split(",", 1)[1])) > 10_000
 
 
 # --- the board in a real browser (Debian's Chromium through Playwright) -------------------------------------------
@@ -299,6 +329,24 @@ def test_the_board_in_a_browser_switches_dataset_and_task_and_searches(app, tmp_
             assert _wait_for(page, lambda rows: rows == want) == want
             page.locator(".gradio-container img[src^='data:image']:visible").first.wait_for(timeout=20_000)
             page.screenshot(path=tmp_path / "model-demo-shuffled.png", full_page=True)
+
+            page.get_by_role("tab", name="RadRBench-CXR").click()  # accuracy per task type, then per source
+            radr = pd.read_parquet(repo / RADRBENCH_BOARD)
+            want = lb.radrbench_table(radr, "task")
+            overall = [["1", "Demo-Reasoner", want["Overall"][0]], ["2", "Demo-Guesser", want["Overall"][1]]]
+
+            def radr_seen(rows):
+                return [row[:2] + row[3:4] for row in rows if len(row) > 4]
+
+            assert radr_seen(_wait_for(page, lambda rows: radr_seen(rows) == overall)) == overall
+            radr_headers = [h.strip() for h in page.locator("[role=columnheader]:visible").all_inner_texts()]
+            assert "Temporal" in radr_headers and "Multi, no options" in radr_headers
+            page.locator(".gradio-container img[src^='data:image']:visible").first.wait_for(timeout=20_000)
+            page.screenshot(path=tmp_path / "radrbench-by-task.png", full_page=True)
+            page.get_by_text("Source and task").click()
+            _wait_for(page, lambda rows: any("MS-CXR-T" in h for h in page.locator(
+                "[role=columnheader]:visible").all_inner_texts()))
+            page.screenshot(path=tmp_path / "radrbench-by-source.png", full_page=True)
             print(f"screenshots in {tmp_path}")
         finally:
             browser.close()

@@ -20,7 +20,19 @@ import numpy as np
 import pandas as pd
 
 from rexrank import demo
-from rexrank.backend.aggregate import BOARD, COLUMNS, METRICS, RANK_BY, aggregate, rank, rows
+from rexrank.backend.aggregate import (
+    BOARD,
+    COLUMNS,
+    METRICS,
+    RADRBENCH_BOARD,
+    RADRBENCH_COLUMNS,
+    RADRBENCH_TYPES,
+    RANK_BY,
+    aggregate,
+    radrbench_rows,
+    rank,
+    rows,
+)
 from rexrank.backend.security import safe_url, sanitize_text, to_markdown
 from rexrank.files import write_text
 from rexrank.official import METRIC_COLUMNS
@@ -46,6 +58,69 @@ def value_with_ci(value: float | None, low: float | None, high: float | None, de
     if abs(below - above) < 0.5 * 10 ** -decimals:
         return f"{text} ± {(below + above) / 2:.{decimals}f}"
     return f"{text} [{low:.{decimals}f}, {high:.{decimals}f}]"
+
+
+# RadRBench-CXR's task types and sources, as the tab names them (others show under their own name).
+RADRBENCH_TASKS = {"binary": "Binary", "single": "Single choice", "multi": "Multiple choice",
+                   "multi_no_option": "Multi, no options", "temporal": "Temporal"}
+RADRBENCH_SOURCES = {"mimic-cxr": "MIMIC-CXR", "chexpert": "CheXpert", "rsna": "RSNA", "siim": "SIIM",
+                     "ms-cxr-t": "MS-CXR-T", "iu-xray": "IU-Xray"}
+RADRBENCH_VIEWS = {"task": "Task type (all sources)", "source": "Source and task"}
+
+
+def _radrbench_column(source: str, task: str) -> str:
+    name = RADRBENCH_TASKS.get(task, sanitize_text(task, 40))
+    return name if source == "all" else f"{RADRBENCH_SOURCES.get(source, sanitize_text(source, 40))} · {name}"
+
+
+def radrbench_table(table: pd.DataFrame, view: str = "task", search: str = "") -> pd.DataFrame:
+    """RadRBench-CXR accuracy (`radrbench.parquet`), one row per model ranked by overall accuracy: `Overall`, then a
+    column per task type (view "task": over every source) or per source and task (view "source"), each
+    `accuracy ± half-CI`; `Items`, `Unreadable` (answers the parser could not read, counted wrong). Cells are text
+    that sorts as numbers do (every accuracy is in [0, 1] with the same decimals)."""
+    if view not in RADRBENCH_VIEWS:
+        raise ValueError(f"view {view!r}: expected one of {', '.join(RADRBENCH_VIEWS)}")
+    table = table.reindex(columns=list(RADRBENCH_COLUMNS))
+    if search:
+        needle = search.lower()
+        table = table[table["model"].fillna("").str.lower().str.contains(needle, regex=False)
+                      | table["institution"].fillna("").str.lower().str.contains(needle, regex=False)]
+    overall = table[(table["source"] == "all") & (table["task"] == "all")].sort_values(
+        ["accuracy", "model"], ascending=[False, True], kind="stable")
+    keep = (table["source"] == "all") if view == "task" else (table["source"] != "all")
+    parts = table[keep & (table["task"] != "all")]
+    task_order = {t: i for i, t in enumerate(RADRBENCH_TASKS)}
+    source_order = {s: i for i, s in enumerate(RADRBENCH_SOURCES)}
+    columns = sorted({(s, t) for s, t in zip(parts["source"], parts["task"])},
+                     key=lambda st: (source_order.get(st[0], 99), st[0], task_order.get(st[1], 99), st[1]))
+    out = []
+    for position, (_, row) in enumerate(overall.iterrows(), 1):
+        mine = parts[parts["submission"] == row["submission"]].set_index(["source", "task"])
+        failures = json.loads(row["failures"]) if isinstance(row["failures"], str) else {}
+        shown = {"Rank": position, "Model": model_cell(row["model"], row["url"]),
+                 "Institution": sanitize_text(row["institution"] or "", 100),
+                 "Overall": value_with_ci(_num(row["accuracy"]), _num(row["low"]), _num(row["high"]))}
+        for source, task in columns:
+            cell = mine.loc[(source, task)] if (source, task) in mine.index else None
+            shown[_radrbench_column(source, task)] = "" if cell is None else value_with_ci(
+                _num(cell["accuracy"]), _num(cell["low"]), _num(cell["high"]))
+        shown["Items"] = int(row["items"])
+        shown["Unreadable"] = int(sum(v for v in failures.values() if isinstance(v, int)))
+        out.append(shown)
+    names = ["Rank", "Model", "Institution", "Overall", *(_radrbench_column(s, t) for s, t in columns), "Items",
+             "Unreadable"]
+    return pd.DataFrame(out, columns=names)
+
+
+def radrbench_bars(table: pd.DataFrame, model: str) -> pd.DataFrame:
+    """One model's accuracy per task type (over every source): task, accuracy, err_low, err_high (for CI whiskers)."""
+    mine = table[(table["model"] == model) & (table["source"] == "all") & (table["task"] != "all")]
+    order = {t: i for i, t in enumerate(RADRBENCH_TASKS)}
+    mine = mine.sort_values("task", key=lambda t: t.map(lambda x: order.get(x, 99)))
+    return pd.DataFrame({"task": [RADRBENCH_TASKS.get(t, t) for t in mine["task"]],
+                         "accuracy": mine["accuracy"].astype(float).to_numpy(),
+                         "err_low": (mine["accuracy"] - mine["low"]).astype(float).to_numpy(),
+                         "err_high": (mine["high"] - mine["accuracy"]).astype(float).to_numpy()})
 
 
 def model_cell(name: str, url: str | None) -> str:
@@ -196,6 +271,32 @@ RESULTS_ENV = "REXRANK_RESULTS"
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
+def empty_radrbench() -> pd.DataFrame:
+    return pd.DataFrame(columns=list(RADRBENCH_COLUMNS)).astype(RADRBENCH_TYPES)
+
+
+def read_radrbench(results: str | os.PathLike | None) -> pd.DataFrame:
+    """The RadRBench-CXR table of a results repo, as `read_board` reads the board: the demo's for None/""; a local
+    folder's `radrbench.parquet` (or its submissions aggregated in memory); a Hub repo's `radrbench.parquet`, an
+    empty table when the repo has none yet (an aggregate job older than the RadRBench-CXR table)."""
+    if not results:
+        demo_board()
+        return _DEMO_RADRBENCH.copy()
+    path = Path(results).expanduser()
+    if path.is_dir():
+        if (path / RADRBENCH_BOARD).is_file():
+            return pd.read_parquet(path / RADRBENCH_BOARD).reindex(columns=list(RADRBENCH_COLUMNS))
+        return radrbench_rows(path)
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import EntryNotFoundError
+
+    try:
+        return pd.read_parquet(hf_hub_download(str(results), RADRBENCH_BOARD, repo_type="dataset")).reindex(
+            columns=list(RADRBENCH_COLUMNS))
+    except EntryNotFoundError:
+        return empty_radrbench()
+
+
 def empty_board() -> pd.DataFrame:
     """A board with the aggregate job's columns and no rows."""
     return _conform(pd.DataFrame(columns=list(COLUMNS)))
@@ -248,6 +349,7 @@ class BoardSource:
     def __init__(self, results: str | os.PathLike | None = None):
         self.results = results
         self.board: pd.DataFrame = empty_board()
+        self.radrbench: pd.DataFrame = empty_radrbench()
         self.banner = ""
         self.loaded: str | None = None  # when the shown table was read (UTC)
 
@@ -266,11 +368,17 @@ class BoardSource:
             self.banner = f"⚠️ Could not read the board from {sanitize_text(self.name, 200)} ({reason}); {kept}."
             return self.board, self.banner
         self.board, self.banner = board, ""
+        try:  # the board read, so the repo is there: a RadRBench-CXR table that fails keeps the last one
+            self.radrbench = read_radrbench(self.results)
+        except Exception as error:
+            self.banner = (f"⚠️ Could not read the RadRBench-CXR table from {sanitize_text(self.name, 200)} "
+                           f"({sanitize_text(f'{type(error).__name__}: {error}', 300)}); showing the last one read.")
         self.loaded = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         return self.board, self.banner
 
 
 _DEMO: pd.DataFrame | None = None
+_DEMO_RADRBENCH: pd.DataFrame | None = None
 
 
 def demo_results_repo(root: str | os.PathLike) -> Path:
@@ -289,6 +397,7 @@ def demo_results_repo(root: str | os.PathLike) -> Path:
                 Result(ModelInfo(card["name"], card["institution"], card["url"]), dataset, "test", task, metrics,
                        counts={"scored": 500}, created="2026-11-01T00:00:00Z"
                        ).write(folder / "results" / f"{dataset}.{task}.json")
+    _demo_radrbench(root)
     (root / "imported").mkdir(parents=True, exist_ok=True)
     for dataset in DATASETS:
         for task in TASKS:
@@ -299,6 +408,18 @@ def demo_results_repo(root: str | os.PathLike) -> Path:
                    provenance="imported", created="2026-11-01T00:00:00Z"
                    ).write(root / "imported" / f"{dataset}.{task}.demo-imported.json")
     return root
+
+
+def _demo_radrbench(root: Path) -> None:
+    """The demo's two synthetic reasoning models scored on its synthetic RadRBench-CXR items, as submissions."""
+    from rexrank.demo import radrbench as rdemo
+    from rexrank.radrbench.score import load_items, load_outputs, score_outputs, write_results
+
+    items = load_items(rdemo.dataset(root / "radrbench-build" / "radrbench-cxr"))
+    for key, card in rdemo.MODELS.items():
+        folder = root / SUBMISSIONS / key
+        write_text(folder / CARD, json.dumps({**card, "date": "2026-11-01"}, indent=2) + "\n")
+        write_results(folder / "radrbench", card["name"], score_outputs(items, load_outputs(rdemo.output_file(key))))
 
 
 def _demo_metrics(rng: random.Random, quality: float) -> dict[str, MetricResult]:
@@ -318,8 +439,9 @@ def _demo_metrics(rng: random.Random, quality: float) -> dict[str, MetricResult]
 
 def demo_board() -> pd.DataFrame:
     """The embedded synthetic demo board, built once per process (a fraction of a second)."""
-    global _DEMO
+    global _DEMO, _DEMO_RADRBENCH
     if _DEMO is None:
         with tempfile.TemporaryDirectory(prefix="rexrank-demo-board-") as tmp:
             _DEMO = _conform(aggregate(demo_results_repo(tmp)))
+            _DEMO_RADRBENCH = pd.read_parquet(Path(tmp) / RADRBENCH_BOARD)
     return _DEMO.copy()

@@ -41,6 +41,15 @@ Two numbers made with different RadCliQ-v1 settings are never ranked together: s
 reason in **Note**.
 """
 
+RADRBENCH_ABOUT = """
+**RadRBench-CXR** (the chest X-ray reasoning benchmark of ChestX-Reasoner): accuracy of each model's `<answer>`,
+read by one documented parser for every model (`rexrank score-radrbench`); an answer it cannot read (no `<answer>`
+tag, an unclosed tag, an empty output, a letter that is no option, two options where one is asked) counts as wrong
+and is counted under **Unreadable**. Each cell is the accuracy with a 95% bootstrap CI over that group's items;
+**Overall** is over every item. Click a column header to sort. Submit with `rexrank score-radrbench --out
+my-results/` and `rexrank submit --results my-results/`.
+"""
+
 SUBMIT = """
 ### Submit a model
 1. Score your predictions on each public test split, once per dataset and task, into one folder (`--dataset` is the
@@ -109,6 +118,38 @@ def model_figure(bars: pd.DataFrame):
     return figure
 
 
+def radrbench_figure(table: pd.DataFrame, top: int = 12):
+    """Accuracy per RadRBench-CXR task type (over every source), a bar per model (the `top` best overall), 95% CI
+    whiskers. A matplotlib Figure, made without pyplot."""
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(12, 3.6), layout="constrained")
+    ax = figure.subplots()
+    overall = table[(table["source"] == "all") & (table["task"] == "all")].sort_values("accuracy", ascending=False)
+    models = overall["model"].head(top).tolist()
+    if not models:
+        ax.text(0.5, 0.5, "No RadRBench-CXR results", ha="center", va="center", transform=ax.transAxes)
+        ax.set_axis_off()
+        return figure
+    tasks = list(lb.RADRBENCH_TASKS.values())
+    width = 0.8 / len(models)
+    for m, model in enumerate(models):
+        bars = lb.radrbench_bars(table, model)
+        x = [tasks.index(t) + (m - (len(models) - 1) / 2) * width for t in bars["task"]]
+        ax.bar(x, bars["accuracy"], width, label=lb.sanitize_text(model, 40))
+        ax.errorbar(x, bars["accuracy"], yerr=[bars["err_low"], bars["err_high"]], fmt="none", capsize=3,
+                    elinewidth=1, ecolor="#222")
+    ax.set_xticks(range(len(tasks)), tasks, fontsize=9)
+    ax.set_ylim(0, 1.05)
+    ax.set_title("RadRBench-CXR accuracy per task type (all sources), 95% CI", fontsize=11, pad=14)
+    ax.set_ylabel("accuracy")
+    ax.grid(axis="y", alpha=0.3)
+    legend = figure.legend(loc="outside right upper", fontsize=8, frameon=False)
+    for text in legend.get_texts():
+        text.set_parse_math(False)  # a `$` in a model's name is text, not TeX
+    return figure
+
+
 def stability_figure(ranges: pd.DataFrame, title: str, top: int = 30):
     """Rank stability (`rexrank.leaderboard.rank_ranges`): each ranked model's 1/RadCliQ-v1 and 95% CI, best first,
     labelled with its rank range; CIs that overlap are neighbours the data cannot tell apart. The first `top` only."""
@@ -172,9 +213,16 @@ def build(results: str | None = None, refresh_s: float = 300.0):
     def refreshed(model: str | None, dataset: str, task: str):
         return model_choices(model), stability(dataset, task)
 
-    def refresh(dataset: str, search: str, metrics: list[str], task: str):
+    def radrbench(view: str, search: str):
+        return _frame(lb.radrbench_table(source.radrbench, view or "task", search or ""))
+
+    def radrbench_plot():
+        return radrbench_figure(source.radrbench)
+
+    def refresh(dataset: str, search: str, metrics: list[str], task: str, view: str, radr_search: str):
         _, banner = source.load()
-        return (gr.Markdown(banner, visible=bool(banner)), *tables(dataset, search, metrics), overview(task))
+        return (gr.Markdown(banner, visible=bool(banner)), *tables(dataset, search, metrics), overview(task),
+                radrbench(view, radr_search), radrbench_plot())
 
     with gr.Blocks(title="rexrank leaderboard", analytics_enabled=False) as demo:
         gr.Markdown("# rexrank: AI-generated chest X-ray reports, ranked\n"
@@ -196,6 +244,14 @@ def build(results: str | None = None, refresh_s: float = 300.0):
                                          value=next(iter(lb.TASKS)), label="Task")
                 overview_table = gr.Dataframe(label="Mean rank across datasets", interactive=False)
                 stability_plot = gr.Plot(label="Rank stability on the chosen dataset (1/RadCliQ-v1, 95% CIs)")
+            with gr.Tab("RadRBench-CXR"):
+                with gr.Row():
+                    radr_view = gr.Radio([(label, key) for key, label in lb.RADRBENCH_VIEWS.items()], value="task",
+                                         label="Columns", scale=2)
+                    radr_search = gr.Textbox(label="Search model or institution", scale=2)
+                radr_table = gr.Dataframe(label="RadRBench-CXR accuracy, 95% CI", interactive=False, wrap=True)
+                radr_plot = gr.Plot(label="Accuracy per task type, 95% CIs")
+                gr.Markdown(RADRBENCH_ABOUT)
             with gr.Tab("Model"):
                 names = lb.model_names(source.board)
                 model = gr.Dropdown(names, value=names[0] if names else None, label="Model")
@@ -212,8 +268,10 @@ def build(results: str | None = None, refresh_s: float = 300.0):
         for control in (search, metrics):
             control.change(tables, controls, boards, api_visibility="private")
         overview_task.change(overview, overview_task, overview_table, api_name="overview")
-        refresh_args = dict(fn=refresh, inputs=[*controls, overview_task],
-                            outputs=[banner, *boards, overview_table])
+        radr_view.change(radrbench, [radr_view, radr_search], radr_table, api_name="radrbench")
+        radr_search.change(radrbench, [radr_view, radr_search], radr_table, api_visibility="private")
+        refresh_args = dict(fn=refresh, inputs=[*controls, overview_task, radr_view, radr_search],
+                            outputs=[banner, *boards, overview_table, radr_table, radr_plot])
         model.change(model_page, model, [model_plot, model_card, model_table], api_name="model")
         dataset.change(stability, [dataset, overview_task], stability_plot, api_name="stability")
         overview_task.change(stability, [dataset, overview_task], stability_plot, api_visibility="private")
@@ -225,6 +283,8 @@ def build(results: str | None = None, refresh_s: float = 300.0):
         demo.load(model_page, model, [model_plot, model_card, model_table], api_visibility="private")
         demo.load(tables, controls, boards, api_visibility="private")
         demo.load(overview, overview_task, overview_table, api_visibility="private")
+        demo.load(radrbench, [radr_view, radr_search], radr_table, api_visibility="private")
+        demo.load(radrbench_plot, None, radr_plot, api_visibility="private")
     return demo
 
 
