@@ -187,3 +187,16 @@ def test_submit_merge_aggregate_round_trip_on_the_hub(tmp_path, demo_dataset, fa
     table = datasets.load_dataset("rexrank/results", "radrbench", split="leaderboard")
     assert set(table["model"]) == {"Reasoner"} and table["submission"][0] == "demo-lab-reasoner"
     assert len(table) == 14
+
+
+def test_review_of_a_radrbench_submission_says_what_was_checked(tmp_path, demo_dataset, fake_hub, monkeypatch, capsys):
+    from huggingface_hub import HfApi
+
+    HfApi().create_repo("rexrank/results", repo_type="dataset", token="hf_maintainer")
+    monkeypatch.setenv("HF_TOKEN", "hf_researcher")
+    assert main(["submit", "--results", str(score_radrbench(tmp_path / "results", demo_dataset)), "--name",
+                 "Reasoner", "--repo", "rexrank/results"]) == 0
+    monkeypatch.setenv("HF_TOKEN", "hf_maintainer")
+    assert backend(["review", "--hub", "rexrank/results", "--pr", "1"]) == 0
+    [pr] = fake_hub.pull_requests("rexrank/results", repo_type="dataset")
+    assert "RadRBench-CXR: accuracy 0.9200 [" in pr.comments[-1][1] and "not re-scored" in pr.comments[-1][1]

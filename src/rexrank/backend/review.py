@@ -91,11 +91,11 @@ def review(repo_id: str, num: int, datasets: dict[str, str], token: str | None =
         if operations:
             api.create_commit(repo_id, operations, repo_type="dataset", revision=pr.revision,
                               commit_message="Review: results re-scored by rexrank")
-    api.comment_discussion(repo_id, num, comment(checks), repo_type="dataset")
+    api.comment_discussion(repo_id, num, comment(checks, checked.radrbench), repo_type="dataset")
     return checks
 
 
-def comment(checks: list[Check]) -> str:
+def comment(checks: list[Check], radrbench: dict | None = None) -> str:
     def shown(x: float | None) -> str:
         return "" if x is None else f"{x:.4f}"
 
@@ -108,6 +108,11 @@ def comment(checks: list[Check]) -> str:
         ci = "" if c.low is None or c.high is None else f"[{c.low:.4f}, {c.high:.4f}]"
         lines.append(f"| {c.dataset} | {c.task} | {c.metric} | {shown(c.submitted)} | {shown(c.rescored)} | {ci} | "
                      f"{c.verdict} |")
+    if radrbench is not None:  # checked by the security rules (shape, numbers consistent); its outputs stay private
+        total = next(r for r in radrbench["rows"] if r["source"] == "all" and r["task"] == "all")
+        lines += ["", f"RadRBench-CXR: accuracy {total['accuracy']:.4f} [{total['low']:.4f}, {total['high']:.4f}] over "
+                  f"{total['items']} items, as submitted (checked for shape and consistency, not re-scored: a "
+                  "submission carries no model outputs for RadRBench-CXR)."]
     return "\n".join(lines)
 
 
