@@ -101,3 +101,16 @@ def test_radcliq_module_combines_the_four_components_once(local_models):
     assert out["inv_radcliq_v1"] == pytest.approx(1 / out["radcliq_v1"])
     assert {c: out[c] for c in COMPONENTS} == pytest.approx({c: sum(v) / 3 for c, v in zip(COMPONENTS, components)})
     assert "radgraph:1" in out["signature"] and "boot:100:seed=0" in out["signature"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_the_space_app_builds(name):
+    import importlib.util
+
+    import gradio as gr
+
+    spec = importlib.util.spec_from_file_location(f"space_app_{name}", ROOT / "metrics" / name / "app.py")
+    app = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(app)  # builds the interface; launching is the Space's job
+    assert isinstance(app.demo, gr.Blocks) and app.demo.title
+    assert "## Metric Description" in app.demo.article  # the metric card below the widget
