@@ -99,9 +99,13 @@ class Result:
             "checks": dict(self.checks),
         }
 
+    def to_json(self) -> str:
+        """The result file's text (no NaN: a number the schema cannot hold is None)."""
+        return json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n"
+
     def write(self, path: str | os.PathLike) -> Path:
         """Write atomically: an interrupted run leaves the previous file (or none), never half of one."""
-        write_text(path, json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n")
+        write_text(path, self.to_json())
         return Path(path)
 
     @classmethod

@@ -179,9 +179,10 @@ def private_predictions(path: Path, dataset: str, task: str, into: Path) -> Piec
            if not isinstance(p, str)]
     if bad:
         raise InputError(f"{path}: {len(bad)} problem(s):\n{listing(bad)}")
+    from rexrank.scorecard import write_predictions
+
     target = into / f"{dataset}.{task}.predictions.jsonl"
-    target.write_text("".join(json.dumps({"study_id": s, "prediction": p}, ensure_ascii=False) + "\n"
-                              for s, p in predictions.items()), encoding="utf-8")
+    write_predictions(target, list(predictions), list(predictions.values()))
     return Piece(f"predictions/{dataset}.{task}.jsonl", target)
 
 

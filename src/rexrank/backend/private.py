@@ -8,7 +8,6 @@ scoring is reported by stage and type only, since its message could quote a refe
 
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
 
@@ -65,8 +64,7 @@ def score_pull_request(repo_id: str, pr_num: int, references: str, metrics: list
                             checks={"scored_by": "rexrank private job", "references": references})
             results.append(result)
             operations.append(CommitOperationAdd(f"{SUBMISSIONS}/{submission}/results/{DATASET}.{task}.json",
-                                                 (json.dumps(result.to_dict(), indent=2, allow_nan=False)
-                                                  + "\n").encode()))
+                                                 result.to_json().encode()))
     api.create_commit(repo_id, operations, commit_message=f"{DATASET}: aggregate scores of {submission}",
                       repo_type="dataset", revision=pr.revision)
     api.comment_discussion(repo_id, pr_num, comment(results), repo_type="dataset")

@@ -8,7 +8,6 @@ per-study table replace the submitted ones in the pull request, so what is merge
 
 from __future__ import annotations
 
-import json
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,8 +84,7 @@ def review(repo_id: str, num: int, datasets: dict[str, str], token: str | None =
             table = root / f"{dataset}.{task}.parquet"
             card_scores.write_per_study(table)
             prefix = f"{SUBMISSIONS}/{checked.submission_id}"
-            data = (json.dumps(rescored.to_dict(), indent=2, allow_nan=False) + "\n").encode()
-            operations += [CommitOperationAdd(f"{prefix}/results/{dataset}.{task}.json", data),
+            operations += [CommitOperationAdd(f"{prefix}/results/{dataset}.{task}.json", rescored.to_json().encode()),
                            CommitOperationAdd(f"{prefix}/per_study/{dataset}.{task}.parquet", str(table))]
         if operations:
             api.create_commit(repo_id, operations, repo_type="dataset", revision=pr.revision,
