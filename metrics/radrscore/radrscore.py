@@ -4,16 +4,10 @@ import datasets
 import evaluate
 
 from rexrank.hf_metric import report_metric_info
+from rexrank.radrbench import CITATION
 from rexrank.radrbench.radrscore import compute
 
-_CITATION = """\
-@article{fan2025chestx,
-  title={ChestX-Reasoner: Advancing Radiology Foundation Models with Reasoning through Step-by-Step Verification},
-  author={Fan, Ziqing and Liang, Cheng and Wu, Chaoyi and Zhang, Ya and Wang, Yanfeng and Xie, Weidi},
-  journal={arXiv preprint arXiv:2504.20930},
-  year={2025}
-}
-"""
+_CITATION = CITATION
 
 _DESCRIPTION = """\
 RadRScore as MAGIC-AI4Med/ChestX-Reasoner (eval/reasoning_eval.py, 9a8a00d) computes it: an LLM judge (GPT-4o in

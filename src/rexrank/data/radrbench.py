@@ -35,6 +35,7 @@ from rexrank import __version__
 from rexrank.data.build import DatasetInfo, front_matter, replace_folder, sha256
 from rexrank.data.split import listing, read_json
 from rexrank.errors import InputError
+from rexrank.radrbench import CITATION
 from rexrank.radrbench.answers import MULTI_NO_OPTION, TASKS, options_of, parse_reference, task_of
 
 NAME = "radrbench-cxr"
@@ -75,14 +76,6 @@ SCHEMA = pa.schema([("item_id", pa.string()), ("published_item_id", pa.string())
 # Published fields that become columns; any other (dataset_name, plan, process, ...) is kept in extra_json.
 _FIELDS = {"item_id", "question", "answer", "answer_content", "image_path", "reason_steps", "original_report"}
 
-CITATION = """\
-@article{fan2025chestx,
-  title={ChestX-Reasoner: Advancing Radiology Foundation Models with Reasoning through Step-by-Step Verification},
-  author={Fan, Ziqing and Liang, Cheng and Wu, Chaoyi and Zhang, Ya and Wang, Yanfeng and Xie, Weidi},
-  journal={arXiv preprint arXiv:2504.20930},
-  year={2025}
-}
-"""
 
 RADRBENCH_CXR = DatasetInfo(
     NAME, "RadRBench-CXR test (rexrank)",

@@ -1,3 +1,12 @@
 """RadRBench-CXR (MAGIC-AI4Med/ChestX-Reasoner, data `byrLLCC/RadRBench-CXR`): answer accuracy with one parser for
 every model (`answers`) and the judged reasoning score RadRScore (`radrscore`). Not a report metric: these score a
 model's `<think>...</think><answer>...</answer>` outputs on the benchmark's questions."""
+
+CITATION = """\
+@article{fan2025chestx,
+  title={ChestX-Reasoner: Advancing Radiology Foundation Models with Reasoning through Step-by-Step Verification},
+  author={Fan, Ziqing and Liang, Cheng and Wu, Chaoyi and Zhang, Ya and Wang, Yanfeng and Xie, Weidi},
+  journal={arXiv preprint arXiv:2504.20930},
+  year={2025}
+}
+"""
