@@ -45,6 +45,35 @@ from rexrank.cache import FeatureCache  # noqa: E402
 from rexrank.scorers.radgraph import tokenize_report  # noqa: E402
 
 
+def encoders(work: Path) -> tuple[Path, Path, Path]:
+    """Real-size random distilroberta-base and bert-base (with a CheXbert checkpoint on it), named to rexrank."""
+    roberta = build_roberta(work / "distilroberta", layers=6, hidden=768, heads=12, intermediate=3072,
+                            vocab_size=5000, model_vocab=50265)
+    bert = build_bert_base(work / "bert-base-uncased", hidden=768, layers=12, heads=12, intermediate=3072,
+                           vocab_size=5000, model_vocab=30522, whole_words_below=100)
+    checkpoint = build_chexbert_checkpoint(work / "chexbert" / "chexbert.pth", bert)
+    os.environ.update(REXRANK_MODEL_BERTSCORE=str(roberta), REXRANK_MODEL_CHEXBERT=str(checkpoint),
+                      REXRANK_MODEL_BERT_BASE_UNCASED=str(bert))
+    return roberta, bert, checkpoint
+
+
+def radgraph_archive(work: Path, bert: Path) -> Path:
+    """A RadGraph v1 archive with a bert-base encoder and DyGIE++ heads of the real widths, named to rexrank."""
+    radgraph = build_radgraph(work / "radgraph" / "radgraph", bert, ff=150, width_dim=20)
+    os.environ["REXRANK_MODEL_RADGRAPH"] = str(radgraph)
+    return radgraph
+
+
+def rate_models(work: Path, texts: list[str]) -> tuple[Path, Path]:
+    """RaTEScore's DeBERTa-v3-base tagger and MPNet-base BioLORD, tokenizers trained on `texts`, named to rexrank."""
+    ner = build_rate_ner(work / "rate-ner", hidden=768, layers=12, heads=12, intermediate=3072, model_vocab=128100,
+                         whole_words_below=100, corpus_texts=texts, initializer_range=0.02)
+    encoder = build_biolord(work / "biolord", hidden=768, layers=12, heads=12, intermediate=3072, model_vocab=30527,
+                            corpus_texts=texts, initializer_range=0.02)
+    os.environ.update(REXRANK_MODEL_RATE_NER=str(ner), REXRANK_MODEL_BIOLORD=str(encoder))
+    return ner, encoder
+
+
 def timed(fn):
     start = time.perf_counter()
     out = fn()
@@ -91,13 +120,7 @@ def main() -> None:
     cands, refs = pairs(n, seed=0)
     second, _ = pairs(n, seed=1)  # another system's reports against the same references
     work = Path(tempfile.mkdtemp(prefix="rexrank-bench-"))
-    roberta = build_roberta(work / "distilroberta", layers=6, hidden=768, heads=12, intermediate=3072,
-                            vocab_size=5000, model_vocab=50265)
-    bert = build_bert_base(work / "bert-base-uncased", hidden=768, layers=12, heads=12, intermediate=3072,
-                           vocab_size=5000, model_vocab=30522, whole_words_below=100)
-    checkpoint = build_chexbert_checkpoint(work / "chexbert" / "chexbert.pth", bert)
-    os.environ.update(REXRANK_MODEL_BERTSCORE=str(roberta), REXRANK_MODEL_CHEXBERT=str(checkpoint),
-                      REXRANK_MODEL_BERT_BASE_UNCASED=str(bert))
+    roberta, bert, checkpoint = encoders(work)
 
     rows, distinct = [], len(set(cands + refs))
     print(f"{n:,} pairs ({distinct:,} distinct texts), torch {torch.__version__}, {torch.get_num_threads()} threads")
@@ -168,8 +191,7 @@ def chexbert_rows(args, work, bert, checkpoint, cands, refs, second) -> list:
 
 
 def radgraph_rows(args, work, bert, cands, refs, second) -> list:
-    radgraph = build_radgraph(work / "radgraph" / "radgraph", bert, ff=150, width_dim=20)
-    os.environ["REXRANK_MODEL_RADGRAPH"] = str(radgraph)
+    radgraph = radgraph_archive(work, bert)
     from rexrank.scorers.radgraph import RadGraphF1
 
     cold, warm, scorer = run_scorer(lambda: RadGraphF1(batch_size=args.batch_size, progress=False), cands, refs,
@@ -191,11 +213,7 @@ def ratescore_rows(args, work) -> list:
     synthetic sentences would make sentence deduplication look better than it is)."""
     cands, refs = varied_pairs(args.pairs, seed=0)
     second, _ = varied_pairs(args.pairs, seed=1)
-    ner = build_rate_ner(work / "rate-ner", hidden=768, layers=12, heads=12, intermediate=3072, model_vocab=128100,
-                         whole_words_below=100, corpus_texts=cands + refs + second, initializer_range=0.02)
-    encoder = build_biolord(work / "biolord", hidden=768, layers=12, heads=12, intermediate=3072, model_vocab=30527,
-                            corpus_texts=cands + refs + second, initializer_range=0.02)
-    os.environ.update(REXRANK_MODEL_RATE_NER=str(ner), REXRANK_MODEL_BIOLORD=str(encoder))
+    ner, encoder = rate_models(work, cands + refs + second)
     from rexrank.rush import ratescore_sentences
     from rexrank.scorers.ratescore import RaTEScore
 

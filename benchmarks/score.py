@@ -27,33 +27,15 @@ sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT / "tests")]
 import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 from fixtures.reference_venv import run_job  # noqa: E402
-from fixtures.tiny_models import (  # noqa: E402
-    build_bert_base,
-    build_biolord,
-    build_chexbert_checkpoint,
-    build_radgraph,
-    build_rate_ner,
-    build_roberta,
-)
-from models import f1chexbert_seconds, timed  # noqa: E402
+from models import encoders, f1chexbert_seconds, radgraph_archive, rate_models, timed  # noqa: E402
 from synthetic import varied_pairs  # noqa: E402
 
 
 def build_models(work: Path, texts: list[str]) -> None:
-    """Real-size random models in the real formats, named to rexrank through REXRANK_MODEL_*."""
-    roberta = build_roberta(work / "distilroberta", layers=6, hidden=768, heads=12, intermediate=3072,
-                            vocab_size=5000, model_vocab=50265)
-    bert = build_bert_base(work / "bert-base-uncased", hidden=768, layers=12, heads=12, intermediate=3072,
-                           vocab_size=5000, model_vocab=30522, whole_words_below=100)
-    checkpoint = build_chexbert_checkpoint(work / "chexbert" / "chexbert.pth", bert)
-    radgraph = build_radgraph(work / "radgraph" / "radgraph", bert, ff=150, width_dim=20)
-    ner = build_rate_ner(work / "rate-ner", hidden=768, layers=12, heads=12, intermediate=3072, model_vocab=128100,
-                         whole_words_below=100, corpus_texts=texts, initializer_range=0.02)
-    encoder = build_biolord(work / "biolord", hidden=768, layers=12, heads=12, intermediate=3072, model_vocab=30527,
-                            corpus_texts=texts, initializer_range=0.02)
-    os.environ.update(REXRANK_MODEL_BERTSCORE=str(roberta), REXRANK_MODEL_CHEXBERT=str(checkpoint),
-                      REXRANK_MODEL_BERT_BASE_UNCASED=str(bert), REXRANK_MODEL_RADGRAPH=str(radgraph),
-                      REXRANK_MODEL_RATE_NER=str(ner), REXRANK_MODEL_BIOLORD=str(encoder))
+    """The real-size random models of `models.py`, named to rexrank through REXRANK_MODEL_*."""
+    _, bert, _ = encoders(work)
+    radgraph_archive(work, bert)
+    rate_models(work, texts)
 
 
 def ours(work: Path, cands: list[str], refs: list[str], second: list[str]) -> tuple[float, float]:
