@@ -301,7 +301,8 @@ def cmd_score_radrbench(args: argparse.Namespace) -> int:
     from rexrank.radrbench.score import load_items, load_outputs, score_outputs, write_results
 
     items = load_items(args.dataset, configs=args.config or None)
-    scores = score_outputs(items, load_outputs(args.predictions), args.resamples, args.seed)
+    outputs = load_outputs(args.predictions)
+    scores = score_outputs(items, outputs, args.resamples, args.seed)
     if scores.missing:
         _warn(f"{len(scores.missing):,} item(s) have no output and are scored as empty outputs (wrong), e.g. "
               + ", ".join(scores.missing[:5]))
@@ -318,7 +319,7 @@ def cmd_score_radrbench(args: argparse.Namespace) -> int:
 
         judge = judge_for(args.judge_url, args.judge_model, concurrency=args.judge_concurrency,
                           allow_endpoints=args.allow_endpoint, progress=True)
-        reasoning, judged = reasoning_rows(items, load_outputs(args.predictions), judge, args.resamples, args.seed)
+        reasoning, judged = reasoning_rows(items, outputs, judge, args.resamples, args.seed)
         print(f"\nRadRScore (items with reasoning annotations; judge {judge.identity})")
         print("\n".join(reasoning_table(reasoning)))
         if judged.unparseable or judged.failed:
