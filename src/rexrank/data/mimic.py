@@ -26,6 +26,7 @@ import pandas as pd
 
 from rexrank.data import mimic_sections
 from rexrank.data.build import Build, DatasetInfo, sha256
+from rexrank.data.originals import DAMAGED
 from rexrank.data.split import listing
 from rexrank.errors import InputError
 
@@ -174,7 +175,7 @@ def _csv_rows(path: Path) -> Iterator[dict]:
     try:
         with _opened(path) as text:
             yield from csv.DictReader(text)
-    except (EOFError, gzip.BadGzipFile, zlib.error) as err:
+    except DAMAGED as err:
         raise InputError(f"{path}: truncated or corrupt gzip file ({err}); download it again") from None
     except (UnicodeDecodeError, csv.Error) as err:
         raise InputError(f"{path}: not a readable CSV file ({err})") from None
@@ -184,7 +185,7 @@ def _header(path: Path) -> list[str] | None:
     try:
         with _opened(path) as text:
             return next(csv.reader(text), None)
-    except (EOFError, gzip.BadGzipFile, zlib.error) as err:
+    except DAMAGED as err:
         raise InputError(f"{path}: truncated or corrupt gzip file ({err}); download it again") from None
     except (UnicodeDecodeError, csv.Error):
         return None
