@@ -94,6 +94,40 @@ def roofline(net, token_ids, batch_size=32) -> float:
     return time.perf_counter() - start
 
 
+def bare_seconds(metric: str, scorer, texts: list[str]) -> float:
+    """The roofline of a model metric: its encoder's bare forward pass over the distinct `texts` (RadGraph: their
+    512-piece segments; RaTEScore: the tagger over the distinct sentences, BioLORD not counted)."""
+    texts = list(dict.fromkeys(texts))
+    if metric == "bertscore":
+        return roofline(scorer.encoder.net, scorer.encoder.token_ids(texts))
+    if metric == "semb_score":
+        return roofline(scorer.model.net.bert, scorer.model.token_ids(texts))
+    if metric == "radgraph":
+        model = scorer.model
+        return roofline(model.bert, [s for t in texts for s in model._segments(model._pieces(tokenize_report(t))[0])])
+    from rexrank.rush import ratescore_sentences
+
+    ner = scorer.model.ner
+    sentences = list(dict.fromkeys(s for t in texts for s in ratescore_sentences(t)))
+    return roofline(ner.net, [e.ids for e in ner.tokenizer.encode_batch(sentences)])
+
+
+def bert_score_seconds(work: Path, roberta: Path, cands: list[str], refs: list[str]) -> float:
+    """bert-score (`bert_score.score`, batch 64, layer 5) on the pairs, in this process, load and warm-up excluded;
+    on a copy of the model whose tokenizer adds the prefix space bert-score's RoBERTa expects."""
+    import bert_score
+
+    oracle = work / "oracle"
+    oracle.mkdir(exist_ok=True)
+    for f in roberta.iterdir():
+        (oracle / f.name).write_bytes(f.read_bytes())
+    settings = json.loads((oracle / "tokenizer_config.json").read_text())
+    (oracle / "tokenizer_config.json").write_text(json.dumps(settings | {"add_prefix_space": True}))
+    squeeze = [re.sub(r" +", " ", t) for t in cands], [re.sub(r" +", " ", t) for t in refs]
+    bert_score.score(squeeze[0][:8], squeeze[1][:8], model_type=str(oracle), num_layers=5)  # load, warm up
+    return timed(lambda: bert_score.score(*squeeze, model_type=str(oracle), num_layers=5, batch_size=64))[0]
+
+
 def run_scorer(make, cands, refs, second, cache_file):
     """Cold run, then a warm run of a second system against the same references; fresh scorer each time."""
     times = []
@@ -153,22 +187,11 @@ def bertscore_rows(args, work, roberta, cands, refs, second) -> list:
 
     cold, warm, scorer = run_scorer(lambda: BertScore(batch_size=args.batch_size, progress=False), cands, refs,
                                     second, work / "bertscore.sqlite")
-    bare = roofline(scorer.encoder.net, scorer.encoder.token_ids(list(dict.fromkeys(cands + refs))))
+    bare = bare_seconds("bertscore", scorer, cands + refs)
     rows = [("BERTScore", "rexrank cold", cold), ("BERTScore", "rexrank warm (2nd system)", warm),
             ("BERTScore", "bare encoder forward", bare)]
     try:
-        import bert_score
-
-        oracle = work / "oracle"
-        oracle.mkdir()
-        for f in roberta.iterdir():
-            (oracle / f.name).write_bytes(f.read_bytes())
-        settings = json.loads((oracle / "tokenizer_config.json").read_text())
-        (oracle / "tokenizer_config.json").write_text(json.dumps(settings | {"add_prefix_space": True}))
-        squeeze = [re.sub(r" +", " ", t) for t in cands], [re.sub(r" +", " ", t) for t in refs]
-        bert_score.score(squeeze[0][:8], squeeze[1][:8], model_type=str(oracle), num_layers=5)  # load, warm up
-        seconds, _ = timed(lambda: bert_score.score(*squeeze, model_type=str(oracle), num_layers=5, batch_size=64))
-        rows.append(("BERTScore", "bert-score 0.3.13", seconds))
+        rows.append(("BERTScore", "bert-score 0.3.13", bert_score_seconds(work, roberta, cands, refs)))
     except ImportError:
         print("bert-score not installed: pip install bert-score==0.3.13")
     return rows
@@ -179,11 +202,11 @@ def chexbert_rows(args, work, bert, checkpoint, cands, refs, second) -> list:
 
     cold, warm, scorer = run_scorer(lambda: SembScore(batch_size=args.batch_size, progress=False), cands, refs,
                                     second, work / "chexbert.sqlite")
-    bare = roofline(scorer.model.net.bert, scorer.model.token_ids(list(dict.fromkeys(cands + refs))))
+    bare = bare_seconds("semb_score", scorer, cands + refs)
     rows = [("CheXbert", "rexrank cold", cold), ("CheXbert", "rexrank warm (2nd system)", warm),
             ("CheXbert", "bare encoder forward", bare)]
     if Path(args.reference_python).exists():
-        seconds = f1chexbert_seconds(args.reference_python, work, bert, checkpoint, cands, refs)
+        seconds = f1chexbert_job(args.reference_python, work, bert, checkpoint, cands, refs)["f1chexbert_seconds"]
         rows.append(("CheXbert", "f1chexbert 0.0.2 (labels only)", seconds))
     else:
         print(f"no reference venv at {args.reference_python}: tests/parity/make_venv.sh builds it")
@@ -196,15 +219,14 @@ def radgraph_rows(args, work, bert, cands, refs, second) -> list:
 
     cold, warm, scorer = run_scorer(lambda: RadGraphF1(batch_size=args.batch_size, progress=False), cands, refs,
                                     second, work / "radgraph.sqlite")
-    texts = list(dict.fromkeys(cands + refs))
-    model = scorer.model
-    bare = roofline(model.bert, [s for t in texts for s in model._segments(model._pieces(tokenize_report(t))[0])])
+    bare = bare_seconds("radgraph", scorer, cands + refs)
     rows = [("RadGraph", "rexrank cold", cold), ("RadGraph", "rexrank warm (2nd system)", warm),
             ("RadGraph", "bare encoder forward", bare)]
     if Path(args.reference_python).exists():
         rows.append(("RadGraph", "radgraph 0.1.18 (one report/forward)",
-                     reference_seconds(args.reference_python, work, {"radgraph": {
-                         "model": str(radgraph), "texts": refs + cands, "timing": True}}, "radgraph_seconds")))
+                     run_job(args.reference_python, work, {"radgraph": {
+                         "model": str(radgraph), "texts": refs + cands, "timing": True}},
+                         timeout=24 * 3600)["radgraph_seconds"]))
     return rows
 
 
@@ -222,8 +244,7 @@ def ratescore_rows(args, work) -> list:
           f"({len(set(sentences)):,} distinct)")
     cold, warm, scorer = run_scorer(lambda: RaTEScore(batch_size=args.batch_size, progress=False), cands, refs,
                                     second, work / "ratescore.sqlite")
-    model = scorer.model.ner
-    bare = roofline(model.net, [e.ids for e in model.tokenizer.encode_batch(list(dict.fromkeys(sentences)))])
+    bare = bare_seconds("ratescore", scorer, cands + refs)
     rows = [("RaTEScore", "rexrank cold", cold), ("RaTEScore", "rexrank warm (2nd system)", warm),
             ("RaTEScore", "bare NER forward (distinct sentences)", bare)]
     if Path(args.reference_python).exists():  # the reference tags one sentence per pass: a subset
@@ -240,18 +261,14 @@ def ratescore_rows(args, work) -> list:
     return rows
 
 
-def f1chexbert_seconds(python, work, bert, checkpoint, cands, refs) -> float:
-    """f1chexbert in the transformers-4 venv, timed inside it (the same HF-cache layout as the parity tests)."""
+def f1chexbert_job(python, work, bert, checkpoint, cands, refs) -> dict:
+    """f1chexbert in the transformers-4 venv, timed inside it (the same HF-cache layout as the parity tests):
+    its answer, with `f1chexbert_seconds` and `max_rss_mib`."""
     hf_cache_entry(work / "hf", "bert-base-uncased", bert)
-    (work / "xdg" / "chexbert").mkdir(parents=True)
-    (work / "xdg" / "chexbert" / "chexbert.pth").symlink_to(checkpoint)
-    return reference_seconds(python, work, {"f1chexbert_timing": {"hyps": cands, "refs": refs}},
-                             "f1chexbert_seconds")
-
-
-def reference_seconds(python, work, job, key) -> float:
-    """Run a timing job in the reference venv; the seconds it measured inside."""
-    return run_job(python, work, job)[key]
+    (work / "xdg" / "chexbert").mkdir(parents=True, exist_ok=True)
+    if not (work / "xdg" / "chexbert" / "chexbert.pth").exists():
+        (work / "xdg" / "chexbert" / "chexbert.pth").symlink_to(checkpoint)
+    return run_job(python, work, {"f1chexbert_timing": {"hyps": cands, "refs": refs}}, timeout=24 * 3600)
 
 
 if __name__ == "__main__":

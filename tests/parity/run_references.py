@@ -2,7 +2,8 @@
 
     python run_references.py JOB.json OUT.json
 
-JOB: {"bertscore": {"model": DIR, "baseline": TSV, "candidates": [...], "references": [...]},
+JOB (every answer also carries "max_rss_mib", the process's peak resident memory):
+     {"bertscore": {"model": DIR, "baseline": TSV, "candidates": [...], "references": [...]},
       "f1chexbert": {"texts": [...]},
       "f1chexbert_timing": {"hyps": [...], "refs": [...]},  (seconds of labelling them, load excluded)
       "radgraph": {"model": DIR, "texts": [...], "reward_pairs": [hyps, refs], "timing": bool}}  (DIR: a v1
@@ -96,7 +97,6 @@ if "radgraph" in job:
         f1radgraph = F1RadGraph(reward_level="all", model_type="radgraph", model_cache_dir=str(cache), cuda=-1)
         out["f1radgraph"] = [list(map(float, level)) for level in f1radgraph(hyps=hyps, refs=refs)[1]]
 if "ratescore" in job:
-    import resource
     import time
 
     from loguru import logger
@@ -110,7 +110,6 @@ if "ratescore" in job:
     start = time.perf_counter()
     out["ratescore"] = scorer.compute_score(spec["candidates"], spec["references"])
     out["ratescore_seconds"] = time.perf_counter() - start
-    out["max_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # this process's peak
     if not spec.get("timing"):
         entities = [(run_ner([text], scorer.idx2label, scorer.tokenizer, scorer.model, "cpu", 1) or [[]])[0]
                     for text in spec["texts"]]
@@ -131,4 +130,6 @@ if "rush" in job:
         libc.srand(1)  # glibc's start state, plus the one rand() quicksectx draws at import
         libc.rand()
         out["rush_sentences"].append(sentence_split([text])[0])  # one report a call: its own list, even empty
+with open("/proc/self/status") as status:  # VmHWM: ru_maxrss would start at the parent's size at fork
+    out["max_rss_mib"] = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) / 1024
 json.dump(out, open(sys.argv[2], "w"))
