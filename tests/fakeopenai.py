@@ -43,6 +43,9 @@ class FakeOpenAI:
         self.fail_after: int | None = None  # after this many successful replies, every request answers 500
         self.requests: list[dict] = []  # request bodies of /v1/chat/completions, in arrival order
         self.in_flight = self.max_in_flight = 0
+        # What a vLLM server says of itself: {"num_gpu_blocks", "block_size", "max_model_len"} puts
+        # vllm:cache_config_info on /metrics and max_model_len on /v1/models; None: neither, as OpenAI's API.
+        self.vllm: dict[str, int] | None = None
         self._faults: deque[Fault] = deque()
         self._ok = 0
         self._lock = threading.Lock()
@@ -141,9 +144,22 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         fake: FakeOpenAI = self.server.fake  # type: ignore[attr-defined]
+        vllm = fake.vllm
+        if self.path == "/metrics" and vllm:  # Prometheus text, as vLLM writes its cache config info
+            labels = {"block_size": vllm["block_size"], "cache_dtype": "auto", "enable_prefix_caching": "True",
+                      "gpu_memory_utilization": 0.9, "num_cpu_blocks": "None", "num_gpu_blocks": vllm["num_gpu_blocks"],
+                      "swap_space": 4}
+            text = ("# HELP vllm:num_requests_running Number of requests in model execution batches.\n"
+                    "# TYPE vllm:num_requests_running gauge\n"
+                    f'vllm:num_requests_running{{engine="0",model_name="{fake.model}"}} 0.0\n'
+                    "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n"
+                    "# TYPE vllm:cache_config_info gauge\n"
+                    "vllm:cache_config_info{" + ",".join(f'{k}="{v}"' for k, v in labels.items()) + "} 1.0\n")
+            return self._send(200, {"Content-Type": "text/plain; version=0.0.4"}, text.encode())
         if self.path.rstrip("/") != "/v1/models":
             return self._send(404, {}, b'{"error": {"message": "not found"}}')
-        data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in sorted(fake.models)]
+        data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake",
+                 **({"max_model_len": vllm["max_model_len"]} if vllm else {})} for m in sorted(fake.models)]
         self._send(200, {}, json.dumps({"object": "list", "data": data}).encode())
 
     def do_POST(self):
@@ -164,9 +180,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _send(self, status: int, headers: dict[str, str], payload: bytes) -> None:
         try:
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))
-            for key, value in headers.items():
+            for key, value in {"Content-Type": "application/json", **headers}.items():
                 self.send_header(key, value)
             self.end_headers()
             self.wfile.write(payload)

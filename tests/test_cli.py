@@ -221,6 +221,19 @@ def test_green_through_a_judge_endpoint_with_counts_per_study(tmp_path, fake_ope
     assert score(tmp_path, "--metrics", "green", *judge) == 0 and fake_openai.calls == 45  # the cache answers
 
 
+def test_green_on_a_vllm_server_takes_its_concurrency_from_the_kv_cache(tmp_path, fake_openai, monkeypatch, capsys):
+    monkeypatch.setenv("REXRANK_CACHE", str(tmp_path / "cache.sqlite"))
+    fake_openai.replies, fake_openai.delay = lambda prompt: GREEN_ANSWER, 0.02
+    fake_openai.vllm = {"num_gpu_blocks": 384, "block_size": 16, "max_model_len": 2048}  # 3 requests of 2,048
+    judge = ["--judge-url", fake_openai.url, "--judge-model", fake_openai.model]
+    assert score(tmp_path, "--metrics", "green", *judge, "--judge-concurrency", "auto") == 0
+    assert fake_openai.max_in_flight == 3 and fake_openai.calls == 45
+    assert "judge concurrency auto: 3; vLLM's KV cache holds 384 blocks" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        score(tmp_path, "--metrics", "green", *judge, "--judge-concurrency", "0")
+    assert exit_.value.code == 2 and "'0': expected a whole number from 1, or auto" in capsys.readouterr().err
+
+
 def test_green_refuses_credentialed_data_for_a_public_endpoint(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     split = tmp_path / "mimic-cxr.jsonl"

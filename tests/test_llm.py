@@ -39,6 +39,37 @@ def test_concurrency_bound_is_respected(fake_openai, bound):
     assert fake_openai.max_in_flight == bound
 
 
+def test_auto_concurrency_is_what_a_vllm_kv_cache_holds(fake_openai, capsys):
+    fake_openai.vllm = {"num_gpu_blocks": 1000, "block_size": 16, "max_model_len": 2048}  # 16,000 / 2,048 tokens
+    fake_openai.delay = 0.05
+    judge = judge_for(fake_openai, concurrency="auto")
+    judge.complete([f"p{i}" for i in range(20)], "v1", dataset=None)
+    assert judge.workers() == 7 and fake_openai.max_in_flight == 7
+    assert "judge concurrency auto: 7; vLLM's KV cache holds 1,000 blocks x 16 tokens = 7 requests of max_model_len " \
+           "2,048" in capsys.readouterr().err
+    judge.complete(["once more"], "v1", dataset=None)  # asked once per judge
+    assert "concurrency auto" not in capsys.readouterr().err
+
+
+def test_auto_concurrency_is_capped_and_falls_back_to_the_default(fake_openai, capsys):
+    from rexrank.llm.capacity import AUTO_CAP, AUTO_DEFAULT, endpoint_capacity
+
+    fake_openai.vllm = {"num_gpu_blocks": 90_000, "block_size": 16, "max_model_len": 2048}  # an H200's worth
+    assert endpoint_capacity(fake_openai.url, fake_openai.model)[0] == 703
+    assert judge_for(fake_openai, concurrency="auto").workers() == AUTO_CAP == 256
+    assert f"judge concurrency auto: {AUTO_CAP} (of 703: at most {AUTO_CAP})" in capsys.readouterr().err
+    assert endpoint_capacity(fake_openai.url, "another-model")[1].endswith("gives no max_model_len for another-model "
+                                                                         "(StopIteration)")
+    fake_openai.vllm = None  # OpenAI's API, or a server without vLLM's metrics: the default, and why
+    found, why = endpoint_capacity(fake_openai.url, fake_openai.model)
+    assert found is None and why.startswith(f"no metrics at {fake_openai.url[:-3]}/metrics (HTTPError")
+    assert judge_for(fake_openai, concurrency="auto").workers() == AUTO_DEFAULT
+    assert "judge concurrency auto: 8, the default; no metrics at" in capsys.readouterr().err
+    for bad in (0, "many", 2.5):
+        with pytest.raises(InputError, match="a whole number from 1, or auto"):
+            judge_for(fake_openai, concurrency=bad)
+
+
 def test_identical_prompts_are_asked_once(fake_openai):
     replies = judge_for(fake_openai).complete(["same", "other", "same"], "v1", dataset=None)
     assert [r.text for r in replies] == ["ok"] * 3 and fake_openai.calls == 2

@@ -39,7 +39,8 @@ Args:
     dataset (str, optional): where the reports come from. Credentialed sets (MIMIC-CXR, CheXpert Plus,
         ReXGradient) go only to loopback endpoints or to those in allow_endpoints.
     allow_endpoints (list of str, optional): non-loopback endpoints your data use agreement covers.
-    concurrency (int, optional): requests in flight. Default 8.
+    concurrency (int or "auto", optional): requests in flight; "auto": as many as a vLLM server's KV cache holds.
+        Default 8.
     max_tokens (int, optional): answer tokens asked of the server. Default 2048 (a server started with
         --max-model-len 2048 caps it at what the prompt leaves).
     device, dtype, batch_size, max_length (optional): for the local model; defaults cuda or cpu, float16 on cuda

@@ -489,7 +489,9 @@ def _runtime_options(command: argparse.ArgumentParser) -> None:
     judge.add_argument("--judge-url", help="e.g. http://localhost:8000/v1 (also REXRANK_JUDGE_URL); key in "
                                            "OPENAI_API_KEY")
     judge.add_argument("--judge-model", help="the model name the endpoint serves (also REXRANK_JUDGE_MODEL)")
-    judge.add_argument("--judge-concurrency", type=int, default=8, help="requests in flight at once")
+    judge.add_argument("--judge-concurrency", type=_concurrency, default=8, metavar="N|auto",
+                       help="requests in flight at once (default 8); auto: as many as a vLLM server's KV cache holds "
+                            "at its max_model_len, read from its /metrics")
     judge.add_argument("--allow-endpoint", action="append", default=[], metavar="URL",
                        help="send credentialed data (MIMIC-CXR, CheXpert Plus, ReXGradient, RadRBench-CXR) to "
                             "this non-local endpoint: only one your data use agreement covers")
@@ -509,6 +511,14 @@ def _sources_help() -> str:
             lines += textwrap.wrap(chosen.originals_help, 100, initial_indent=f"  {name}: ",
                                    subsequent_indent=" " * (len(name) + 4), break_on_hyphens=False)
     return "\n".join(lines)
+
+
+def _concurrency(text: str) -> int | str:
+    if text == "auto":
+        return text
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number from 1, or auto")
+    return int(text)
 
 
 def _judge(args: argparse.Namespace) -> dict:

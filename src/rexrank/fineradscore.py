@@ -502,7 +502,7 @@ def fineradscore(predictions: Sequence[str], references: Sequence[str], judge: B
                               str(signature(judge, shots, how)))
 
 
-def judge_for(judge_url: str | None = None, judge_model: str | None = None, *, concurrency: int = 8,
+def judge_for(judge_url: str | None = None, judge_model: str | None = None, *, concurrency: int | str = 8,
               max_tokens: int = MAX_TOKENS, allow_endpoints: Sequence[str] = (), progress: bool = False):
     """The judge endpoint from the arguments or `REXRANK_JUDGE_URL` / `REXRANK_JUDGE_MODEL` (key in
     `OPENAI_API_KEY`). FineRadScore has no local model: without a judge model it is unavailable."""

@@ -408,7 +408,7 @@ def _load_tokenizer(folder: Path, trust_remote_code: bool):
 
 
 def backend_for(judge_url: str | None = None, judge_model: str | None = None, model_path: str | Path | None = None,
-                *, concurrency: int = 8, max_tokens: int = MAX_LENGTH, allow_endpoints: Sequence[str] = (),
+                *, concurrency: int | str = 8, max_tokens: int = MAX_LENGTH, allow_endpoints: Sequence[str] = (),
                 device: str | None = None, dtype: str | None = None, batch_size: int = 8,
                 max_length: int = MAX_LENGTH, progress: bool = False) -> Backend:
     """A local model when `model_path` is given; else the judge endpoint from the arguments or `REXRANK_JUDGE_URL` /

@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import random
+import sys
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -84,7 +85,7 @@ class Judge:
     temperature: float = 0.0  # greedy: judges must be reproducible
     max_tokens: int = 1024
     seed: int | None = None
-    concurrency: int = 8
+    concurrency: int | str = 8  # requests in flight; "auto": the endpoint's capacity (`rexrank.llm.capacity`)
     timeout: float = 120.0  # seconds per request
     max_retries: int = 6
     backoff_base: float = 1.0  # seconds; waits grow base, 2 base, 4 base, ... up to backoff_max
@@ -100,8 +101,9 @@ class Judge:
         self.model = self.model or os.environ.get("REXRANK_JUDGE_MODEL")
         if not self.model:
             raise JudgeUnavailable("no judge model: pass model=... or set REXRANK_JUDGE_MODEL")
-        if self.concurrency < 1:
-            raise InputError(f"judge concurrency must be at least 1, got {self.concurrency}")
+        if self.concurrency != "auto" and (not isinstance(self.concurrency, int) or self.concurrency < 1):
+            raise InputError(f"judge concurrency must be a whole number from 1, or auto; got {self.concurrency!r}")
+        self._workers: int | None = None if self.concurrency == "auto" else self.concurrency
         path = default_path() if self.cache is True else (self.cache or None)
         self._cache = ReplyCache(path) if path else None
         self._client = None
@@ -147,7 +149,7 @@ class Judge:
             put = stack.enter_context(self._cache.writer()) if self._cache else None
             bar = stack.enter_context(tqdm(total=total, initial=total - len(todo), desc=f"judge {self.model}",
                                            disable=not self.progress))
-            pool = ThreadPoolExecutor(max_workers=min(self.concurrency, len(todo)), thread_name_prefix="judge")
+            pool = ThreadPoolExecutor(max_workers=min(self.workers(), len(todo)), thread_name_prefix="judge")
             stack.callback(pool.shutdown, wait=False, cancel_futures=True)
             stack.callback(stop.set)  # on an interrupt or a fatal error, requests in flight end without retrying
             pending = {pool.submit(self._ask, client, m, stop): k for k, m in todo.items()}
@@ -163,6 +165,19 @@ class Judge:
                     if put and reply.error is None:  # written now: an interrupted run keeps it
                         put(key, reply.text, reply.finish_reason, self.model, prompt_version)
                     bar.update()
+
+    def workers(self) -> int:
+        """Requests in flight at once: `concurrency`, or for "auto" the endpoint's capacity, asked once (capped at
+        AUTO_CAP; AUTO_DEFAULT when the endpoint does not say), with a line on stderr saying how it was chosen."""
+        if self._workers is None:
+            from rexrank.llm.capacity import AUTO_CAP, AUTO_DEFAULT, endpoint_capacity
+
+            found, how = endpoint_capacity(self.base_url, self.model, self.api_key_env)
+            self._workers = AUTO_DEFAULT if found is None else min(found, AUTO_CAP)
+            chosen = f"{self._workers}" + (f" (of {found:,}: at most {AUTO_CAP})" if found and found > AUTO_CAP else "")
+            print(f"judge concurrency auto: {chosen}; {how}" if found else
+                  f"judge concurrency auto: {self._workers}, the default; {how}", file=sys.stderr)
+        return self._workers
 
     def _count(self, **increments) -> None:
         with self._lock:

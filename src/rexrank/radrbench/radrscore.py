@@ -370,7 +370,7 @@ def radrscore(predictions: Sequence[str], references: Sequence[Any], reports: Se
                            str(signature(judge)))
 
 
-def judge_for(judge_url: str | None = None, judge_model: str | None = None, *, concurrency: int = 8,
+def judge_for(judge_url: str | None = None, judge_model: str | None = None, *, concurrency: int | str = 8,
               max_tokens: int = MAX_TOKENS, temperature: float = 0.0, seed: int | None = None,
               allow_endpoints: Sequence[str] = (), progress: bool = False) -> Judge:
     """The judge from the arguments or `REXRANK_JUDGE_URL` / `REXRANK_JUDGE_MODEL` (key in `OPENAI_API_KEY`). The
