@@ -7,7 +7,11 @@ import pandas as pd
 import pytest
 from test_build_radrbench import built  # noqa: F401  (the built synthetic dataset)
 
+from rexrank.backend.aggregate import aggregate
+from rexrank.backend.security import check_radrbench
 from rexrank.cli import main
+from rexrank.errors import InputError
+from rexrank.leaderboard import radrbench_table
 from rexrank.radrbench.score import load_items
 
 
@@ -92,6 +96,26 @@ def test_radrscore_runs_on_the_items_with_reasoning_when_a_judge_is_given(built,
     assert total["items"] == reasoned > 0 and total["radrscore_n"] == reasoned
     assert (total["completeness"], total["factuality"], total["effectiveness"]) == (0.5, 1.0, 0.75)
     assert total["radrscore"] == 0.75 and report["unparseable"] == 0 and report["signature"].startswith("radrscore:1")
+
+    # submitted, held to the security rules, aggregated, and on the board's reasoning view
+    result = tmp_path / "out" / "radrbench-cxr.accuracy.json"
+    assert check_radrbench(result.read_bytes())["radrscore"]["rows"] == report["rows"]
+    tampered = json.loads(result.read_text())
+    tampered["radrscore"]["rows"][-1]["radrscore_high"] = 0.5
+    with pytest.raises(InputError, match=r"radrscore.rows\[\d+\]: radrscore 0.75 is outside its CI"):
+        check_radrbench(json.dumps(tampered).encode())
+    folder = tmp_path / "repo" / "submissions" / "lab-x"
+    (folder / "radrbench").mkdir(parents=True)
+    (folder / "radrbench" / result.name).write_bytes(result.read_bytes())
+    (folder / "submission.json").write_text(json.dumps({"name": "Judged", "institution": "Lab X"}))
+    aggregate(tmp_path / "repo")
+    table = pd.read_parquet(tmp_path / "repo" / "radrbench.parquet")
+    overall = table[table["task"] == "all"].iloc[0]
+    assert (overall["radrscore"], overall["completeness"], overall["radrscore_items"]) == (0.75, 0.5, reasoned)
+    assert overall["radrscore_signature"] == report["signature"]
+    shown = radrbench_table(table, "radrscore")
+    assert shown["Model"].tolist() == ["Judged"] and shown["Judged items"].tolist() == [str(reasoned)]
+    assert shown["RadRScore"][0].startswith("0.750") and shown["Rf (factuality)"][0].startswith("1.000")
 
 
 def test_an_outputs_file_of_another_shape_is_refused_by_name(tmp_path):

@@ -128,6 +128,9 @@ def set_row(index, **fields):
     (lambda v: v["rows"].append(dict(v["rows"][0])), "rows: a (source, task) appears more than once"),
     (set_row(13, items=30, correct=23, accuracy=23 / 30, low=0.6, high=0.9), "the all row's items is not the sum"),
     (lambda v: v.update(radrscore=[1]), "radrscore: expected null or an object"),
+    (lambda v: v.update(radrscore={"rows": []}), "radrscore: expected the fields failed, rows, signature"),
+    (lambda v: v.update(radrscore={"signature": "bleu2:1", "unparseable": -1, "failed": 0, "rows": [{}]}),
+     "radrscore.signature: expected a radrscore signature; radrscore: unparseable and failed must be whole"),
 ])
 def test_radrbench_contents_are_checked(tmp_path, demo_dataset, edit, message):
     err = refused(write(tmp_path / "repo", clean_files() | {PATH: accuracy_json(tmp_path, demo_dataset, edit)}), SID)

@@ -15,6 +15,7 @@ import re
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -38,7 +39,7 @@ from rexrank.files import write_text
 from rexrank.official import METRIC_COLUMNS
 from rexrank.results import MetricResult, ModelInfo, Result
 from rexrank.signature import Signature
-from rexrank.submission import CARD, SUBMISSIONS
+from rexrank.submission import CARD, RADRSCORE_PARTS, SUBMISSIONS
 
 DATASETS = {"rexgradient": "ReXGradient", "mimic-cxr": "MIMIC-CXR", "iu-xray": "IU-Xray",
             "chexpert-plus": "CheXpert Plus"}
@@ -65,7 +66,10 @@ RADRBENCH_TASKS = {"binary": "Binary", "single": "Single choice", "multi": "Mult
                    "multi_no_option": "Multi, no options", "temporal": "Temporal"}
 RADRBENCH_SOURCES = {"mimic-cxr": "MIMIC-CXR", "chexpert": "CheXpert", "rsna": "RSNA", "siim": "SIIM",
                      "ms-cxr-t": "MS-CXR-T", "iu-xray": "IU-Xray"}
-RADRBENCH_VIEWS = {"task": "Task type (all sources)", "source": "Source and task"}
+RADRBENCH_VIEWS = {"task": "Task type (all sources)", "source": "Source and task",
+                   "radrscore": "Reasoning (RadRScore)"}
+RADRSCORE_COLUMNS = {"radrscore": "RadRScore", "completeness": "Rc (completeness)",
+                     "factuality": "Rf (factuality)", "effectiveness": "Re (effectiveness)"}
 
 
 def _radrbench_column(source: str, task: str) -> str:
@@ -87,6 +91,8 @@ def radrbench_table(table: pd.DataFrame, view: str = "task", search: str = "") -
                       | table["institution"].fillna("").str.lower().str.contains(needle, regex=False)]
     overall = table[(table["source"] == "all") & (table["task"] == "all")].sort_values(
         ["accuracy", "model"], ascending=[False, True], kind="stable")
+    if view == "radrscore":
+        return _radrscore_table(overall)
     keep = (table["source"] == "all") if view == "task" else (table["source"] != "all")
     parts = table[keep & (table["task"] != "all")]
     task_order = {t: i for i, t in enumerate(RADRBENCH_TASKS)}
@@ -112,6 +118,25 @@ def radrbench_table(table: pd.DataFrame, view: str = "task", search: str = "") -
     return pd.DataFrame(out, columns=names)
 
 
+def _radrscore_table(overall: pd.DataFrame) -> pd.DataFrame:
+    """The reasoning view: a row per model (its all-sources row), ranked by RadRScore (models not judged last, blank),
+    RadRScore and its three components with 95% CIs, the items judged, and the overall accuracy beside them."""
+    overall = overall.sort_values("radrscore", ascending=False, na_position="last", kind="stable",
+                                  key=lambda v: pd.to_numeric(v, errors="coerce"))
+    out = []
+    for _, row in overall.iterrows():
+        judged = _num(row["radrscore"]) is not None
+        shown = {"Rank": len(out) + 1 if judged else "", "Model": model_cell(row["model"], row["url"]),
+                 "Institution": sanitize_text(row["institution"] or "", 100)}
+        for name, title in RADRSCORE_COLUMNS.items():
+            shown[title] = value_with_ci(_num(row[name]), _num(row[f"{name}_low"]), _num(row[f"{name}_high"]))
+        shown["Judged items"] = "" if pd.isna(row["radrscore_items"]) else str(int(row["radrscore_items"]))
+        shown["Accuracy"] = value_with_ci(_num(row["accuracy"]), _num(row["low"]), _num(row["high"]))
+        out.append(shown)
+    names = ["Rank", "Model", "Institution", *RADRSCORE_COLUMNS.values(), "Judged items", "Accuracy"]
+    return pd.DataFrame(out, columns=names).astype({"Rank": str})
+
+
 def radrbench_bars(table: pd.DataFrame, model: str) -> pd.DataFrame:
     """One model's accuracy per task type (over every source): task, accuracy, err_low, err_high (for CI whiskers)."""
     mine = table[(table["model"] == model) & (table["source"] == "all") & (table["task"] != "all")]
@@ -130,16 +155,23 @@ def model_cell(name: str, url: str | None) -> str:
     return f"[{text}]({link})" if link else text
 
 
-def table(board: pd.DataFrame, dataset: str, task: str, search: str = "", metrics: tuple[str, ...] = METRICS
-          ) -> pd.DataFrame:
+def table(board: pd.DataFrame, dataset: str, task: str, search: str = "", metrics: tuple[str, ...] = METRICS,
+          sort_by: str | None = None) -> pd.DataFrame:
     """One dataset and task, ranked by 1/RadCliQ-v1 (unranked rows last, with the reason), filtered by a search
-    over model and institution, with the chosen metric columns as `value ± CI`."""
+    over model and institution, with the chosen metric columns as `value ± CI`. `sort_by` a metric orders the rows
+    by its number instead, best first (every column is higher-is-better), blanks last, ties by rank; `Rank` stays
+    the 1/RadCliQ-v1 rank. The cells are text, so this sort, not the table's own, is the numeric one."""
+    if sort_by not in (None, "", "rank", *METRICS):
+        raise ValueError(f"sort_by {sort_by!r}: expected rank or one of {', '.join(METRICS)}")
     rows = board[(board["dataset"] == dataset) & (board["task"] == task)]
     if search.strip():
         needle = search.strip().casefold()
         hay = (rows["model"].fillna("") + " " + rows["institution"].fillna("")).str.casefold()
         rows = rows[hay.str.contains(needle, regex=False)]
     rows = rows.sort_values(["rank", RANK_BY], ascending=[True, False], na_position="last")
+    if sort_by in METRICS:
+        rows = rows.sort_values(sort_by, ascending=False, na_position="last", kind="stable",
+                                key=lambda v: pd.to_numeric(v, errors="coerce"))
     ranges = rank_ranges(board, dataset, task)  # over every ranked row of the dataset and task, not the search's
     out = pd.DataFrame({
         "Rank": [("" if pd.isna(r) else str(int(r))) for r in rows["rank"]],
@@ -180,15 +212,15 @@ def model_scores(board: pd.DataFrame, model: str) -> pd.DataFrame:
     return pd.DataFrame(records, columns=["dataset", "task", "metric", "value", "low", "high"])
 
 
-def model_names(board: pd.DataFrame) -> list[str]:
-    """The models on the board, best mean rank first (unranked-only models last, then by name): the Model tab's
-    choices."""
+def model_names(board: pd.DataFrame, radrbench: pd.DataFrame | None = None) -> list[str]:
+    """The models on the board, best mean rank first (unranked-only models last, then by name), then those only on
+    the RadRBench-CXR table, by name: the Model tab's choices."""
     models = board["model"].dropna().astype(str)
-    if models.empty:
-        return []
     ranks = pd.to_numeric(board.loc[models.index, "rank"], errors="coerce").astype(float)
     mean_rank = ranks.groupby(models).mean().fillna(math.inf)
-    return sorted(models.unique(), key=lambda m: (mean_rank[m], m))
+    names = sorted(models.unique(), key=lambda m: (mean_rank[m], m))
+    reasoning = [] if radrbench is None else radrbench["model"].dropna().astype(str).unique()
+    return names + sorted(set(reasoning) - set(names))
 
 
 def model_bars(board: pd.DataFrame, model: str) -> pd.DataFrame:
@@ -217,24 +249,30 @@ def model_numbers(bars: pd.DataFrame) -> pd.DataFrame:
     return wide.reset_index().rename(columns={"dataset": "Dataset", "task": "Task"}).rename_axis(columns=None)
 
 
-def model_card(board: pd.DataFrame, model: str) -> str:
+def model_card(board: pd.DataFrame, model: str, radrbench: pd.DataFrame | None = None) -> str:
     """A model's card facts as safe markdown: name, institution, link (a safe http(s) URL only), date, trained-on,
-    and where its numbers come from (verified, imported)."""
+    and where its numbers come from (verified, imported; or the RadRBench-CXR table alone)."""
     rows = board[board["model"] == model]
-    if rows.empty:
+    reasoning = None if radrbench is None else radrbench[radrbench["model"] == model]
+    if rows.empty and (reasoning is None or reasoning.empty):
         return "No model chosen." if not model else f"No numbers for **{to_markdown(model, 100)}** on this board."
+    if rows.empty:  # the RadRBench-CXR table carries the card's name, institution, link and date
+        rows = reasoning.assign(trained_on=None)
+        numbers = "RadRBench-CXR only"
+    else:
+        sources = sorted({"imported" if p == "imported" else "verified" for p in rows["provenance"]})
+        numbers = f"{', '.join(sources)}, on {len(rows)} dataset and task pair{'s' * (len(rows) != 1)}"
 
     def facts(column: str) -> list[str]:
         return list(dict.fromkeys(t for t in (sanitize_text(_text(x), 200) for x in rows[column]) if t))
 
     url = next((u for u in (safe_url(_text(x)) for x in rows["url"]) if u), None)
-    sources = sorted({"imported" if p == "imported" else "verified" for p in rows["provenance"]})
     lines = [f"### {to_markdown(model, 100)}",
              f"- **Institution:** {', '.join(to_markdown(t) for t in facts('institution')) or '—'}",
              f"- **URL:** {f'[{to_markdown(url, 300)}]({url})' if url else '—'}",
              f"- **Date:** {', '.join(to_markdown(t) for t in facts('date')) or '—'}",
              f"- **Trained on:** {', '.join(to_markdown(t) for t in facts('trained_on')) or '—'}",
-             f"- **Numbers:** {', '.join(sources)}, on {len(rows)} dataset and task pair{'s' * (len(rows) != 1)}"]
+             f"- **Numbers:** {numbers}"]
     return "\n".join(lines)
 
 
@@ -381,13 +419,20 @@ _DEMO: pd.DataFrame | None = None
 _DEMO_RADRBENCH: pd.DataFrame | None = None
 
 
-def demo_results_repo(root: str | os.PathLike) -> Path:
+def demo_results_repo(root: str | os.PathLike, crowd: int = 0) -> Path:
     """A results repo of synthetic numbers (no scoring, no network) for the three demo systems on every dataset and
-    task, plus one imported row per dataset and task: what the board shows when no results repo is named."""
+    task, plus one imported row per dataset and task: what the board shows when no results repo is named. `crowd`
+    adds that many more synthetic models (a board of thousands of rows, for benchmarks/leaderboard.py)."""
     root = Path(root)
     rng = random.Random(0)
     quality = {"demo-careful": 1.0, "demo-template": 0.75, "demo-shuffled": 0.55}
-    for key, card in demo.systems().items():
+    systems = demo.systems()
+    for i in range(crowd):
+        key = f"synthetic-{i:05d}"
+        systems[key] = {"name": f"Synthetic-{i:05d}", "institution": f"Lab {i % 97}", "url": f"https://example.org/{key}",
+                        "trained_on": ["synthetic"]}
+        quality[key] = rng.uniform(0.4, 1.1)
+    for key, card in systems.items():
         folder = root / SUBMISSIONS / key
         (folder / "results").mkdir(parents=True, exist_ok=True)
         write_text(folder / CARD, json.dumps({**card, "date": "2026-11-01"}, indent=2) + "\n")
@@ -416,10 +461,29 @@ def _demo_radrbench(root: Path) -> None:
     from rexrank.radrbench.score import load_items, load_outputs, score_outputs, write_results
 
     items = load_items(rdemo.dataset(root / "radrbench-build" / "radrbench-cxr"))
-    for key, card in rdemo.MODELS.items():
+    for (key, card), quality in zip(rdemo.MODELS.items(), (0.75, 0.35)):
         folder = root / SUBMISSIONS / key
         write_text(folder / CARD, json.dumps({**card, "date": "2026-11-01"}, indent=2) + "\n")
-        write_results(folder / "radrbench", card["name"], score_outputs(items, load_outputs(rdemo.output_file(key))))
+        scores = score_outputs(items, load_outputs(rdemo.output_file(key)))
+        write_results(folder / "radrbench", card["name"], scores, *_demo_radrscore(scores.rows, quality))
+
+
+def _demo_radrscore(accuracy: pd.DataFrame, quality: float) -> tuple[pd.DataFrame, SimpleNamespace]:
+    """Synthetic RadRScore rows for the demo (no judge runs offline), shaped as `score-radrbench` writes them: per
+    source and task and overall, every item judged, each part with a CI."""
+    rng = random.Random(quality)
+    groups = accuracy[(accuracy["source"] != "all") | (accuracy["task"] == "all")]
+    rows = []
+    for source, task, items in zip(groups["source"], groups["task"], groups["items"]):
+        row = {"source": source, "task": task, "items": int(items)}
+        parts = {part: min(0.95, quality * rng.uniform(0.85, 1.15)) for part in RADRSCORE_PARTS[1:]}
+        for part, value in {"radrscore": sum(parts.values()) / 3, **parts}.items():
+            half = rng.uniform(0.04, 0.1)
+            row |= {part: round(value, 4), f"{part}_low": round(max(0.0, value - half), 4),
+                    f"{part}_high": round(min(1.0, value + half), 4), f"{part}_n": int(items)}
+        rows.append(row)
+    judged = SimpleNamespace(signature="radrscore:1|demo:synthetic", unparseable=0, failed=0)
+    return pd.DataFrame(rows), judged
 
 
 def _demo_metrics(rng: random.Random, quality: float) -> dict[str, MetricResult]:

@@ -12,7 +12,8 @@ from rexrank.backend.aggregate import METRICS
 
 ABOUT = """
 ### Ranking
-Rows are ranked within each dataset and task by **1/RadCliQ-v1** (higher is better). Numbers are means over the
+Rows are ranked within each dataset and task by **1/RadCliQ-v1** (higher is better); **Sort by** orders them by
+another metric's number, best first, blanks last (the rank stays the 1/RadCliQ-v1 rank). Numbers are means over the
 test split's studies with a 95% bootstrap CI (`value ± half-width`, or `[low, high]` when not symmetric); a blank
 cell is a metric that was not reported, never 0. **verified** rows were scored by rexrank (each number carries a
 signature); **imported** rows come from ReXrank's official table, without CIs or signatures.
@@ -46,7 +47,11 @@ RADRBENCH_ABOUT = """
 read by one documented parser for every model (`rexrank score-radrbench`); an answer it cannot read (no `<answer>`
 tag, an unclosed tag, an empty output, a letter that is no option, two options where one is asked) counts as wrong
 and is counted under **Unreadable**. Each cell is the accuracy with a 95% bootstrap CI over that group's items;
-**Overall** is over every item. Click a column header to sort. Submit with `rexrank score-radrbench --out
+**Overall** is over every item. **Reasoning (RadRScore)** shows, for the models scored with an LLM judge
+(`--judge-url`), RadRScore and its parts over the items with reference reasoning: Rc (completeness: the share of the
+reference reasoning's observations the model recalls), Rf (factuality: the share of the model's observations the
+report supports) and Re (effectiveness: the share of its reasoning steps that are effective); RadRScore is their
+mean, each with a 95% CI over the items the judge scored. Submit with `rexrank score-radrbench --out
 my-results/` and `rexrank submit --results my-results/`.
 """
 
@@ -77,8 +82,13 @@ def _frame(shown: pd.DataFrame):
     import gradio as gr
 
     types = ["markdown" if column == "Model" else "str" for column in shown.columns]
-    narrow = {"Rank": "64px", "Rank range": "96px"}  # else their headers wrap a letter or two a line
-    widths = [narrow[c] for c in shown.columns[:2] if c in narrow] if shown.columns[:1].tolist() == ["Rank"] else None
+    columns = shown.columns.tolist()
+    widths = None
+    if columns[:1] == ["Rank"]:
+        narrow = {"Rank": "64px", "Rank range": "96px"}  # else their headers wrap a letter or two a line
+        widths = [narrow[c] for c in columns[:2] if c in narrow]
+    elif columns[:2] == ["Dataset", "Task"] and len(columns) > 2:  # a model's numbers: fit the page, no scrolling
+        widths = ["12%", "14%", *[f"{74 / (len(columns) - 2):.2f}%"] * (len(columns) - 2)]
     return gr.Dataframe(value=shown, datatype=types, column_widths=widths)
 
 
@@ -183,27 +193,33 @@ def stability_figure(ranges: pd.DataFrame, title: str, top: int = 30):
 
 
 def build(results: str | None = None, refresh_s: float = 300.0):
-    """The board as a `gr.Blocks`: a tab per task, dataset selector, search, metric columns, overview, about, submit;
-    reread on the button and every `refresh_s` seconds."""
+    """The board as a `gr.Blocks`: a Leaderboard tab (dataset, search, sort, metric columns; a tab per task), overview,
+    RadRBench-CXR, model page, about, submit; reread on the button and every `refresh_s` seconds."""
     import gradio as gr
 
     source = lb.BoardSource(results)
     source.load()
     metric_choices = [(lb.TITLES[m], m) for m in METRICS]
+    sort_choices = [("Rank (1/RadCliQ-v1)", "rank"), *metric_choices]
+    first_dataset = next(iter(lb.DATASETS))
 
-    def tables(dataset: str, search: str, metrics: list[str]):
+    def tables(dataset: str, search: str, metrics: list[str], sort_by: str):
         chosen = tuple(m for m in METRICS if m in (metrics or []))
-        return tuple(_frame(lb.table(source.board, dataset, task, search or "", chosen)) for task in lb.TASKS)
+        return tuple(_frame(lb.table(source.board, dataset, task, search or "", chosen, sort_by or "rank"))
+                     for task in lb.TASKS)
 
     def overview(task: str):
         return _frame(lb.overview(source.board, task))
 
     def model_page(model: str | None):
         bars = lb.model_bars(source.board, model or "")
-        return model_figure(bars), lb.model_card(source.board, model or ""), _frame(lb.model_numbers(bars))
+        reasoning = source.radrbench[source.radrbench["model"] == (model or "")]
+        return (model_figure(bars), lb.model_card(source.board, model or "", source.radrbench),
+                _frame(lb.model_numbers(bars)),
+                gr.Plot(radrbench_figure(reasoning), visible=not reasoning.empty))
 
     def model_choices(model: str | None):
-        names = lb.model_names(source.board)
+        names = lb.model_names(source.board, source.radrbench)
         return gr.Dropdown(choices=names, value=model if model in names else (names[0] if names else None))
 
     def stability(dataset: str, task: str):
@@ -219,29 +235,36 @@ def build(results: str | None = None, refresh_s: float = 300.0):
     def radrbench_plot():
         return radrbench_figure(source.radrbench)
 
-    def refresh(dataset: str, search: str, metrics: list[str], task: str, view: str, radr_search: str):
+    def refresh(dataset: str, search: str, metrics: list[str], sort_by: str, task: str, view: str, radr_search: str):
         _, banner = source.load()
-        return (gr.Markdown(banner, visible=bool(banner)), *tables(dataset, search, metrics), overview(task),
-                radrbench(view, radr_search), radrbench_plot())
+        return (gr.Markdown(banner, visible=bool(banner)), *tables(dataset, search, metrics, sort_by),
+                overview(task), radrbench(view, radr_search), radrbench_plot())
 
     with gr.Blocks(title="rexrank leaderboard", analytics_enabled=False) as demo:
-        gr.Markdown("# rexrank: AI-generated chest X-ray reports, ranked\n"
-                    f"Results from **{source.name}**; ranked by 1/RadCliQ-v1 with 95% CIs.")
+        with gr.Row(equal_height=True):
+            gr.Markdown("# rexrank: AI-generated chest X-ray reports, ranked\n"
+                        f"Results from **{source.name}**; ranked by 1/RadCliQ-v1 with 95% CIs.")
+            refresh_button = gr.Button("Refresh", scale=0, min_width=100)
         banner = gr.Markdown(source.banner, visible=bool(source.banner))
-        with gr.Row():
-            dataset = gr.Dropdown([(label, key) for key, label in lb.DATASETS.items()], value=next(iter(lb.DATASETS)),
-                                  label="Dataset", scale=1)
-            search = gr.Textbox(label="Search model or institution", scale=2)
-            refresh_button = gr.Button("Refresh", scale=0)
-        metrics = gr.CheckboxGroup(metric_choices, value=list(METRICS), label="Metric columns")
-        boards = []
         with gr.Tabs():
-            for label in lb.TASKS.values():
-                with gr.Tab(label):
-                    boards.append(gr.Dataframe(label=label, interactive=False, wrap=True))
+            with gr.Tab("Leaderboard"):
+                with gr.Row():
+                    dataset = gr.Dropdown([(label, key) for key, label in lb.DATASETS.items()], value=first_dataset,
+                                          label="Dataset", scale=1)
+                    search = gr.Textbox(label="Search model or institution", scale=2)
+                    sort_by = gr.Dropdown(sort_choices, value="rank", label="Sort by (best first)", scale=1)
+                metrics = gr.CheckboxGroup(metric_choices, value=list(METRICS), label="Metric columns")
+                boards = []
+                with gr.Tabs():
+                    for label in lb.TASKS.values():
+                        with gr.Tab(label):
+                            boards.append(gr.Dataframe(label=label, interactive=False, wrap=True))
             with gr.Tab("Overview"):
-                overview_task = gr.Radio([(label, key) for key, label in lb.TASKS.items()],
-                                         value=next(iter(lb.TASKS)), label="Task")
+                with gr.Row():
+                    overview_task = gr.Radio([(label, key) for key, label in lb.TASKS.items()],
+                                             value=next(iter(lb.TASKS)), label="Task")
+                    stability_dataset = gr.Dropdown([(label, key) for key, label in lb.DATASETS.items()],
+                                                    value=first_dataset, label="Rank stability on")
                 overview_table = gr.Dataframe(label="Mean rank across datasets", interactive=False)
                 stability_plot = gr.Plot(label="Rank stability on the chosen dataset (1/RadCliQ-v1, 95% CIs)")
             with gr.Tab("RadRBench-CXR"):
@@ -249,38 +272,40 @@ def build(results: str | None = None, refresh_s: float = 300.0):
                     radr_view = gr.Radio([(label, key) for key, label in lb.RADRBENCH_VIEWS.items()], value="task",
                                          label="Columns", scale=2)
                     radr_search = gr.Textbox(label="Search model or institution", scale=2)
-                radr_table = gr.Dataframe(label="RadRBench-CXR accuracy, 95% CI", interactive=False, wrap=True)
+                radr_table = gr.Dataframe(label="RadRBench-CXR, 95% CIs", interactive=False, wrap=True)
                 radr_plot = gr.Plot(label="Accuracy per task type, 95% CIs")
                 gr.Markdown(RADRBENCH_ABOUT)
             with gr.Tab("Model"):
-                names = lb.model_names(source.board)
+                names = lb.model_names(source.board, source.radrbench)
                 model = gr.Dropdown(names, value=names[0] if names else None, label="Model")
                 model_card = gr.Markdown()
                 model_plot = gr.Plot(label="Each metric across datasets and tasks, with 95% CIs")
                 model_table = gr.Dataframe(label="The numbers", interactive=False, wrap=True)
+                model_radr = gr.Plot(label="RadRBench-CXR accuracy per task type, 95% CIs", visible=False)
             with gr.Tab("About"):
                 gr.Markdown(ABOUT)
             with gr.Tab("Submit"):
                 gr.Markdown(SUBMIT)
 
-        controls = [dataset, search, metrics]
+        controls = [dataset, search, metrics, sort_by]
         dataset.change(tables, controls, boards, api_name="tables")
-        for control in (search, metrics):
+        for control in (search, metrics, sort_by):
             control.change(tables, controls, boards, api_visibility="private")
         overview_task.change(overview, overview_task, overview_table, api_name="overview")
         radr_view.change(radrbench, [radr_view, radr_search], radr_table, api_name="radrbench")
         radr_search.change(radrbench, [radr_view, radr_search], radr_table, api_visibility="private")
         refresh_args = dict(fn=refresh, inputs=[*controls, overview_task, radr_view, radr_search],
                             outputs=[banner, *boards, overview_table, radr_table, radr_plot])
-        model.change(model_page, model, [model_plot, model_card, model_table], api_name="model")
-        dataset.change(stability, [dataset, overview_task], stability_plot, api_name="stability")
-        overview_task.change(stability, [dataset, overview_task], stability_plot, api_visibility="private")
-        after = dict(fn=refreshed, inputs=[model, dataset, overview_task], outputs=[model, stability_plot],
+        model_outputs = [model_plot, model_card, model_table, model_radr]
+        model.change(model_page, model, model_outputs, api_name="model")
+        stability_dataset.change(stability, [stability_dataset, overview_task], stability_plot, api_name="stability")
+        overview_task.change(stability, [stability_dataset, overview_task], stability_plot, api_visibility="private")
+        after = dict(fn=refreshed, inputs=[model, stability_dataset, overview_task], outputs=[model, stability_plot],
                      api_visibility="private")
         refresh_button.click(**refresh_args, api_name="refresh").then(**after)
         gr.Timer(refresh_s).tick(**refresh_args, api_visibility="private").then(**after)
-        demo.load(stability, [dataset, overview_task], stability_plot, api_visibility="private")
-        demo.load(model_page, model, [model_plot, model_card, model_table], api_visibility="private")
+        demo.load(stability, [stability_dataset, overview_task], stability_plot, api_visibility="private")
+        demo.load(model_page, model, model_outputs, api_visibility="private")
         demo.load(tables, controls, boards, api_visibility="private")
         demo.load(overview, overview_task, overview_table, api_visibility="private")
         demo.load(radrbench, [radr_view, radr_search], radr_table, api_visibility="private")

@@ -120,6 +120,8 @@ def collect(results_dir: Path) -> list[Piece]:
 
 
 RADRBENCH_RESULT = "radrbench-cxr.accuracy.json"
+# RadRScore and its components, as that file's `radrscore.rows` name them (`rexrank.radrbench.score.reasoning_rows`).
+RADRSCORE_PARTS = ("radrscore", "completeness", "factuality", "effectiveness")
 
 
 def _radrbench_piece(results_dir: Path) -> tuple[list[Piece], list[str]]:

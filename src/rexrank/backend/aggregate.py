@@ -19,16 +19,20 @@ import pandas as pd
 
 from rexrank.files import atomic_path, write_text
 from rexrank.results import Result
-from rexrank.submission import CARD, RADRBENCH_RESULT, SUBMISSIONS
+from rexrank.submission import CARD, RADRBENCH_RESULT, RADRSCORE_PARTS, SUBMISSIONS
 
 RANK_BY = "radcliq_v1"
 BOARD = "leaderboard.parquet"
 RADRBENCH_BOARD = "radrbench.parquet"
-# One row per (model, source, task) and a source/task "all" row per model; accuracy with its bootstrap CI.
+# One row per (model, source, task) and a source/task "all" row per model; accuracy with its bootstrap CI, and where
+# the submission was judged, RadRScore and its components over the group's items with reasoning annotations.
 RADRBENCH_COLUMNS = ("submission", "model", "institution", "url", "date", "source", "task", "items", "correct",
-                     "accuracy", "low", "high", "failures", "missing_outputs", "signature")
+                     "accuracy", "low", "high", "failures", "missing_outputs", "signature", "radrscore_items",
+                     *(f"{part}{end}" for part in RADRSCORE_PARTS for end in ("", "_low", "_high")),
+                     "radrscore_signature")
 RADRBENCH_TYPES = {"items": "Int64", "correct": "Int64", "missing_outputs": "Int64", "accuracy": "float64",
-                   "low": "float64", "high": "float64"}
+                   "low": "float64", "high": "float64", "radrscore_items": "Int64",
+                   **{f"{part}{end}": "float64" for part in RADRSCORE_PARTS for end in ("", "_low", "_high")}}
 # The board's columns, in ReXrank's order (official.METRIC_COLUMNS).
 METRICS = ("bleu2", "bertscore", "semb_score", "radgraph", "radcliq_v1", "ratescore", "green", "fineradscore")
 
@@ -104,14 +108,24 @@ def radrbench_rows(repo: Path) -> pd.DataFrame:
             continue
         card = json.loads((folder / CARD).read_text(encoding="utf-8")) if (folder / CARD).is_file() else {}
         result = json.loads(path.read_text(encoding="utf-8"))
+        judged = result.get("radrscore") or {}
+        reasoning = {(r["source"], r["task"]): r for r in judged.get("rows", [])}
         for row in result["rows"]:
+            scored = reasoning.get((row["source"], row["task"]))
             out.append({"submission": folder.name, "model": card.get("name") or result["model"],
                         "institution": card.get("institution", ""), "url": card.get("url", ""),
                         "date": card.get("date", ""), **{k: row[k] for k in RADRBENCH_COLUMNS[5:13]},
-                        "missing_outputs": result["missing_outputs"], "signature": result["signature"]})
+                        "missing_outputs": result["missing_outputs"], "signature": result["signature"],
+                        **({} if scored is None else _radrscore_cells(scored, judged["signature"]))})
     frame = pd.DataFrame(out, columns=list(RADRBENCH_COLUMNS))
     return frame.astype(RADRBENCH_TYPES).sort_values(["source", "task", "accuracy"], ascending=[True, True, False],
                                                      ignore_index=True)
+
+
+def _radrscore_cells(row: dict, signature: str) -> dict:
+    """A RadRScore row of `radrbench-cxr.accuracy.json` as board cells (its items: those the judge scored)."""
+    cells = {f"{part}{end}": row[f"{part}{end}"] for part in RADRSCORE_PARTS for end in ("", "_low", "_high")}
+    return {**cells, "radrscore_items": row["radrscore_n"], "radrscore_signature": signature}
 
 
 CARD_TEXT = """---
@@ -148,7 +162,9 @@ radrbench = load_dataset("ORG/results", "radrbench", split="leaderboard")  # Rad
 
 `radrbench.parquet`: RadRBench-CXR accuracy of each submission that carries
 `submissions/<id>/radrbench/radrbench-cxr.accuracy.json` (`rexrank score-radrbench`), one row per source and task
-plus an `all` row, with a 95% bootstrap CI and the scoring signature.
+plus an `all` row, with a 95% bootstrap CI and the scoring signature; where the submission was judged, RadRScore
+and its components Rc, Rf, Re (`completeness`, `factuality`, `effectiveness`) with CIs over the `radrscore_items`
+the judge scored, and the judge's signature.
 """
 
 

@@ -48,7 +48,7 @@ from urllib.parse import urlsplit
 from rexrank.errors import InputError
 from rexrank.reports import TASKS
 from rexrank.results import Result
-from rexrank.submission import CARD, DATASETS, ID, PRIVATE_DATASETS, SUBMISSIONS
+from rexrank.submission import CARD, DATASETS, ID, PRIVATE_DATASETS, RADRSCORE_PARTS, SUBMISSIONS
 
 # -- the layout -------------------------------------------------------------------------------------------------
 
@@ -546,6 +546,61 @@ def _radrbench_row(number: int, row: object) -> list[str]:
     return problems
 
 
+_RADRSCORE_KEYS = {"signature", "unparseable", "failed", "rows"}
+_RADRSCORE_ROW = {"source", "task", "items", *(f"{p}{e}" for p in RADRSCORE_PARTS for e in ("", "_low", "_high", "_n"))}
+
+
+def _radrscore_row(number: int, row: object) -> list[str]:
+    where = f"radrscore.rows[{number}]"
+    if not isinstance(row, dict) or set(row) != _RADRSCORE_ROW:
+        fields = sorted(set(row) ^ _RADRSCORE_ROW) if isinstance(row, dict) else []
+        return [f"{where}: expected an object with the fields `rexrank score-radrbench` writes"
+                + (f" (differs in {_show(', '.join(fields), 120)})" if fields else "")]
+    problems = []
+    if not isinstance(row["source"], str) or not (row["source"] == "all" or _RADRBENCH_SOURCE.fullmatch(row["source"])):
+        problems.append(f"{where}: source {_show(row['source'], 40)!r} is not a lower-case name")
+    if row["task"] not in (*_RADRBENCH_TASKS, "all"):
+        problems.append(f"{where}: task {_show(row['task'], 40)!r} is not a RadRBench-CXR task")
+    if not _count(row["items"]) or row["items"] == 0:
+        return [*problems, f"{where}: items is not a positive whole number"]
+    for part in RADRSCORE_PARTS:
+        value, low, high, n = (row[f"{part}{e}"] for e in ("", "_low", "_high", "_n"))
+        if not _count(n) or n > row["items"]:
+            problems.append(f"{where}: {part}_n is not a whole number from 0 to items")
+        elif n == 0 and (value, low, high) != (None, None, None):
+            problems.append(f"{where}: {part} has a value over no scored item")
+        elif n and not all(_fraction(x) for x in (value, low, high)):
+            problems.append(f"{where}: {part}, {part}_low and {part}_high must be numbers from 0 to 1")
+        elif n and not low - 1e-9 <= value <= high + 1e-9:
+            problems.append(f"{where}: {part} {value} is outside its CI [{low}, {high}]")
+    return problems
+
+
+def _radrscore_problems(block: object) -> list[str]:
+    """The `radrscore` part of the RadRBench-CXR file (RadRScore per source and task, where a judge scored it)."""
+    if not isinstance(block, dict):
+        return ["radrscore: expected null or an object"]
+    if set(block) != _RADRSCORE_KEYS:
+        return [f"radrscore: expected the fields {', '.join(sorted(_RADRSCORE_KEYS))}"]
+    problems = []
+    if not isinstance(block["signature"], str) or not block["signature"].startswith("radrscore:") \
+            or len(block["signature"]) > 300:
+        problems.append("radrscore.signature: expected a radrscore signature")
+    if not (_count(block["unparseable"]) and _count(block["failed"])):
+        problems.append("radrscore: unparseable and failed must be whole numbers")
+    rows = block["rows"]
+    if not isinstance(rows, list) or not 1 <= len(rows) <= MAX_RADRBENCH_ROWS:
+        return [*problems, f"radrscore.rows: expected a list of 1 to {MAX_RADRBENCH_ROWS} rows"]
+    for number, row in enumerate(rows):
+        problems += _radrscore_row(number, row)
+        if len(problems) > MAX_PROBLEMS_PER_FILE:
+            return problems
+    keys = [(r["source"], r["task"]) for r in rows] if not problems else []
+    if keys and (len(set(keys)) != len(keys) or keys.count(("all", "all")) != 1):
+        problems.append("radrscore.rows: each (source, task) once, and one row with source and task all")
+    return problems
+
+
 def check_radrbench(data: bytes) -> dict:
     """`radrbench/radrbench-cxr.accuracy.json` (what `rexrank score-radrbench` writes): parsed with limits, known
     fields only, each row's numbers consistent, one `all` row; its model text bounded. Returns the parsed object."""
@@ -584,8 +639,8 @@ def check_radrbench(data: bytes) -> dict:
             problems.append("rows: expected one row with source and task all")
         elif sum(r["items"] for r in rows if r["source"] != "all") != rows[keys.index(("all", "all"))]["items"]:
             problems.append("rows: the all row's items is not the sum of the per-source rows")
-    if value.get("radrscore") is not None and not isinstance(value["radrscore"], dict):
-        problems.append("radrscore: expected null or an object")
+    if value.get("radrscore") is not None:
+        problems += _radrscore_problems(value["radrscore"])
     if problems:
         raise InputError("; ".join(problems[:MAX_PROBLEMS_PER_FILE]))
     return value
