@@ -103,7 +103,7 @@ class Judge:
             raise JudgeUnavailable("no judge model: pass model=... or set REXRANK_JUDGE_MODEL")
         if self.concurrency != "auto" and (not isinstance(self.concurrency, int) or self.concurrency < 1):
             raise InputError(f"judge concurrency must be a whole number from 1, or auto; got {self.concurrency!r}")
-        self._workers: int | None = None if self.concurrency == "auto" else self.concurrency
+        self._auto: int | None = None  # "auto" resolved, once
         path = default_path() if self.cache is True else (self.cache or None)
         self._cache = ReplyCache(path) if path else None
         self._client = None
@@ -169,15 +169,17 @@ class Judge:
     def workers(self) -> int:
         """Requests in flight at once: `concurrency`, or for "auto" the endpoint's capacity, asked once (capped at
         AUTO_CAP; AUTO_DEFAULT when the endpoint does not say), with a line on stderr saying how it was chosen."""
-        if self._workers is None:
+        if self.concurrency != "auto":
+            return self.concurrency
+        if self._auto is None:
             from rexrank.llm.capacity import AUTO_CAP, AUTO_DEFAULT, endpoint_capacity
 
             found, how = endpoint_capacity(self.base_url, self.model, self.api_key_env)
-            self._workers = AUTO_DEFAULT if found is None else min(found, AUTO_CAP)
-            chosen = f"{self._workers}" + (f" (of {found:,}: at most {AUTO_CAP})" if found and found > AUTO_CAP else "")
+            self._auto = AUTO_DEFAULT if found is None else min(found, AUTO_CAP)
+            chosen = f"{self._auto}" + (f" (of {found:,}: at most {AUTO_CAP})" if found and found > AUTO_CAP else "")
             print(f"judge concurrency auto: {chosen}; {how}" if found else
-                  f"judge concurrency auto: {self._workers}, the default; {how}", file=sys.stderr)
-        return self._workers
+                  f"judge concurrency auto: {self._auto}, the default; {how}", file=sys.stderr)
+        return self._auto
 
     def _count(self, **increments) -> None:
         with self._lock:
