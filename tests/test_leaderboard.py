@@ -4,9 +4,10 @@ numbers, bars and card, and how stable each rank is given the CIs."""
 import json
 
 import pandas as pd
+import pytest
 from fixtures.board import result, results_repo
 
-from rexrank.backend.aggregate import COLUMNS, aggregate
+from rexrank.backend.aggregate import COLUMNS, RADRBENCH_COLUMNS, aggregate
 from rexrank.leaderboard import (
     TITLES,
     demo_board,
@@ -52,6 +53,18 @@ def test_the_table_ranks_by_inverse_radcliq_with_unranked_rows_last(tmp_path):
     assert shown["Trained on"].tolist()[:2] == ["mimic-cxr", ""]  # from the submission's card
     assert shown["BLEU"].tolist() == [""] * 5  # a metric a row lacks is blank, never 0
     assert "RadCliQ-v1 made as radcliq_v1:2" in shown["Note"].tolist()[-1]
+
+
+def test_sort_by_a_metric_orders_by_its_number_and_keeps_the_rank(tmp_path):
+    full = board(tmp_path)
+    full.loc[full["model"] == "A", "radcliq_v1"] = 1.05  # 1.05 > 1.0 > 0.95, which text sorts the other way
+    shown = table(full, "mimic-cxr", "findings", sort_by="radcliq_v1")
+    assert shown["Model"].tolist()[:4] == ["C", "B", "A", "Official D"]  # C: 1.5, unranked (another signature)
+    assert shown["Rank"].tolist()[:3] == ["", "1", "4"]  # the rank as aggregated, whatever the order
+    by_bleu = table(full, "mimic-cxr", "findings", sort_by="bleu2")  # no row has BLEU: blanks keep the rank order
+    assert by_bleu["Rank"].tolist() == ["1", "2", "3", "4", ""]
+    with pytest.raises(ValueError, match="expected rank or one of bleu2"):
+        table(full, "mimic-cxr", "findings", sort_by="RadCliQ")
 
 
 def test_search_filters_on_model_and_institution(tmp_path):
@@ -117,9 +130,11 @@ def test_a_models_card_is_safe_text_with_a_safe_link(tmp_path):
 
 
 def test_model_names_best_mean_rank_first_unranked_last(tmp_path):
-    names = model_names(board(tmp_path))
+    full = board(tmp_path)
+    names = model_names(full)
     assert names[:3] == ["B", "E", "Official D"] and names[-2:] == ["A", "C"]
     assert model_names(empty_board()) == []
+    assert model_names(full, radr_table())[-2:] == ["<b>B</b>", "Model A"]  # RadRBench-CXR only: last
 
 
 def _hand_made(cis):
@@ -186,6 +201,20 @@ def radr_table():
     b = {("mimic-cxr", "binary"): (4, 4, 1.0, 1.0), ("all", "binary"): (4, 4, 1.0, 1.0),
          ("all", "all"): (4, 4, 1.0, 1.0)}
     return pd.DataFrame(radr_rows("lab-a", "Model A", a) + radr_rows("lab-b", "<b>B</b>", b, url="javascript:x"))
+
+
+def test_the_reasoning_view_ranks_by_radrscore_and_leaves_models_not_judged_blank():
+    radr = radr_table().reindex(columns=list(RADRBENCH_COLUMNS))
+    overall = (radr["model"] == "Model A") & (radr["source"] == "all") & (radr["task"] == "all")
+    for part, value in (("radrscore", 0.7), ("completeness", 0.6), ("factuality", 0.8), ("effectiveness", 0.7)):
+        radr.loc[overall, [part, f"{part}_low", f"{part}_high"]] = value, value - 0.05, value + 0.05
+    radr.loc[overall, "radrscore_items"] = 8
+    shown = radrbench_table(radr, "radrscore")
+    assert shown.columns.tolist() == ["Rank", "Model", "Institution", "RadRScore", "Rc (completeness)",
+                                      "Rf (factuality)", "Re (effectiveness)", "Judged items", "Accuracy"]
+    assert shown["Rank"].tolist() == ["1", ""] and shown["Model"][0] == "[Model A](https://example.org/m)"
+    assert shown.iloc[0, 3:8].tolist() == ["0.700 ± 0.050", "0.600 ± 0.050", "0.800 ± 0.050", "0.700 ± 0.050", "8"]
+    assert shown.iloc[1, 3:8].tolist() == [""] * 5 and shown["Accuracy"][1] == "1.000 ± 0.000"
 
 
 def test_radrbench_table_ranks_by_overall_accuracy_with_a_column_per_task_type():

@@ -33,6 +33,16 @@ def test_a_folder_without_a_board_yet_is_ranked_in_memory_and_left_untouched(tmp
     assert not (tmp_path / BOARD).exists()
 
 
+def test_a_result_of_an_unknown_schema_version_is_left_out_under_a_banner(tmp_path):
+    results_repo(tmp_path)  # no leaderboard.parquet: the Space ranks the folder's results itself
+    bad = tmp_path / "submissions" / "lab-c" / "results" / "mimic-cxr.findings.json"
+    bad.write_text(bad.read_text().replace('"schema_version": 1', '"schema_version": 2'))
+    shown, banner = lb.BoardSource(tmp_path).load()
+    assert banner.startswith("⚠️ 1 result file left out: ") and "schema_version 2 is not 1" in banner
+    assert "mimic-cxr.findings.json" in banner
+    assert lb.table(shown, "mimic-cxr", "findings")["Model"].tolist() == ["B", "Official D", "A"]
+
+
 def test_a_missing_folder_gives_a_banner_and_keeps_the_last_good_table(tmp_path):
     repo = tmp_path / "results"
     repo.mkdir()

@@ -91,6 +91,18 @@ def test_the_aggregate_job_is_a_plain_cli(tmp_path, capsys):
     assert "leaderboard.parquet 5 rows, 4 ranked, 1 unranked" in out and "unranked: C (mimic-cxr findings)" in out
 
 
+def test_the_aggregate_job_leaves_out_an_unreadable_result_names_it_and_fails(tmp_path, capsys):
+    repo = results_repo(tmp_path)
+    bad = repo / "submissions" / "lab-b" / "results" / "mimic-cxr.findings.json"
+    bad.write_text(bad.read_text().replace('"schema_version": 1', '"schema_version": 9'))
+    (repo / "imported" / "iu-xray.findings.e.json").write_text("{broken")
+    assert backend(["aggregate", "--repo", str(repo)]) == 1
+    out, err = capsys.readouterr()
+    assert "leaderboard.parquet 3 rows" in out  # the rest is ranked and written
+    assert f"left out: {bad}: schema_version 9 is not 1" in err and "iu-xray.findings.e.json: not valid JSON" in err
+    assert sorted(pd.read_parquet(repo / "leaderboard.parquet")["model"]) == ["A", "C", "Official D"]
+
+
 def test_submit_review_merge_aggregate_round_trip_on_the_hub(tmp_path, fake_hub, monkeypatch, capsys):
     from huggingface_hub import HfApi
 

@@ -31,8 +31,7 @@ from rexrank.backend.aggregate import (
     RANK_BY,
     aggregate,
     radrbench_rows,
-    rank,
-    rows,
+    ranked_rows,
 )
 from rexrank.backend.security import safe_url, sanitize_text, to_markdown
 from rexrank.files import write_text
@@ -355,7 +354,11 @@ def read_board(results: str | os.PathLike | None) -> pd.DataFrame:
     if path.is_dir():
         if (path / BOARD).is_file():
             return _conform(pd.read_parquet(path / BOARD))
-        return _conform(rank(pd.DataFrame(rows(path), columns=list(COLUMNS))))
+        board = ranked_rows(path)
+        unreadable = board.attrs["unreadable"]
+        board = _conform(board)
+        board.attrs["unreadable"] = unreadable
+        return board
     if path.exists():
         raise FileNotFoundError(f"{results} is a file; give the results repo folder that holds {BOARD}")
     if not _HUB_ID.match(str(results)) or str(results).startswith((".", "~")):
@@ -405,7 +408,10 @@ class BoardSource:
             reason = sanitize_text(f"{type(error).__name__}: {error}", 300)
             self.banner = f"⚠️ Could not read the board from {sanitize_text(self.name, 200)} ({reason}); {kept}."
             return self.board, self.banner
-        self.board, self.banner = board, ""
+        unreadable = board.attrs.get("unreadable") or []
+        self.board, self.banner = board, "" if not unreadable else sanitize_text(
+            f"⚠️ {len(unreadable)} result file{'s' * (len(unreadable) != 1)} left out: {'; '.join(unreadable[:3])}"
+            + ("; ..." if len(unreadable) > 3 else ""), 600)
         try:  # the board read, so the repo is there: a RadRBench-CXR table that fails keeps the last one
             self.radrbench = read_radrbench(self.results)
         except Exception as error:

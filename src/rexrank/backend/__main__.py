@@ -43,6 +43,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{where}: leaderboard.parquet {len(board)} rows, {ranked} ranked, {len(board) - ranked} unranked")
             for _, row in board[board["unranked"].notna()].iterrows():
                 print(f"  unranked: {row['model']} ({row['dataset']} {row['task']}): {row['unranked']}")
+            for problem in board.attrs.get("unreadable", []):
+                print(f"rexrank.backend: error: left out: {problem}", file=sys.stderr)
+            if board.attrs.get("unreadable"):
+                return 1
         elif args.job == "review":
             from rexrank.backend.review import open_pull_requests, review
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from rexrank.files import atomic_path, write_text
-from rexrank.results import Result
+from rexrank.results import Result, ResultError
 from rexrank.submission import CARD, RADRBENCH_RESULT, RADRSCORE_PARTS, SUBMISSIONS
 
 RANK_BY = "radcliq_v1"
@@ -60,20 +60,39 @@ def _row(result: Result, submission: str | None, card: dict) -> dict:
     return row
 
 
-def rows(repo: Path) -> list[dict]:
-    """Every result of the repo: each submission's results (with its card), then the imported rows."""
+def rows(repo: Path, unreadable: list[str] | None = None) -> list[dict]:
+    """Every result of the repo: each submission's results (with its card), then the imported rows. A result file
+    that cannot be read (another schema version, broken JSON) raises, or with `unreadable` given is left out and
+    named there, so one bad file does not take the board down."""
     out = []
+
+    def read(path: Path) -> Result | None:
+        try:
+            return Result.read(path)
+        except (ResultError, UnicodeDecodeError) as err:
+            if unreadable is None:
+                raise
+            unreadable.append(str(err) if isinstance(err, ResultError) else f"{path}: not UTF-8 text")
+            return None
+
     for folder in sorted(p for p in (repo / SUBMISSIONS).glob("*") if p.is_dir()):
         card = json.loads((folder / CARD).read_text(encoding="utf-8")) if (folder / CARD).is_file() else {}
         for path in sorted((folder / "results").glob("*.json")):
-            result = Result.read(path)
-            if result.provenance != "scored":
-                continue  # a submission carries scored results only; imported ones come from imported/
-            out.append(_row(result, folder.name, card))
+            result = read(path)
+            if result is not None and result.provenance == "scored":  # imported rows come from imported/ only
+                out.append(_row(result, folder.name, card))
     for path in sorted((repo / "imported").glob("*.json")):
-        result = Result.read(path)
-        out.append(_row(result, None, {}))
+        if (result := read(path)) is not None:
+            out.append(_row(result, None, {}))
     return out
+
+
+def ranked_rows(repo: Path) -> pd.DataFrame:
+    """The repo's results ranked; `attrs["unreadable"]` lists the result files left out and why."""
+    unreadable: list[str] = []
+    board = rank(pd.DataFrame(rows(repo, unreadable), columns=list(COLUMNS)))
+    board.attrs["unreadable"] = unreadable
+    return board
 
 
 def rank(frame: pd.DataFrame) -> pd.DataFrame:
@@ -169,9 +188,10 @@ the judge scored, and the judge's signature.
 
 
 def aggregate(repo: str | Path) -> pd.DataFrame:
-    """Rebuild `leaderboard.parquet` and the repo card from what is merged; the ranked rows."""
+    """Rebuild `leaderboard.parquet` and the repo card from what is merged; the ranked rows (`attrs["unreadable"]`:
+    the result files left out, each with its reason)."""
     repo = Path(repo)
-    board = rank(pd.DataFrame(rows(repo), columns=list(COLUMNS)))
+    board = ranked_rows(repo)
     with atomic_path(repo / BOARD) as tmp:
         board.to_parquet(tmp, index=False)
     with atomic_path(repo / RADRBENCH_BOARD) as tmp:
