@@ -162,7 +162,7 @@ def table(n: int, result: dict) -> str:
                      f"{f'{bare / cold:.0%}' if bare else ''} | {names.get(metric, 'not run')} | "
                      f"{f'{seconds:.1f}' if seconds else ''} | {f'{peak:,.0f}' if peak else ''} | "
                      f"{f'{seconds / versus:.1f}x' if seconds else ''}"
-                     f"{f' (vs rexrank {versus:.1f} s on the same pairs)' if versus != cold else ''} |")
+                     f"{f' (vs rexrank {versus:.1f} s on the same pairs)' if seconds and versus != cold else ''} |")
     scale = {"ratescore": n / subset["pairs"]}  # the package is linear in pairs
     total = sum(s * scale.get(m, 1) for m, (s, _) in found.items())
     bare = sum(mine["bare"].values())
