@@ -354,11 +354,7 @@ def read_board(results: str | os.PathLike | None) -> pd.DataFrame:
     if path.is_dir():
         if (path / BOARD).is_file():
             return _conform(pd.read_parquet(path / BOARD))
-        board = ranked_rows(path)
-        unreadable = board.attrs["unreadable"]
-        board = _conform(board)
-        board.attrs["unreadable"] = unreadable
-        return board
+        return _conform(ranked_rows(path))  # attrs["unreadable"] survives the reindex
     if path.exists():
         raise FileNotFoundError(f"{results} is a file; give the results repo folder that holds {BOARD}")
     if not _HUB_ID.match(str(results)) or str(results).startswith((".", "~")):

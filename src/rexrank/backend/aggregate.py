@@ -60,18 +60,16 @@ def _row(result: Result, submission: str | None, card: dict) -> dict:
     return row
 
 
-def rows(repo: Path, unreadable: list[str] | None = None) -> list[dict]:
+def rows(repo: Path, unreadable: list[str]) -> list[dict]:
     """Every result of the repo: each submission's results (with its card), then the imported rows. A result file
-    that cannot be read (another schema version, broken JSON) raises, or with `unreadable` given is left out and
-    named there, so one bad file does not take the board down."""
+    that cannot be read (another schema version, broken JSON) is left out and named in `unreadable`, so one bad file
+    does not take the board down."""
     out = []
 
     def read(path: Path) -> Result | None:
         try:
             return Result.read(path)
         except (ResultError, UnicodeDecodeError) as err:
-            if unreadable is None:
-                raise
             unreadable.append(str(err) if isinstance(err, ResultError) else f"{path}: not UTF-8 text")
             return None
 
