@@ -201,7 +201,7 @@ def build(results: str | None = None, refresh_s: float = 300.0):
     source.load()
     metric_choices = [(lb.TITLES[m], m) for m in METRICS]
     sort_choices = [("Rank (1/RadCliQ-v1)", "rank"), *metric_choices]
-    first_dataset = next(iter(lb.DATASETS))
+    datasets, first_dataset = [(label, key) for key, label in lb.DATASETS.items()], next(iter(lb.DATASETS))
 
     def tables(dataset: str, search: str, metrics: list[str], sort_by: str):
         chosen = tuple(m for m in METRICS if m in (metrics or []))
@@ -249,8 +249,7 @@ def build(results: str | None = None, refresh_s: float = 300.0):
         with gr.Tabs():
             with gr.Tab("Leaderboard"):
                 with gr.Row():
-                    dataset = gr.Dropdown([(label, key) for key, label in lb.DATASETS.items()], value=first_dataset,
-                                          label="Dataset", scale=1)
+                    dataset = gr.Dropdown(datasets, value=first_dataset, label="Dataset", scale=1)
                     search = gr.Textbox(label="Search model or institution", scale=2)
                     sort_by = gr.Dropdown(sort_choices, value="rank", label="Sort by (best first)", scale=1)
                 metrics = gr.CheckboxGroup(metric_choices, value=list(METRICS), label="Metric columns")
@@ -263,8 +262,7 @@ def build(results: str | None = None, refresh_s: float = 300.0):
                 with gr.Row():
                     overview_task = gr.Radio([(label, key) for key, label in lb.TASKS.items()],
                                              value=next(iter(lb.TASKS)), label="Task")
-                    stability_dataset = gr.Dropdown([(label, key) for key, label in lb.DATASETS.items()],
-                                                    value=first_dataset, label="Rank stability on")
+                    stability_dataset = gr.Dropdown(datasets, value=first_dataset, label="Rank stability on")
                 overview_table = gr.Dataframe(label="Mean rank across datasets", interactive=False)
                 stability_plot = gr.Plot(label="Rank stability on the chosen dataset (1/RadCliQ-v1, 95% CIs)")
             with gr.Tab("RadRBench-CXR"):
