@@ -1,9 +1,10 @@
 """A fake Hugging Face Hub for tests: an in-memory, stdlib-only HTTP server speaking the dialect huggingface_hub 2.4
-and datasets 5.2 expect: read (`/resolve` HEAD/GET, `/api/{models,datasets,spaces}/...` info, tree, paths-info) and
-write (`/api/repos/create`, preupload, commit), with `X-Error-Code` errors. Spaces too: create needs an `sdk`, info
-says it, `/api/spaces/{id}/variables` (get / add / delete, writers only), and `PUT /api/{kind}/{id}/settings`
-(update_repo_settings: gated, visibility). `evaluate.load("org/name")` reads a Space-hosted module through
-`use_evaluate_endpoint`. A token in `read_only` may read but never write (create answers 403, as for a "read" token).
+and datasets 5.2 expect: read (`/resolve` HEAD/GET, `/api/{models,datasets,spaces}/...` info, tree, paths-info,
+commits) and write (`/api/repos/create`, preupload, commit), with `X-Error-Code` errors. Spaces too: create needs an
+`sdk`, info says it, `/api/spaces/{id}/variables` (get / add / delete, writers only), and `PUT
+/api/{kind}/{id}/settings` (update_repo_settings: gated, visibility). `evaluate.load("org/name")` reads a
+Space-hosted module through `use_evaluate_endpoint`. A token in `read_only` may read but never write (create answers
+403, as for a "read" token).
 
     def test_x(fake_hub):
         sha = fake_hub.add_repo("org/model", {"config.json": b"{}"})
@@ -18,7 +19,9 @@ says it, `/api/spaces/{id}/variables` (get / add / delete, writers only), and `P
 Every file is stored as a regular git blob: preupload always answers `uploadMode: "regular"` (the Hub would say "lfs"
 for a parquet file), so the client sends the bytes base64 inline in the commit. An "lfs" answer would send them to
 Xet storage first (hf_xet is installed: huggingface_hub 2.4 then keeps the LFS batch API for in-memory file objects
-only), and neither is spoken here.
+only), and neither is spoken here. The tree still lists a file that `.gitattributes` sends to LFS as the Hub does: its
+`oid` the blob id of the LFS pointer, `lfs` the content's sha256 and size. Each commit has one parent (a merge too:
+the Hub squashes), so `list_repo_commits` walks a branch's or a pull request's history back to the first commit.
 
 Discussions and pull requests (`/api/{kind}/{repo}/discussions[/N[/comment|status|merge|title|comment/ID/edit]]`):
 a PR is the ref `refs/pr/N`, started at its target branch's head (its merge base). `commit?create_pr=1` (create_commit,
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import base64
 import difflib
+import fnmatch
 import hashlib
 import html
 import itertools
@@ -56,7 +60,7 @@ _API_KINDS = {"models": "model", "datasets": "dataset", "spaces": "space"}
 # and the tree path likewise, but keeps the "/" of a resolve file path; so split first, unquote each part after.
 _RESOLVE = re.compile(r"^/(?:(datasets|spaces)/)?(.+?)/resolve/([^/]+)/(.+)$")
 _API = re.compile(
-    r"^/api/(models|datasets|spaces)/(.+?)(?:/(revision|tree|paths-info|preupload|commit)/([^/]+)(?:/(.*))?)?$"
+    r"^/api/(models|datasets|spaces)/(.+?)(?:/(revision|tree|paths-info|preupload|commits|commit)/([^/]+)(?:/(.*))?)?$"
 )
 # Repo settings (update_repo_settings: PUT gated / visibility) and a Space's variables (GET, POST to add, DELETE).
 _SETTINGS = re.compile(r"^/api/(models|datasets|spaces)/(.+?)/settings$")
@@ -70,6 +74,22 @@ GITATTRIBUTES = b"*.bin filter=lfs diff=lfs merge=lfs -text\n*.parquet filter=lf
 def git_blob_sha(data: bytes) -> str:
     """The Hub's ETag for a regular (non-LFS) file is its git blob id; the client names the cached blob after it."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _lfs_patterns(files: dict[str, bytes]) -> list[str]:
+    """The patterns `.gitattributes` sends to LFS (`<pattern> filter=lfs ...`)."""
+    text = files.get(".gitattributes", b"").decode("utf-8", "replace")
+    return [line.split()[0] for line in text.splitlines() if "filter=lfs" in line.split()[1:]]
+
+
+def _is_lfs(files: dict[str, bytes], path: str) -> bool:
+    return any(fnmatch.fnmatch(path.rsplit("/", 1)[-1], pattern) for pattern in _lfs_patterns(files))
+
+
+def lfs_pointer(data: bytes) -> bytes:
+    """The pointer file git-lfs commits in place of `data`."""
+    return (f"version https://git-lfs.github.com/spec/v1\noid sha256:{hashlib.sha256(data).hexdigest()}\n"
+            f"size {len(data)}\n").encode()
 
 
 def _now() -> str:
@@ -157,6 +177,9 @@ class _Repo:
     commits: dict[str, dict[str, bytes]] = field(default_factory=dict)  # commit sha -> full snapshot of the files
     refs: dict[str, str] = field(default_factory=dict)  # branch/tag name -> commit sha
     titles: dict[str, str] = field(default_factory=dict)  # commit sha -> commit summary
+    parents: dict[str, str | None] = field(default_factory=dict)  # commit sha -> its parent (None for the first)
+    authors: dict[str, str] = field(default_factory=dict)  # commit sha -> who made it
+    dates: dict[str, str] = field(default_factory=dict)  # commit sha -> when
     discussions: list[_Discussion] = field(default_factory=list)  # discussion N is discussions[N - 1]
     gated: bool | str = False  # False, or the mode: "auto" / "manual" (True from add_repo reads as "manual")
     private: bool = False
@@ -198,8 +221,11 @@ class FakeHub:
         repo.gated, repo.private = gated, private
         return self._new_commit(repo, repo_type, repo_id, revision_name, files, "Added by the test")
 
-    def _new_commit(self, repo: _Repo, repo_type: str, repo_id: str, branch: str, files: dict, title: str) -> str:
+    def _new_commit(self, repo: _Repo, repo_type: str, repo_id: str, branch: str, files: dict, title: str,
+                    author: str = "test") -> str:
+        """A commit on `branch` whose parent is the branch's head (a squash merge has one parent, as on the Hub)."""
         sha = hashlib.sha1(f"{repo_type}/{repo_id}@{next(self._counter)}".encode()).hexdigest()
+        repo.parents[sha], repo.authors[sha], repo.dates[sha] = repo.refs.get(branch), author, _now()
         repo.commits[sha], repo.titles[sha], repo.refs[branch] = dict(files), title, sha
         return sha
 
@@ -257,6 +283,7 @@ class FakeHub:
 
     @staticmethod
     def _commit(repo: _Repo, revision: str) -> tuple[str, dict[str, bytes]]:
+        revision = revision.removeprefix("refs/heads/")  # a PR's target branch, as discussion details name it
         sha = repo.refs.get(revision, revision)
         if sha not in repo.commits:
             raise HubError(404, "RevisionNotFound", f"Invalid rev id: {revision}")
@@ -303,9 +330,24 @@ class FakeHub:
                 entries.setdefault(folder, {"type": "directory", "path": folder, "oid": git_blob_sha(folder.encode())})
             if recursive or len(parts) == 1:
                 entries[name] = {"type": "file", "path": name, "size": len(data), "oid": git_blob_sha(data)}
+                if _is_lfs(files, name):  # the Hub's shape: oid is the pointer's blob id, lfs.oid the content's sha256
+                    pointer = lfs_pointer(data)
+                    entries[name] |= {"oid": git_blob_sha(pointer), "lfs": {
+                        "oid": hashlib.sha256(data).hexdigest(), "size": len(data), "pointerSize": len(pointer)}}
         if base and not entries:
             raise HubError(404, "EntryNotFound", f'{path} does not exist on "{revision}"', commit=sha)
         return list(entries.values())
+
+    def commit_log(self, repo_type, repo_id, revision, token) -> list[dict]:
+        """list_repo_commits: the commits reachable from `revision`, newest first, in the Hub's JSON shape."""
+        repo = self._repo(repo_type, repo_id, token)
+        sha, _ = self._commit(repo, revision)
+        out = []
+        while sha is not None:
+            out.append({"id": sha, "title": repo.titles[sha], "message": "", "date": repo.dates[sha],
+                        "authors": [{"user": repo.authors[sha]}]})
+            sha = repo.parents[sha]
+        return out
 
     def paths_info(self, repo_type, repo_id, revision, paths, token):
         # Each path that exists, file or folder, in the tree's shape; a missing one is left out, not an error.
@@ -334,7 +376,8 @@ class FakeHub:
         for variable in payload.get("variables") or []:  # create_repo(space_variables=[{"key", "value"}, ...])
             repo.variables[variable["key"]] = {"value": variable["value"], "description": variable.get("description"),
                                                "updatedAt": _now()}
-        self._new_commit(repo, repo_type, repo_id, "main", {".gitattributes": GITATTRIBUTES}, "initial commit")
+        self._new_commit(repo, repo_type, repo_id, "main", {".gitattributes": GITATTRIBUTES}, "initial commit",
+                         self.user(token))
         self._grants.add((token, repo_id))
         return {"url": url, "name": repo_id}
 
@@ -448,7 +491,7 @@ class FakeHub:
         if create_pr:
             pr = self._open(repo, self.user(token), title, header.get("description", ""), True, "open", revision, head)
             revision = pr.ref
-        sha = self._new_commit(repo, repo_type, repo_id, revision, files, title)
+        sha = self._new_commit(repo, repo_type, repo_id, revision, files, title, self.user(token))
         if pr := pr or next((d for d in repo.discussions if d.is_pr and d.ref == revision), None):
             self._event(pr, "commit", self.user(token), {"subject": title, "oid": sha})
         return {
@@ -586,7 +629,7 @@ class FakeHub:
                 raise HubError(409, None, f"Merge conflicts in {', '.join(conflicts)}", filesWithConflicts=conflicts)
             if body.get("comment"):
                 self._comment(d, user, body["comment"])
-            d.merge_commit = self._new_commit(repo, repo_type, repo_id, d.target, files, f"{d.title} (#{num})")
+            d.merge_commit = self._new_commit(repo, repo_type, repo_id, d.target, files, f"{d.title} (#{num})", user)
             d.status = "merged"
             self._event(d, "status-change", user, {"status": "merged"})
             return {"mergeCommitId": d.merge_commit}
@@ -677,6 +720,8 @@ class _Handler(BaseHTTPRequestHandler):
         if m is None or post != (m[3] in ("paths-info", "preupload", "commit")):
             raise HubError(404, None, f"FakeHub has no route for {'POST' if post else 'GET'} {path}")
         repo_type, repo_id, revision = _API_KINDS[m[1]], unquote(m[2]), unquote(m[4] or "main")
+        if m[3] == "commits":
+            return hub.commit_log(repo_type, repo_id, revision, token)
         if m[3] == "tree":
             recursive = query.get("recursive", "false").lower() in ("true", "1")
             return hub.tree(repo_type, repo_id, revision, unquote(m[5] or ""), recursive, token)

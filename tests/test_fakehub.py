@@ -722,3 +722,23 @@ def test_a_read_only_token_reads_but_never_writes(fake_hub):
         api.upload_file(path_or_fileobj=b"x", path_in_repo="x.txt", repo_id="org/data", repo_type="dataset",
                         token="hf_r")
     assert api.dataset_info("org/data", token="hf_r").id == "org/data"
+
+
+def test_commit_history_and_lfs_entries_as_the_hub_lists_them(fake_hub):
+    import hashlib
+
+    from fakehub import git_blob_sha, lfs_pointer
+
+    api = HfApi()
+    api.create_repo("org/log", repo_type="dataset", token="hf_w")
+    api.upload_file(path_or_fileobj=b"PAR1 table", path_in_repo="t.parquet", repo_id="org/log", repo_type="dataset",
+                    token="hf_w", commit_message="table")
+    main = [c.commit_id for c in api.list_repo_commits("org/log", repo_type="dataset")]
+    assert [c.title for c in api.list_repo_commits("org/log", repo_type="dataset")] == ["table", "initial commit"]
+    pr = api.upload_file(path_or_fileobj=b"{}", path_in_repo="a.json", repo_id="org/log", repo_type="dataset",
+                         token="hf_x", create_pr=True, commit_message="mine")
+    history = api.list_repo_commits("org/log", repo_type="dataset", revision=f"refs/pr/{pr.pr_num}")
+    assert [c.commit_id for c in history][1:] == main and history[0].authors == ["x"]  # the PR's base is main's head
+    [table] = [e for e in api.list_repo_tree("org/log", repo_type="dataset") if e.path == "t.parquet"]
+    assert table.lfs.sha256 == hashlib.sha256(b"PAR1 table").hexdigest() and table.size == 10
+    assert table.blob_id == git_blob_sha(lfs_pointer(b"PAR1 table")) != git_blob_sha(b"PAR1 table")

@@ -5,7 +5,7 @@ import json
 
 import pandas as pd
 import pytest
-from fixtures.board import result, results_repo
+from fixtures.board import result, results_repo, reviewed
 
 from rexrank.backend.aggregate import COLUMNS, RADRBENCH_COLUMNS, aggregate
 from rexrank.leaderboard import (
@@ -35,6 +35,7 @@ def board(tmp_path):
     result("<script>alert(1)</script> **Bold** | pipe", 0.95).write(hostile / "results" / "mimic-cxr.findings.json")
     (hostile / "submission.json").write_text(json.dumps({"name": "<script>alert(1)</script> **Bold** | pipe",
                                                          "url": "javascript:alert(1)"}))
+    reviewed(repo, "lab-x", {"mimic-cxr.findings": (hostile / "results" / "mimic-cxr.findings.json").read_bytes()})
     return aggregate(repo)
 
 

@@ -1,14 +1,20 @@
-"""The gated ReXGradient job on the fake Hub: it scores a pull request's predictions against private references
-and publishes aggregates only. Canary strings planted in the references must appear in no file of the results repo,
-no pull request comment, no output line and no error message."""
+"""The gated ReXGradient job on the fake Hub, played by a hostile submitter: it scores a pull request's predictions
+against private references and publishes aggregates only, at the board's precision. Canary strings planted in the
+references must appear in no file of the results repo (main, the pull request, the ledger), no pull request comment,
+no output line, no log record and no error message, on the path that scores and on every path that refuses."""
 
+import io
 import json
+import logging
+from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 import pytest
 from huggingface_hub import HfApi
 
+from rexrank.backend import ledger
 from rexrank.backend.__main__ import main as backend
+from rexrank.backend.private import PER_SUBMITTER, score_pull_request
 from rexrank.cli import main
 from rexrank.data.build import Build, push_dataset, write_dataset
 from rexrank.data.catalog import REXGRADIENT
@@ -16,7 +22,19 @@ from rexrank.results import Result
 
 CANARY = "ZQX-CANARY-7731"
 STUDIES = [(f"g{i}", f"Synthetic finding {i} {CANARY}-F{i}.", f"Synthetic impression {i} {CANARY}-I{i}.")
-           for i in range(12)]
+           for i in range(20)]
+PR_PREDICTIONS = "submissions/gradient-lab-gradient-model/predictions/rexgradient.findings.jsonl"
+PR_RESULT = "submissions/gradient-lab-gradient-model/results/rexgradient.findings.json"
+JOB = ["private", "--hub", "rexrank/results", "--pr", "1", "--references", "gated/rexgradient", "--metrics", "bleu2"]
+
+
+def predictions(variant: int = 0, empty: int = 0, same: int = 0) -> bytes:
+    """One prediction per study: distinct texts, `variant` changing every one; the first `empty` empty, the next
+    `same` one shared text."""
+    texts = [f"Synthetic finding {i}. No effusion, variant {variant}." for i in range(len(STUDIES))]
+    texts = [""] * empty + ["No acute findings."] * same + texts[empty + same:]
+    return "".join(json.dumps({"study_id": s, "prediction": t}) + "\n" for (s, _, _), t in zip(STUDIES, texts)
+                   ).encode()
 
 
 @pytest.fixture
@@ -26,71 +44,145 @@ def hub(fake_hub, tmp_path, monkeypatch):
     studies = pd.DataFrame(STUDIES, columns=["study_id", "findings", "impression"])
     push_dataset(write_dataset(Build(REXGRADIENT, "test", studies), tmp_path / "refs"), "gated/rexgradient")
     HfApi().create_repo("rexrank/results", repo_type="dataset")
-    predictions = tmp_path / "gradient.jsonl"
-    predictions.write_text("".join(json.dumps({"study_id": s, "prediction": "Synthetic finding. No effusion."}) + "\n"
-                                   for s, _, _ in STUDIES))
+    path = tmp_path / "gradient.jsonl"
+    path.write_bytes(predictions())
     monkeypatch.setenv("HF_TOKEN", "hf_researcher")
-    assert main(["submit", "--name", "Gradient Model", "--private", f"rexgradient.findings={predictions}",
-                 "--repo", "rexrank/results"]) == 0
+    assert main(["submit", "--name", "Gradient Model", "--institution", "Gradient Lab", "--private",
+                 f"rexgradient.findings={path}", "--repo", "rexrank/results"]) == 0
     monkeypatch.setenv("HF_TOKEN", "hf_maintainer")
     return fake_hub
 
 
-def everything_published(fake_hub, num):
-    """Every file of the results repo on main and on the pull request, and the pull request's comments."""
-    texts = [data for revision in ("main", f"refs/pr/{num}")
+def push(data: bytes, path: str = PR_PREDICTIONS, pr: int = 1) -> None:
+    HfApi().upload_file(path_or_fileobj=data, path_in_repo=path, repo_id="rexrank/results", repo_type="dataset",
+                        revision=f"refs/pr/{pr}", token="hf_researcher")
+
+
+def everything_published(fake_hub) -> bytes:
+    """Every file of the results repo on every branch and pull request, and every comment."""
+    refs = ["main"] + [f"refs/pr/{pr.num}" for pr in fake_hub.pull_requests("rexrank/results", repo_type="dataset")]
+    texts = [data for revision in refs
              for data in fake_hub.files("rexrank/results", repo_type="dataset", revision=revision).values()]
-    [pr] = fake_hub.pull_requests("rexrank/results", repo_type="dataset")
-    return b"".join(texts) + "".join(text for _, text in pr.comments).encode()
+    prs = fake_hub.pull_requests("rexrank/results", repo_type="dataset")
+    comments = [text for pr in prs for _, text in pr.comments]
+    return b"".join(texts) + "".join(comments).encode()
 
 
-def test_only_aggregates_are_published_and_no_reference_text_anywhere(hub, capsys):
-    assert backend(["private", "--hub", "rexrank/results", "--pr", "1", "--references", "gated/rexgradient",
-                    "--metrics", "bleu2"]) == 0
-    output = capsys.readouterr()
-    assert "rexgradient findings: 12 studies; bleu2 0." in output.out
-    files = hub.files("rexrank/results", repo_type="dataset", revision="refs/pr/1")
-    result = Result.from_dict(json.loads(files["submissions/gradient-model/results/rexgradient.findings.json"]))
-    assert result.metrics["bleu2"].n == 12 and result.metrics["bleu2"].low is not None
-    assert not [p for p in files if "per_study" in p or p.endswith(".parquet")]  # no per-study scores
-    [pr] = hub.pull_requests("rexrank/results", repo_type="dataset")
-    assert any(author == "maintainer" and "| findings | bleu2 |" in text for author, text in pr.comments)
-    assert CANARY.encode() not in everything_published(hub, 1)
+def assert_no_reference_text(fake_hub, output, caplog):
     assert CANARY not in output.out + output.err
+    assert CANARY not in caplog.text
+    assert CANARY.encode() not in everything_published(fake_hub)
 
 
-def test_a_failure_inside_scoring_is_reported_without_its_message(hub, capsys, monkeypatch):
+def maintainer_comments(fake_hub, num=1) -> list[str]:
+    pr = fake_hub.pull_requests("rexrank/results", repo_type="dataset")[num - 1]
+    return [text for author, text in pr.comments if author == "maintainer"]
+
+
+def test_only_aggregates_are_published_at_board_precision_and_no_reference_text_anywhere(hub, capsys, caplog):
+    caplog.set_level(logging.DEBUG)
+    assert backend(JOB) == 0
+    output = capsys.readouterr()
+    assert "rexgradient findings: 20 studies; bleu2 0." in output.out
+    files = hub.files("rexrank/results", repo_type="dataset", revision="refs/pr/1")
+    result = Result.from_dict(json.loads(files[PR_RESULT]))
+    bleu = result.metrics["bleu2"]
+    assert bleu.n == 20 and bleu.low is not None and result.extras == {}
+    assert all(round(x, 3) == x for x in (bleu.value, bleu.mean, bleu.low, bleu.high))  # the board's precision
+    assert not [p for p in files if "per_study" in p or p.endswith(".parquet")]  # no per-study scores
+    assert any("| findings | bleu2 |" in text for text in maintainer_comments(hub))
+    main_files = hub.files("rexrank/results", repo_type="dataset")
+    [record] = [json.loads(v) for k, v in main_files.items() if k.startswith(ledger.PRIVATE)]
+    assert record["author"] == "researcher" and record["task"] == "findings" and len(record["digests"]) == 20
+    assert_no_reference_text(hub, capsys.readouterr(), caplog)
+
+
+def broken_references(fake_hub, findings) -> None:
+    """A second private reference set whose findings column is not text (a list holding the canary)."""
+    frame = pd.DataFrame({"study_id": [s for s, _, _ in STUDIES], "findings": findings,
+                          "impression": [i for _, _, i in STUDIES]})
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False)
+    fake_hub.add_repo("gated/broken", {"test.parquet": buffer.getvalue()}, repo_type="dataset")
+
+
+def leaky_features(monkeypatch):
     from rexrank.scorers.bleu import Bleu2
 
     def leaky(self, texts):
         raise ValueError(f"could not tokenise {' '.join(texts)}")  # a message quoting the references
 
     monkeypatch.setattr(Bleu2, "features", leaky)
-    assert backend(["private", "--hub", "rexrank/results", "--pr", "1", "--references", "gated/rexgradient",
-                    "--metrics", "bleu2"]) == 2
+
+
+# Each way the job can refuse or fail, with what its message must say.
+ERROR_PATHS = {
+    "a malformed reference is named by study and field": (
+        lambda hub, mp: broken_references(hub, [[f"{CANARY} {i}"] for i in range(len(STUDIES))]),
+        ["--references", "gated/broken"], "study g0: findings must be text, got ndarray"),
+    "references that cannot be read": (lambda hub, mp: None, ["--references", "gated/missing"],
+                                       "details withheld: the references are private"),
+    "a failure inside scoring": (lambda hub, mp: leaky_features(mp), [],
+                                 "scoring findings failed (ValueError); details withheld"),
+    "predictions that miss studies": (lambda hub, mp: push(predictions().split(b"\n", 1)[0] + b"\n"), [],
+                                      "study g1: in the split but has no prediction"),
+    "a prediction for a study the set does not have": (
+        lambda hub, mp: push(predictions() + b'{"study_id": "zz9", "prediction": "x"}\n'), [],
+        "study zz9: predicted but not in the split"),
+    "mostly empty predictions": (lambda hub, mp: push(predictions(empty=19)), [],
+                                 "19 of 20 predictions are empty (at most 10% may be)"),
+    "predictions that are one text": (lambda hub, mp: push(predictions(same=11)), [],
+                                      "11 of 20 predictions are the same text (at most 50% may be)"),
+    "a pull request outside its folder": (
+        lambda hub, mp: push(b"# mine now", "README.md"), [], "README.md: maintainers only"),
+    "the Hub failing at the commit": (lambda hub, mp: setattr(hub, "commits_fail", True), [], "503"),
+}
+
+
+@pytest.mark.parametrize("path", ERROR_PATHS)
+def test_every_error_path_names_the_study_or_stage_and_never_the_references(hub, capsys, caplog, monkeypatch, path):
+    caplog.set_level(logging.DEBUG)
+    arrange, options, said = ERROR_PATHS[path]
+    arrange(hub, monkeypatch)
+    monkeypatch.setattr("huggingface_hub.utils._http.time.sleep", lambda seconds: None)  # the client's retry waits
+    assert backend(_with(JOB, options)) == 2
     output = capsys.readouterr()
-    assert "scoring findings failed (ValueError); details withheld: the references are private" in output.err
-    assert CANARY not in output.out + output.err and CANARY.encode() not in everything_published(hub, 1)
-
-
-def test_predictions_that_miss_studies_are_named_by_id(hub, capsys, tmp_path):
-    partial = tmp_path / "partial.jsonl"
-    partial.write_text(json.dumps({"study_id": "g0", "prediction": "Synthetic."}) + "\n")
-    HfApi().upload_file(path_or_fileobj=str(partial), repo_id="rexrank/results", repo_type="dataset",
-                        path_in_repo="submissions/gradient-model/predictions/rexgradient.findings.jsonl",
-                        revision="refs/pr/1", token="hf_researcher")
-    assert backend(["private", "--hub", "rexrank/results", "--pr", "1", "--references", "gated/rexgradient",
-                    "--metrics", "bleu2"]) == 2
-    err = capsys.readouterr().err
-    assert "study g1: in the split but has no prediction" in err and CANARY not in err
-
-
-def test_a_pull_request_outside_its_folder_is_refused_before_anything_is_read(hub, capsys):
-    HfApi().upload_file(path_or_fileobj=b"# mine now", path_in_repo="README.md", repo_id="rexrank/results",
-                        repo_type="dataset", revision="refs/pr/1", token="hf_researcher")
-    assert backend(["private", "--hub", "rexrank/results", "--pr", "1", "--references", "gated/rexgradient",
-                    "--metrics", "bleu2"]) == 2
-    err = capsys.readouterr().err
-    assert "README.md" in err and CANARY not in err
+    assert said in output.err
+    hub.commits_fail = False
+    assert_no_reference_text(hub, output, caplog)
     files = hub.files("rexrank/results", repo_type="dataset", revision="refs/pr/1")
     assert not any("/results/" in p for p in files)  # nothing scored, nothing committed
+
+
+def _with(job: list[str], options: list[str]) -> list[str]:
+    """The job's arguments with `options` (flag, value) replacing the same flags."""
+    out = list(job)
+    for flag, value in zip(options[::2], options[1::2]):
+        out[out.index(flag) + 1] = value
+    return out
+
+
+def test_a_copy_of_an_earlier_set_is_refused_and_the_refusal_is_commented(hub, capsys):
+    assert backend(JOB) == 0
+    again = predictions().replace(b"variant 0.", b"variant 0!", 0)  # not one study changed
+    push(again)
+    assert backend(JOB) == 2
+    err = capsys.readouterr().err
+    assert "differs from the set scored for pull request #1" in err and "in 0 of 20 studies" in err
+    assert "refused, nothing was scored" in maintainer_comments(hub)[-1]
+
+
+def test_scorings_per_submitter_are_limited_per_period(hub, capsys):
+    for variant in range(1, PER_SUBMITTER):  # the fixture's set, then new sets: each differs in every study
+        assert backend(JOB) == 0
+        push(predictions(variant))
+    assert backend(JOB) == 0
+    push(predictions(99))
+    assert backend(JOB) == 2
+    err = capsys.readouterr().err
+    assert f"researcher had findings scored {PER_SUBMITTER} times in the last 30 days (at most {PER_SUBMITTER})" in err
+    records = [p for p in hub.files("rexrank/results", repo_type="dataset") if p.startswith(ledger.PRIVATE)]
+    assert len(records) == PER_SUBMITTER  # the refused one is not recorded
+    later = datetime.now(UTC) + timedelta(days=31)  # the window has passed: scored again
+    [result] = score_pull_request("rexrank/results", 1, "gated/rexgradient", ["bleu2"], now=later)
+    assert result.metrics["bleu2"].n == 20

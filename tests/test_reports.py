@@ -42,7 +42,7 @@ def test_sections_are_kept_verbatim():
 
 
 def test_bad_section_and_task_are_named():
-    with pytest.raises(InputError, match="study s9: a report section must be text, got int"):
+    with pytest.raises(InputError, match="study s9: findings must be text, got int$"):
         build_references([("s9", 3, None)], "findings")
     with pytest.raises(InputError, match="unknown task 'impression'"):
         build_references(STUDIES, "impression")

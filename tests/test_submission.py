@@ -8,6 +8,7 @@ import datasets
 import pandas as pd
 import pytest
 from fixtures.board import results_repo
+from rendered import table_rows
 
 from rexrank import demo
 from rexrank.backend.__main__ import main as backend
@@ -119,13 +120,16 @@ def test_submit_review_merge_aggregate_round_trip_on_the_hub(tmp_path, fake_hub,
     assert pr.touched and all(path.startswith("submissions/demo-lab-careful/") for path in pr.touched)
     assert "leaderboard.parquet" not in fake_hub.files("rexrank/results", repo_type="dataset")  # main untouched
 
-    api.merge_pull_request("rexrank/results", pr.num, repo_type="dataset", token="hf_maintainer")
     monkeypatch.setenv("HF_TOKEN", "hf_maintainer")
+    assert backend(["merge", "--hub", "rexrank/results", "--pr", "1"]) == 2  # not reviewed yet
+    assert "never reviewed" in capsys.readouterr().err
+    assert backend(["review", "--hub", "rexrank/results", "--pr", "1", "--dataset", f"mimic-cxr={demo.DATASET}"]) == 0
+    assert backend(["merge", "--hub", "rexrank/results", "--pr", "1"]) == 0
     assert backend(["aggregate", "--hub", "rexrank/results"]) == 0
     board = datasets.load_dataset("rexrank/results", split="leaderboard")
     assert sorted(zip(board["model"], board["task"])) == [("Careful", "findings"), ("Careful", "findings_impression")]
     assert board["submission"] == ["demo-lab-careful"] * 2 and board["provenance"] == ["scored"] * 2
-    assert board["unranked"] == ["no 1/RadCliQ-v1"] * 2  # scored with bleu2 only
+    assert board["unranked"] == ["no 1/RadCliQ-v1"] * 2  # scored with bleu2 only: verified, but no ranking metric
 
 
 @pytest.fixture
@@ -152,8 +156,9 @@ def test_review_rescores_the_predictions_and_comments_the_comparison(opened, cap
     assert code == 0 and "rexrank/results #1: 2 numbers re-scored, 0 outside the CI" in output.out
     [pr] = opened.pull_requests("rexrank/results", repo_type="dataset")
     table = pr.comments[-1][1]
-    assert pr.comments[-1][0] == "maintainer" and table.count("| ok |") == 2
-    assert "| mimic-cxr | findings | bleu2 |" in table
+    rows = table_rows(table)
+    assert pr.comments[-1][0] == "maintainer" and [r[-1] for r in rows[1:]] == ["ok", "ok"]
+    assert rows[1][:3] == ["mimic-cxr", "findings", "bleu2"] and rows[2][1] == "findings_impression"
 
 
 def test_review_flags_tampered_numbers_and_replaces_them_with_its_own(opened, capsys, tmp_path):

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from rexrank import demo
+from rexrank.backend import ledger
 from rexrank.backend.aggregate import (
     BOARD,
     COLUMNS,
@@ -36,7 +37,7 @@ from rexrank.backend.aggregate import (
 from rexrank.backend.security import safe_url, sanitize_text, to_markdown
 from rexrank.files import write_text
 from rexrank.official import METRIC_COLUMNS
-from rexrank.results import MetricResult, ModelInfo, Result
+from rexrank.results import BOARD_DECIMALS, MetricResult, ModelInfo, Result
 from rexrank.signature import Signature
 from rexrank.submission import CARD, RADRSCORE_PARTS, SUBMISSIONS
 
@@ -46,7 +47,8 @@ TASKS = {"findings": "Findings", "findings_impression": "Findings + Impression"}
 TITLES = {metric: title for title, metric in METRIC_COLUMNS.items()}  # as ReXrank's tables name them
 
 
-def value_with_ci(value: float | None, low: float | None, high: float | None, decimals: int = 3) -> str:
+def value_with_ci(value: float | None, low: float | None, high: float | None,
+                  decimals: int = BOARD_DECIMALS) -> str:
     """`0.919 ± 0.020` (half the CI's width; `[lo, hi]` when it is not symmetric to rounding); blank when missing,
     never 0."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -438,12 +440,15 @@ def demo_results_repo(root: str | os.PathLike, crowd: int = 0) -> Path:
         folder = root / SUBMISSIONS / key
         (folder / "results").mkdir(parents=True, exist_ok=True)
         write_text(folder / CARD, json.dumps({**card, "date": "2026-11-01"}, indent=2) + "\n")
+        written = {}
         for dataset in DATASETS:
             for task in TASKS:
                 metrics = _demo_metrics(rng, quality[key] * rng.uniform(0.9, 1.1))
-                Result(ModelInfo(card["name"], card["institution"], card["url"]), dataset, "test", task, metrics,
-                       counts={"scored": 500}, created="2026-11-01T00:00:00Z"
-                       ).write(folder / "results" / f"{dataset}.{task}.json")
+                result = Result(ModelInfo(card["name"], card["institution"], card["url"]), dataset, "test", task,
+                                metrics, counts={"scored": 500}, created="2026-11-01T00:00:00Z")
+                written[f"{dataset}.{task}"] = result.write(folder / "results" / f"{dataset}.{task}.json").read_bytes()
+        ledger.record_folder(root, key, owner=key, name=card["name"], institution=card["institution"], files=written,
+                             pr=0, head="0" * 40, job="demo")  # synthetic numbers, ranked as if reviewed
     _demo_radrbench(root)
     (root / "imported").mkdir(parents=True, exist_ok=True)
     for dataset in DATASETS:

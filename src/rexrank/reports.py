@@ -22,12 +22,17 @@ FINDINGS_IMPRESSION = "findings_impression"
 TASKS = (FINDINGS, FINDINGS_IMPRESSION)
 
 
-def section(value: object) -> str | None:
+class MalformedReference(InputError):
+    """A reference that is not text. The message names the study and the field, never the value: references can be
+    private (the ReXGradient job passes this message on, and withholds every other)."""
+
+
+def section(value: object, name: str = "a report section") -> str | None:
     """A report section as text, or None when missing (None, NaN, blank)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     if not isinstance(value, str):
-        raise InputError(f"a report section must be text, got {type(value).__name__}: {value!r}")
+        raise MalformedReference(f"{name} must be text, got {type(value).__name__}")
     return value if value.strip() else None
 
 
@@ -42,8 +47,8 @@ def check_pairs(predictions: Sequence[object], references: Sequence[object]) -> 
         raise InputError(f"{len(predictions)} predictions but {len(references)} references")
     for kind, texts in (("prediction", predictions), ("reference", references)):
         for i, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise InputError(f"{kind} {i} is {type(text).__name__} {text!r:.40}, not text")
+            if not isinstance(text, str):  # the value is never quoted: a reference may be private
+                raise InputError(f"{kind} {i} is {type(text).__name__}, not text")
 
 
 def check_task(task: str) -> str:
@@ -68,9 +73,9 @@ def build_references(studies: Iterable[tuple[str, object, object]], task: str) -
     dropped: dict[str, str] = {}
     for study_id, raw_findings, raw_impression in studies:
         try:
-            findings, impression = section(raw_findings), section(raw_impression)
-        except InputError as err:
-            raise InputError(f"study {study_id}: {err}") from None
+            findings, impression = section(raw_findings, "findings"), section(raw_impression, "impression")
+        except MalformedReference as err:
+            raise MalformedReference(f"study {study_id}: {err}") from None
         if task == FINDINGS:
             if findings is None:
                 dropped[study_id] = "no findings section"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +24,8 @@ from rexrank.stats import STATISTICS, Estimate
 
 SCHEMA_VERSION = 1
 PROVENANCES = ("scored", "imported")
+COMPANIONS = ("per_study.parquet", "predictions.jsonl")  # the files of a result set beside its JSON
+BOARD_DECIMALS = 3  # the precision the board shows (and the private set's aggregates are published at)
 
 
 class ResultError(InputError):
@@ -78,6 +81,9 @@ class Result:
     extras: dict[str, dict] = field(default_factory=dict)  # corpus-level numbers beside the metrics
     provenance: str = "scored"
     checks: dict[str, Any] = field(default_factory=dict)
+    # The files written with this result, by name (`per_study.parquet`, `predictions.jsonl`) -> sha256: the three
+    # files of a result set are one set only when these agree (a run killed between writes leaves them apart).
+    companions: dict[str, str] = field(default_factory=dict)
     created: str = field(default_factory=lambda: datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
     rexrank_version: str = __version__
 
@@ -97,6 +103,7 @@ class Result:
             "warnings": list(self.warnings),
             "extras": dict(self.extras),
             "checks": dict(self.checks),
+            "companions": dict(self.companions),
         }
 
     def to_json(self) -> str:
@@ -148,6 +155,7 @@ class Result:
             extras=check.kind(data.get("extras", {}), dict, "extras"),
             provenance=provenance,
             checks=check.get(data, "checks", dict),
+            companions=check.companions(data.get("companions", {})),
             created=check.get(data, "created", str),
             rexrank_version=check.get(data, "rexrank_version", str),
         )
@@ -177,6 +185,13 @@ class _Checker:
         if value not in options:
             raise self.fail(key, f"{value!r} is not one of {', '.join(options)}")
         return value
+
+    def companions(self, value: Any) -> dict[str, str]:
+        self.kind(value, dict, "companions")
+        for name, digest in value.items():
+            if name not in COMPANIONS or not (isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{64}", digest)):
+                raise self.fail(f"companions.{name!s:.40}", f"expected one of {', '.join(COMPANIONS)} -> a sha256")
+        return dict(value)
 
     def number(self, data: dict, key: str, where: str, required: bool) -> float | None:
         value = data.get(key)

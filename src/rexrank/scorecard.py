@@ -5,10 +5,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -145,6 +146,28 @@ def write_predictions(path: Path, study_ids: Sequence[str], predictions: Sequenc
                              for s, p in zip(study_ids, predictions)))
 
 
+def write_result_set(out: Path, result: Result, per_study: Scorecard, study_ids: Sequence[str],
+                     predictions: Sequence[str]) -> Result:
+    """The three files of a result: per-study table and predictions first, then the result JSON naming both by
+    sha256. A run killed in between leaves a JSON whose hashes disagree with the files beside it, which `rexrank
+    submit` refuses. Returns the result as written."""
+    json_path, table_path, predictions_path = result_paths(out, result.dataset, result.task)
+    per_study.write_per_study(table_path)
+    write_predictions(predictions_path, study_ids, predictions)
+    result = replace(result, companions={"per_study.parquet": file_sha256(table_path),
+                                         "predictions.jsonl": file_sha256(predictions_path)})
+    result.write(json_path)
+    return result
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def score_file(predictions: Path, dataset: str, task: str, metrics: Sequence[str] | MetricSet, out: Path,
                model: ModelInfo, split: str = "test", dataset_name: str | None = None,
                resamples: int = stats.RESAMPLES, seed: int = stats.SEED,
@@ -161,11 +184,7 @@ def score_file(predictions: Path, dataset: str, task: str, metrics: Sequence[str
     if shard is not None:
         shards.write_shard(out, result, card.per_study, rows, *shard)
         return result
-    json_path, table_path, predictions_path = result_paths(out, test_split.dataset, task)
-    card.write_per_study(table_path)
-    write_predictions(predictions_path, aligned.rows["study_id"], aligned.rows["prediction"])
-    result.write(json_path)
-    return result
+    return write_result_set(out, result, card, aligned.rows["study_id"], aligned.rows["prediction"])
 
 
 def composite_report(name: str, predictions: Sequence[str], references: Sequence[str],

@@ -62,7 +62,7 @@ def write_shard(out: Path, result: Result, per_study: pd.DataFrame, predictions:
 
 def merge(shards: list[Path], out: Path, resamples: int, seed: int) -> Result:
     """Join the shards (their sidecar JSONs or tables) of one run; write the result as `rexrank score` does."""
-    from rexrank.scorecard import Scorecard, estimates, result_paths, write_predictions
+    from rexrank.scorecard import Scorecard, estimates, write_result_set
 
     metas = {}
     for path in shards:
@@ -95,8 +95,4 @@ def merge(shards: list[Path], out: Path, resamples: int, seed: int) -> Result:
     card = Scorecard(per_study, estimates(per_study, signatures, resamples, seed), first["skipped"])
     result = Result(ModelInfo(**first["model"]), first["dataset"], first["split"], first["task"], card.metrics,
                     first["counts"], card.skipped, warnings=warnings)
-    json_path, table_path, predictions_path = result_paths(out, result.dataset, result.task)
-    card.write_per_study(table_path)
-    write_predictions(predictions_path, table["study_id"], table["prediction"])
-    result.write(json_path)
-    return result
+    return write_result_set(out, result, card, table["study_id"], table["prediction"])

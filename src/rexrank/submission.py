@@ -102,12 +102,14 @@ def collect(results_dir: Path) -> list[Piece]:
             continue
         problems += _check_result(path.name, result, predictions)
         if dataset in PRIVATE_DATASETS:
+            problems += _one_set(path.name, result, [predictions])
             pieces.append(Piece(f"predictions/{dataset}.{task}.jsonl", predictions))
             continue
         table = path.with_name(f"{dataset}.{task}.per_study.parquet")
         if not table.is_file():
             problems.append(f"{path.name}: {table.name} is missing")
             continue
+        problems += _one_set(path.name, result, [table, predictions])
         pieces += [Piece(f"results/{dataset}.{task}.json", path), Piece(f"per_study/{dataset}.{task}.parquet", table),
                    Piece(f"predictions/{dataset}.{task}.jsonl", predictions)]
     if problems:
@@ -166,6 +168,23 @@ def _check_result(name: str, result: Result, predictions: Path) -> list[str]:
     if len(seen) != result.counts.get("scored", len(seen)):
         problems.append(f"{predictions.name}: {len(seen)} predictions, but the result scored "
                         f"{result.counts.get('scored')} studies")
+    return problems
+
+
+def _one_set(name: str, result: Result, files: list[Path]) -> list[str]:
+    """The result's files are the ones it was written with (its `companions` hashes): a run killed between writes,
+    or a file replaced by hand, leaves a set whose parts disagree."""
+    from rexrank.scorecard import file_sha256
+
+    problems = []
+    for path in files:
+        kind = path.name.removeprefix(name.removesuffix(".json") + ".")  # per_study.parquet, predictions.jsonl
+        recorded = result.companions.get(kind)
+        if recorded is None:
+            problems.append(f"{name}: does not record {path.name}'s hash (written by an older rexrank): re-score")
+        elif recorded != file_sha256(path):
+            problems.append(f"{name}: {path.name} is not the file scored with it (a run stopped between writes, or "
+                            "a file replaced): re-score")
     return problems
 
 

@@ -1,7 +1,8 @@
 """`python -m rexrank.backend JOB`: the leaderboard's maintenance jobs, plain CLIs that run locally, in CI or as an
 HF Job. Jobs: `review` re-scores a submission pull request's public predictions and comments the comparison;
-`aggregate` rebuilds leaderboard.parquet from a results repo (a checkout or the Hub); `private` scores a pull
-request's ReXGradient predictions against the gated references and publishes aggregates only."""
+`private` scores a pull request's ReXGradient predictions against the gated references and publishes aggregates
+only; `merge` merges a pull request at the head a job reviewed; `aggregate` rebuilds leaderboard.parquet from a
+results repo (a checkout or the Hub)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     private.add_argument("--references", required=True, metavar="ORG/NAME",
                          help="the private ReXGradient test set (a rexrank-built Hub dataset; token in HF_TOKEN)")
     private.add_argument("--metrics", help="default: every metric this rexrank computes without a judge")
+    join = jobs.add_parser("merge", help="merge a submission pull request, only at the head a job reviewed")
+    join.add_argument("--hub", required=True, metavar="ORG/NAME", help="the results repo")
+    join.add_argument("--pr", required=True, type=int, help="the pull request's number")
     args = parser.parse_args(argv)
     try:
         if args.job == "aggregate":
@@ -67,6 +71,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(f"  {c.dataset} {c.task} {c.metric}: submitted {c.submitted}, re-scored {c.rescored}")
             if failed:
                 return 2
+        elif args.job == "merge":
+            from rexrank.backend.merge import merge
+
+            print(f"{args.hub} #{args.pr}: merged submissions/{merge(args.hub, args.pr)}/")
         elif args.job == "private":
             from rexrank.backend.private import score_pull_request
             from rexrank.scorers import parse_metrics

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rexrank.backend import ledger
 from rexrank.files import atomic_path, write_text
 from rexrank.results import Result, ResultError
 from rexrank.submission import CARD, RADRBENCH_RESULT, RADRSCORE_PARTS, SUBMISSIONS
@@ -63,8 +64,11 @@ def _row(result: Result, submission: str | None, card: dict) -> dict:
 def rows(repo: Path, unreadable: list[str]) -> list[dict]:
     """Every result of the repo: each submission's results (with its card), then the imported rows. A result file
     that cannot be read (another schema version, broken JSON) is left out and named in `unreadable`, so one bad file
-    does not take the board down."""
+    does not take the board down. A submission's result is ranked only when the ledger says a maintainers' job wrote
+    exactly that file; otherwise its row says why not (`unranked`)."""
     out = []
+    verified = ledger.read_folder(repo)
+    unreadable += [f"{ledger.LEDGER}/{problem}" for problem in verified.unreadable]
 
     def read(path: Path) -> Result | None:
         try:
@@ -78,17 +82,18 @@ def rows(repo: Path, unreadable: list[str]) -> list[dict]:
         for path in sorted((folder / "results").glob("*.json")):
             result = read(path)
             if result is not None and result.provenance == "scored":  # imported rows come from imported/ only
-                out.append(_row(result, folder.name, card))
+                why = verified.unverified(folder.name, path.name.removesuffix(".json"), path.read_bytes())
+                out.append(_row(result, folder.name, card) | {"unranked": why})
     for path in sorted((repo / "imported").glob("*.json")):
         if (result := read(path)) is not None:
-            out.append(_row(result, None, {}))
+            out.append(_row(result, None, {}) | {"unranked": None})
     return out
 
 
 def ranked_rows(repo: Path) -> pd.DataFrame:
     """The repo's results ranked; `attrs["unreadable"]` lists the result files left out and why."""
     unreadable: list[str] = []
-    board = rank(pd.DataFrame(rows(repo, unreadable), columns=list(COLUMNS)))
+    board = rank(pd.DataFrame(rows(repo, unreadable), columns=[*COLUMNS, "unranked"]))
     board.attrs["unreadable"] = unreadable
     return board
 
@@ -96,7 +101,8 @@ def ranked_rows(repo: Path) -> pd.DataFrame:
 def rank(frame: pd.DataFrame) -> pd.DataFrame:
     """`rank` (1 = best 1/RadCliQ-v1) within each dataset and task; `unranked` says why a row has none."""
     frame = frame.copy()
-    frame["rank"], frame["unranked"] = pd.Series([None] * len(frame), dtype="Int64"), None
+    frame["rank"] = pd.Series([None] * len(frame), dtype="Int64")
+    frame["unranked"] = frame["unranked"].astype(object) if "unranked" in frame else None  # the ledger's reasons
     for _, group in frame.groupby(["dataset", "task"], sort=False):
         scored = group[group["provenance"] == "scored"]
         keys = Counter(scored[f"{RANK_BY}_key"].dropna())
@@ -106,6 +112,8 @@ def rank(frame: pd.DataFrame) -> pd.DataFrame:
             tied = [k for k, c in keys.items() if c == top]
             board_key = scored[scored[f"{RANK_BY}_key"].isin(tied)].sort_values("created")[f"{RANK_BY}_key"].iloc[-1]
         for i, row in group.iterrows():
+            if isinstance(row["unranked"], str):
+                continue  # not verified by the maintainers' jobs: its own reason stands
             if pd.isna(row[RANK_BY]):
                 frame.loc[i, "unranked"] = "no 1/RadCliQ-v1"
             elif row["provenance"] == "scored" and row[f"{RANK_BY}_key"] != board_key:
@@ -209,7 +217,7 @@ def aggregate_hub(repo_id: str, token: str | None = None) -> tuple[pd.DataFrame,
         local = Path(snapshot_download(repo_id, repo_type="dataset", token=token, local_dir=Path(tmp) / "repo",
                                        allow_patterns=[f"{SUBMISSIONS}/*/{CARD}", f"{SUBMISSIONS}/*/results/*.json",
                                                        f"{SUBMISSIONS}/*/radrbench/{RADRBENCH_RESULT}",
-                                                       "imported/*.json"]))
+                                                       "imported/*.json", f"{ledger.LEDGER}/**"]))
         board = aggregate(local)
         commit = HfApi(token=token).upload_folder(
             folder_path=str(local), repo_id=repo_id, repo_type="dataset",

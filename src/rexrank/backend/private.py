@@ -1,25 +1,53 @@
 """The gated job: score a pull request's predictions for the private ReXGradient test set and publish only the
-aggregates (value, 95% CI, n, signature) into the pull request.
+aggregates (value, 95% CI, n, signature, at the board's precision) into the pull request.
 
 The references are read from a private Hub dataset with the token in the environment, held in memory, and never
 written: no per-study table, no predictions echoed back, and no message carries their text. An error raised inside
-scoring is reported by stage and type only, since its message could quote a reference.
+scoring is reported by stage and type only, since its message could quote a reference; a malformed reference is
+named by study and field, never by value.
+
+The aggregates must not become a way to read the references study by study (a set of empty predictions but one
+gives that study's BLEU-2 from the mean). So, before any scoring:
+
+- a prediction set is refused when more than EMPTY_SHARE of its predictions are empty, when one text (compared
+  case-folded, whitespace collapsed) is more than IDENTICAL_SHARE of them, or when it differs in fewer than
+  CHANGED_SHARE of its studies from a set scored before for the same task, by anyone (the ledger keeps a digest per
+  study of every scored set, never the text);
+- each submitter (the pull request's author) may have PER_SUBMITTER scorings of a task and each organisation (the
+  card's institution, compared as names are) PER_ORGANISATION, in any WINDOW_DAYS days, as the ledger records them;
+- values, means and CI bounds are published rounded to the board's BOARD_DECIMALS places, so a one-study change of
+  a 10,000-study mean (at most 1e-4) does not show.
 """
 
 from __future__ import annotations
 
+import hashlib
+import math
 import tempfile
+from collections import Counter
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from rexrank import stats
-from rexrank.backend.pull import checked_download, owner_of, read_pull_request
+from rexrank.backend import ledger
+from rexrank.backend.names import name_key
+from rexrank.backend.pull import open_submission
+from rexrank.backend.security import SubmissionRejected, to_markdown
 from rexrank.data import align, load_predictions, load_split
 from rexrank.errors import InputError
-from rexrank.results import ModelInfo, Result
+from rexrank.reports import MalformedReference
+from rexrank.results import BOARD_DECIMALS, MetricResult, ModelInfo, Result
 from rexrank.scorecard import MetricSet, score
 from rexrank.submission import PRIVATE_DATASETS, SUBMISSIONS
 
 DATASET = PRIVATE_DATASETS[0]
+EMPTY_SHARE = 0.10
+IDENTICAL_SHARE = 0.50
+CHANGED_SHARE = 0.05
+PER_SUBMITTER = 3
+PER_ORGANISATION = 6
+WINDOW_DAYS = 30
 
 
 class PrivateJobError(InputError):
@@ -30,55 +58,160 @@ def _withheld(stage: str, err: Exception) -> PrivateJobError:
     return PrivateJobError(f"{stage} failed ({type(err).__name__}); details withheld: the references are private")
 
 
+def digest(prediction: str) -> str:
+    """A prediction as the copy check compares it: case-folded, whitespace collapsed, hashed (64 bits)."""
+    return hashlib.sha256(" ".join(prediction.casefold().split()).encode()).hexdigest()[:16]
+
+
+def degenerate(predictions: dict[str, str], earlier: list[dict]) -> str | None:
+    """Why a prediction set may not be scored (see the module's rules); None when it may. `earlier`: the ledger's
+    records of sets scored before for the same task."""
+    n = len(predictions)
+    if n == 0:
+        return None
+    empty = sum(not p.strip() for p in predictions.values())
+    if empty > EMPTY_SHARE * n:
+        return f"{empty:,} of {n:,} predictions are empty (at most {EMPTY_SHARE:.0%} may be)"
+    digests = {study: digest(p) for study, p in predictions.items()}
+    _, count = Counter(digests.values()).most_common(1)[0]
+    if count > IDENTICAL_SHARE * n:
+        return f"{count:,} of {n:,} predictions are the same text (at most {IDENTICAL_SHARE:.0%} may be)"
+    for record in earlier:
+        before = record.get("digests", {})
+        changed = sum(before.get(study) != d for study, d in digests.items())
+        if changed < max(1, math.ceil(CHANGED_SHARE * n)):
+            return (f"differs from the set scored for pull request #{record.get('pr')} ({record.get('at')}) in "
+                    f"{changed:,} of {n:,} studies (at least {CHANGED_SHARE:.0%} must differ)")
+    return None
+
+
+def over_quota(records: list[dict], task: str, author: str, organisation: str, now: datetime) -> str | None:
+    """Why `author` (of `organisation`, a name key) may not have `task` scored now; None when they may."""
+    since = now - timedelta(days=WINDOW_DAYS)
+    recent = [r for r in records if r.get("task") == task and _when(r) >= since]
+    mine = sum(r.get("author") == author for r in recent)
+    if mine >= PER_SUBMITTER:
+        return f"{author} had {task} scored {mine} times in the last {WINDOW_DAYS} days (at most {PER_SUBMITTER})"
+    theirs = sum(r.get("organisation") == organisation for r in recent)
+    if organisation and theirs >= PER_ORGANISATION:
+        return (f"this organisation had {task} scored {theirs} times in the last {WINDOW_DAYS} days (at most "
+                f"{PER_ORGANISATION})")
+    return None
+
+
+def _when(record: dict) -> datetime:
+    try:
+        return datetime.strptime(str(record.get("at")), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return datetime.max.replace(tzinfo=UTC)  # an unreadable time counts as recent
+
+
+def rounded(metric: MetricResult) -> MetricResult:
+    """A private aggregate at the board's precision."""
+    def cut(x: float | None) -> float | None:
+        return None if x is None else round(x, BOARD_DECIMALS)
+
+    return replace(metric, value=cut(metric.value), mean=cut(metric.mean), low=cut(metric.low), high=cut(metric.high))
+
+
 def score_pull_request(repo_id: str, pr_num: int, references: str, metrics: list[str], token: str | None = None,
-                       resamples: int = stats.RESAMPLES) -> list[Result]:
+                       resamples: int = stats.RESAMPLES, now: datetime | None = None) -> list[Result]:
     """Score the ReXGradient predictions of pull request `pr_num` on `repo_id` against the private dataset
-    `references`; commit the aggregate results to the pull request and comment them. The results."""
+    `references`; commit the aggregate results to the pull request, record them in the ledger, comment them."""
     from huggingface_hub import CommitOperationAdd, HfApi
 
     api = HfApi(token=token)
-    pr = read_pull_request(api, repo_id, pr_num)
+    now = now or datetime.now(UTC)
     with tempfile.TemporaryDirectory(prefix="rexrank-private-") as tmp:
-        checked = checked_download(api, pr, Path(tmp), owner_of(api, repo_id, pr.submission_id))  # every rule first
+        try:
+            opened = open_submission(api, repo_id, pr_num, Path(tmp))  # every rule first
+        except SubmissionRejected as err:
+            api.comment_discussion(repo_id, pr_num, refusal(err), repo_type="dataset")
+            raise
+        pr, checked = opened.pr, opened.checked
         submission = checked.submission_id
         tasks = sorted(task for dataset, task in checked.predictions if dataset == DATASET)
         if not tasks:
             raise InputError(f"{repo_id} pull request #{pr_num}: no {DATASET} predictions "
                              f"({SUBMISSIONS}/{submission}/predictions/{DATASET}.<task>.jsonl)")
+        known = opened.ledger.submissions.get(submission, {})
         card = checked.card
-        model = ModelInfo(card.name, card.institution, card.url) if card else ModelInfo(submission)
+        name = card.name if card else (known.get("names") or [submission])[-1]
+        model = ModelInfo(name, card.institution, card.url) if card else ModelInfo(name, known.get("institution", ""))
+        organisation = name_key(model.institution)
+        quota = [f"{DATASET} {task}: {why}" for task in tasks
+                 if (why := over_quota(opened.ledger.private, task, pr.author, organisation, now))]
+        if quota:
+            raise _refused(api, repo_id, pr_num, submission, quota)
         try:
             split = load_split(references, "test", DATASET)
         except Exception as err:  # noqa: BLE001 - whatever went wrong, its text stays here
             raise _withheld(f"reading the references {references}", err) from None
-        metric_set = MetricSet(metrics, progress=False)
-        results, operations = [], []
+        aligned, problems = {}, []
         for task in tasks:
             path = f"{SUBMISSIONS}/{submission}/predictions/{DATASET}.{task}.jsonl"
-            aligned = align(split.references(task), load_predictions(Path(tmp) / path), path)  # names ids only
             try:
-                scores = score(aligned.rows, metric_set, resamples, dataset=DATASET)
+                task_references = split.references(task)
+            except MalformedReference:
+                raise  # names the study and the field only
+            except Exception as err:  # noqa: BLE001
+                raise _withheld(f"reading the {task} references", err) from None
+            aligned[task] = align(task_references, load_predictions(Path(tmp) / path), path)  # names study ids only
+            rows = aligned[task].rows
+            earlier = [r for r in opened.ledger.private if r.get("task") == task]
+            if why := degenerate(dict(zip(rows["study_id"], rows["prediction"])), earlier):
+                problems.append(f"{DATASET} {task}: {why}")
+        if problems:
+            raise _refused(api, repo_id, pr_num, submission, problems)
+        metric_set = MetricSet(metrics, progress=False)
+        results, operations, written, records = [], [], {}, []
+        for task in tasks:
+            rows = aligned[task].rows
+            try:
+                scores = score(rows, metric_set, resamples, dataset=DATASET)
             except Exception as err:  # noqa: BLE001
                 raise _withheld(f"scoring {task}", err) from None
-            result = Result(model, DATASET, "test", task, scores.metrics, aligned.counts, scores.skipped,
-                            checks={"scored_by": "rexrank private job", "references": references})
+            result = Result(model, DATASET, "test", task, {k: rounded(m) for k, m in scores.metrics.items()},
+                            aligned[task].counts, scores.skipped,
+                            checks={"scored_by": "rexrank private job", "references": references,
+                                    "precision": f"{BOARD_DECIMALS} decimals"})
             results.append(result)
-            operations.append(CommitOperationAdd(f"{SUBMISSIONS}/{submission}/results/{DATASET}.{task}.json",
-                                                 result.to_json().encode()))
-    api.create_commit(repo_id, operations, commit_message=f"{DATASET}: aggregate scores of {submission}",
-                      repo_type="dataset", revision=pr.revision)
+            written[f"{DATASET}.{task}"] = data = result.to_json().encode()
+            operations.append(CommitOperationAdd(f"{SUBMISSIONS}/{submission}/results/{DATASET}.{task}.json", data))
+            records.append({"submission": submission, "pr": pr_num, "task": task, "author": pr.author,
+                            "organisation": organisation, "at": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                            "studies": len(rows),
+                            "digests": {s: digest(p) for s, p in zip(rows["study_id"], rows["prediction"])}})
+    head = api.create_commit(repo_id, operations, commit_message=f"{DATASET}: aggregate scores of {submission}",
+                             repo_type="dataset", revision=pr.revision, parent_commit=pr.head).oid
+    ledger.record_results(api, repo_id, submission, owner=opened.ledger.owner(submission) or pr.author, name=name,
+                          institution=model.institution, files=written, pr=pr_num, head=head, job="private")
+    for record in records:
+        ledger.record_private(api, repo_id, record)
     api.comment_discussion(repo_id, pr_num, comment(results), repo_type="dataset")
     return results
 
 
+def _refused(api, repo_id: str, num: int, submission: str, problems: list[str]) -> SubmissionRejected:
+    err = SubmissionRejected(submission, problems)
+    api.comment_discussion(repo_id, num, refusal(err), repo_type="dataset")
+    return err
+
+
+def refusal(err: SubmissionRejected) -> str:
+    return f"**{DATASET} (private test set)**: refused, nothing was scored.\n\n" + "\n".join(
+        f"- {to_markdown(problem, 300)}" for problem in err.problems)
+
+
 def comment(results: list[Result]) -> str:
-    """The pull request comment: one row per task and metric, aggregates only."""
-    lines = [f"**{DATASET} (private test set)**: aggregate scores; per-study scores stay private.", "",
-             "| task | metric | value | 95% CI | n |", "|---|---|---:|---|---:|"]
+    """The pull request comment: one row per task and metric, aggregates only, at the board's precision."""
+    lines = [f"**{DATASET} (private test set)**: aggregate scores at {BOARD_DECIMALS} decimals; per-study scores stay "
+             "private.", "", "| task | metric | value | 95% CI | n |", "|---|---|---:|---|---:|"]
     for result in results:
         for name, m in result.metrics.items():
-            shown = f"1/{name}" if m.statistic == "inverse_mean" else name
-            value = "n/a" if m.value is None else f"{m.value:.4f}"
-            ci = "" if m.low is None or m.high is None else f"[{m.low:.4f}, {m.high:.4f}]"
-            lines.append(f"| {result.task} | {shown} | {value} | {ci} | {m.n} |")
+            shown = to_markdown(f"1/{name}" if m.statistic == "inverse_mean" else name, 60)
+            value = "n/a" if m.value is None else f"{m.value:.{BOARD_DECIMALS}f}"
+            ci = "" if m.low is None or m.high is None else f"[{m.low:.{BOARD_DECIMALS}f}, {m.high:.{BOARD_DECIMALS}f}]"
+            lines.append(f"| {to_markdown(result.task, 60)} | {shown} | {value} | {ci} | {m.n} |")
     return "\n".join(lines)
+

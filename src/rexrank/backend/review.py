@@ -1,9 +1,11 @@
 """The review job: re-score a submission pull request's public-split predictions and never trust its numbers.
 
-For each result the pull request carries, the predictions are scored again against the maintainers' copy of that
-test set with the same metrics (judged ones only when a judge is configured); the comment shows submitted and
-re-scored values side by side, flagging a submitted value outside the re-scored 95% CI; the re-scored result and
-per-study table replace the submitted ones in the pull request, so what is merged is what rexrank computed.
+For each result the pull request carries (and each public predictions file without one), the predictions are scored
+again against the maintainers' copy of that test set with the same metrics (judged ones only when a judge is
+configured); the comment shows submitted and re-scored values side by side, flagging a submitted value outside the
+re-scored 95% CI; the re-scored result and per-study table replace the submitted ones in the pull request, and the
+ledger on main records the sha256 of each result the job wrote, so what is ranked is what rexrank computed. A result
+for a dataset the job has no copy of stays as submitted, is said to be not re-scored, and is never ranked.
 """
 
 from __future__ import annotations
@@ -13,14 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rexrank import stats
-from rexrank.backend.pull import checked_download, owner_of, read_pull_request
+from rexrank.backend import ledger
+from rexrank.backend.pull import open_submission
 from rexrank.backend.security import SubmissionRejected, to_markdown
 from rexrank.data import align, load_predictions, load_split
 from rexrank.official import SPLITS
 from rexrank.results import ModelInfo, Result
-from rexrank.scorecard import MetricSet, score
-from rexrank.scorers import JUDGED
-from rexrank.submission import SUBMISSIONS
+from rexrank.scorecard import MetricSet, file_sha256, score
+from rexrank.scorers import AVAILABLE, JUDGED
+from rexrank.submission import PUBLIC_DATASETS, SUBMISSIONS
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,7 @@ class Check:
     @property
     def verdict(self) -> str:
         if self.rescored is None:
-            return "not re-scored"
+            return "not re-scored: never ranked"
         if self.submitted is None:
             return "missing in the submission"
         if abs(self.submitted - self.rescored) <= 1e-9:
@@ -48,64 +51,85 @@ class Check:
 def review(repo_id: str, num: int, datasets: dict[str, str], token: str | None = None,
            resamples: int = stats.RESAMPLES) -> list[Check]:
     """Review pull request `num`: `datasets` maps a dataset name to the maintainers' copy (a folder, file or Hub
-    id). Comments the table on the pull request and commits the re-scored results to it."""
+    id). Commits the re-scored results to the pull request, records them in the ledger, comments the table."""
     from huggingface_hub import CommitOperationAdd, HfApi
 
     api = HfApi(token=token)
     checks: list[Check] = []
-    operations = []
+    operations, written = [], {}
     with tempfile.TemporaryDirectory(prefix="rexrank-review-") as tmp:
         root = Path(tmp)
         try:
-            pr = read_pull_request(api, repo_id, num)
-            checked = checked_download(api, pr, root, owner_of(api, repo_id, pr.submission_id))
+            opened = open_submission(api, repo_id, num, root)
         except SubmissionRejected as err:  # tell the submitter why; the problems are escaped for markdown
-            api.comment_discussion(repo_id, num, "**rexrank review**: refused, nothing was scored.\n\n" + "\n".join(
-                f"- {to_markdown(problem, 300)}" for problem in err.problems), repo_type="dataset")
+            api.comment_discussion(repo_id, num, refusal(err), repo_type="dataset")
             raise
+        pr, checked = opened.pr, opened.checked
         folder = root / SUBMISSIONS / checked.submission_id
-        card = checked.card
-        model = ModelInfo(card.name, card.institution, card.url) if card else None
-        for (dataset, task), submitted in sorted(checked.results.items()):
+        prefix = f"{SUBMISSIONS}/{checked.submission_id}"
+        card, known = checked.card, opened.ledger.submissions.get(checked.submission_id, {})
+        name = card.name if card else (known.get("names") or [checked.submission_id])[-1]
+        model = ModelInfo(name, card.institution, card.url) if card else ModelInfo(name, known.get("institution", ""))
+        keys = sorted({*checked.results, *(k for k in checked.predictions if k[0] in PUBLIC_DATASETS)})
+        for dataset, task in keys:
+            submitted = checked.results.get((dataset, task))
+            names = [m for m in (submitted.metrics if submitted else AVAILABLE) if m not in JUDGED]
             if dataset not in datasets:
-                checks += [Check(dataset, task, m, v.value, None, None, None) for m, v in submitted.metrics.items()]
+                checks += [Check(dataset, task, m, v.value, None, None, None)
+                           for m, v in (submitted.metrics.items() if submitted else [])]
                 continue
             split = load_split(datasets[dataset], SPLITS[dataset], dataset)
-            predictions = load_predictions(folder / "predictions" / f"{dataset}.{task}.jsonl")
-            aligned = align(split.references(task), predictions)
-            names = [m for m in submitted.metrics if m not in JUDGED]
+            predictions_path = folder / "predictions" / f"{dataset}.{task}.jsonl"
+            aligned = align(split.references(task), load_predictions(predictions_path))
             card_scores = score(aligned.rows, MetricSet(names, progress=False), resamples, dataset=dataset)
-            for name, value in submitted.metrics.items():
+            for name in names:
                 ours = card_scores.metrics.get(name)
-                checks.append(Check(dataset, task, name, value.value, ours and ours.value, ours and ours.low,
-                                    ours and ours.high))
-            rescored = Result(model or submitted.model, dataset, split.split, task, card_scores.metrics,
-                              aligned.counts, card_scores.skipped, checks={"rescored_by": "rexrank review job"})
+                theirs = submitted.metrics.get(name) if submitted else None
+                checks.append(Check(dataset, task, name, theirs and theirs.value, ours and ours.value,
+                                    ours and ours.low, ours and ours.high))
             table = root / f"{dataset}.{task}.parquet"
             card_scores.write_per_study(table)
-            prefix = f"{SUBMISSIONS}/{checked.submission_id}"
-            operations += [CommitOperationAdd(f"{prefix}/results/{dataset}.{task}.json", rescored.to_json().encode()),
+            rescored = Result(model, dataset, split.split, task, card_scores.metrics,
+                              aligned.counts, card_scores.skipped, checks={"rescored_by": "rexrank review job"},
+                              companions={"per_study.parquet": file_sha256(table),
+                                          "predictions.jsonl": file_sha256(predictions_path)})
+            written[f"{dataset}.{task}"] = data = rescored.to_json().encode()
+            operations += [CommitOperationAdd(f"{prefix}/results/{dataset}.{task}.json", data),
                            CommitOperationAdd(f"{prefix}/per_study/{dataset}.{task}.parquet", str(table))]
-        if operations:
-            api.create_commit(repo_id, operations, repo_type="dataset", revision=pr.revision,
-                              commit_message="Review: results re-scored by rexrank")
+        head = pr.head
+        if operations:  # on the head that was checked: a push since then fails this commit instead of mixing
+            head = api.create_commit(repo_id, operations, repo_type="dataset", revision=pr.revision,
+                                     parent_commit=pr.head, commit_message="Review: results re-scored by rexrank"
+                                     ).oid
+    ledger.record_results(api, repo_id, checked.submission_id, owner=opened.ledger.owner(checked.submission_id)
+                          or pr.author, name=name, institution=model.institution, files=written, pr=num, head=head,
+                          job="review")
     api.comment_discussion(repo_id, num, comment(checks, checked.radrbench), repo_type="dataset")
     return checks
 
 
+def refusal(err: SubmissionRejected) -> str:
+    return "**rexrank review**: refused, nothing was scored.\n\n" + "\n".join(
+        f"- {to_markdown(problem, 300)}" for problem in err.problems)
+
+
 def comment(checks: list[Check], radrbench: dict | None = None) -> str:
+    """The review's table. Every cell is escaped for markdown: dataset, task and metric names are known names by
+    now, but a comment the maintainer account posts never renders what a submitter wrote as markup."""
     def shown(x: float | None) -> str:
         return "" if x is None else f"{x:.4f}"
 
     flagged = sum(c.verdict.startswith("MISMATCH") for c in checks)
-    lines = [f"**rexrank review**: {len(checks)} numbers re-scored from the submitted predictions; "
-             f"{flagged} outside the re-scored 95% CI. The re-scored results replace the submitted ones.", "",
+    skipped = sum(c.rescored is None for c in checks)
+    lines = [f"**rexrank review**: {len(checks) - skipped} numbers re-scored from the submitted predictions; "
+             f"{flagged} outside the re-scored 95% CI. The re-scored results replace the submitted ones."
+             + (f" {skipped} numbers could not be re-scored here: they are never ranked." if skipped else ""), "",
              "| dataset | task | metric | submitted | re-scored | 95% CI | verdict |",
              "|---|---|---|---:|---:|---|---|"]
     for c in checks:
         ci = "" if c.low is None or c.high is None else f"[{c.low:.4f}, {c.high:.4f}]"
-        lines.append(f"| {c.dataset} | {c.task} | {c.metric} | {shown(c.submitted)} | {shown(c.rescored)} | {ci} | "
-                     f"{c.verdict} |")
+        cells = [to_markdown(x, 60) for x in (c.dataset, c.task, c.metric)]
+        lines.append(f"| {' | '.join(cells)} | {shown(c.submitted)} | {shown(c.rescored)} | {ci} | {c.verdict} |")
     if radrbench is not None:  # checked by the security rules (shape, numbers consistent); its outputs stay private
         total = next(r for r in radrbench["rows"] if r["source"] == "all" and r["task"] == "all")
         lines += ["", f"RadRBench-CXR: accuracy {total['accuracy']:.4f} [{total['low']:.4f}, {total['high']:.4f}] over "

@@ -30,6 +30,7 @@ Rules (each problem found is reported, by path; contents are quoted only as shor
 from __future__ import annotations
 
 import errno
+import hashlib
 import html
 import ipaddress
 import json
@@ -66,7 +67,9 @@ LAYOUT_HELP = ("submission.json, results|per_study|predictions/<dataset>.<task>.
 
 KiB, MiB = 1024, 1024 * 1024
 MAX_BYTES = {"card": 16 * KiB, "results": 1 * MiB, "per_study": 64 * MiB, "predictions": 64 * MiB,
-             "radrbench": 1 * MiB}
+             "radrbench": 1 * MiB, "private_result": 1 * MiB}
+PRIVATE_RESULT = ("{dataset} is private: its result is written by the maintainers' scoring job, a submission carries "
+                  "its predictions only")
 MAX_FILES = 32  # touched paths in one pull request; the layout has at most 1 + 4 datasets x 2 tasks x 3 + 1 = 26
 MAX_TOTAL_BYTES = 256 * MiB
 MAX_WALK = 1000  # entries looked at in a local folder before giving up
@@ -337,9 +340,8 @@ def classify(path: str, submission_id: str) -> _Entry:
         raise InputError(f"unknown task {task!r}: expected one of {', '.join(TASKS)}")
     if dataset in PRIVATE_DATASETS and folder == "per_study":
         raise InputError(f"{dataset} is private: its per-study scores are never published")
-    if dataset in PRIVATE_DATASETS and folder == "results":
-        raise InputError(f"{dataset} is private: its result is written by the maintainers' scoring job, "
-                         "a submission carries its predictions only")
+    if dataset in PRIVATE_DATASETS and folder == "results":  # allowed only as the private job wrote it
+        return _Entry(path, "private_result", dataset, task)
     return _Entry(path, folder, dataset, task)
 
 
@@ -884,14 +886,17 @@ def _touched(item: object) -> Touched:
 
 def check_submission(folder_or_paths: str | os.PathLike | Iterable[Touched | tuple], submission_id: str,
                      owner: str | None = None, *, author: str | None = None,
-                     root: str | os.PathLike | None = None) -> Checked:
+                     root: str | os.PathLike | None = None, maintained: dict[str, str] | None = None) -> Checked:
     """Check a pull request for `submissions/<submission_id>/` against every rule; return what it holds.
 
     `folder_or_paths`: a local folder laid out as the repo (walked, contents checked), or the touched paths
     (`Touched` or `(path, size[, change])`), whose contents are checked when `root` is the folder holding them.
     `owner`: the author recorded for `submission_id`, None when the id is new; `author`: the pull request's
-    author, who must be the owner for any change to an existing submission.
+    author, who must be the owner for any change to an existing submission. `maintained`: repo path -> sha256 of
+    the files a maintainers' job wrote into the pull request (the ledger's); a private set's result is accepted only
+    there and, with `root`, only with those bytes.
     Raises SubmissionRejected listing every problem found."""
+    maintained = maintained or {}
     problems: list[str] = []
     if not isinstance(submission_id, str) or not SUBMISSION_ID.match(submission_id):
         raise SubmissionRejected(str(submission_id), [
@@ -933,6 +938,9 @@ def check_submission(folder_or_paths: str | os.PathLike | Iterable[Touched | tup
         except InputError as err:
             problems.append(f"{where}: {err}")
             continue
+        if entry.kind == "private_result" and item.path not in maintained:
+            problems.append(f"{where}: {PRIVATE_RESULT.format(dataset=entry.dataset)}")
+            continue
         if item.change != "deleted":
             total += item.size
             limit = MAX_BYTES[entry.kind]
@@ -952,13 +960,14 @@ def check_submission(folder_or_paths: str | os.PathLike | Iterable[Touched | tup
         problems.append("the pull request changes nothing")
     problems += _ownership(submission_id, touched, entries, owner, author)
 
-    parsed: dict[str, dict] = {"card": {}, "results": {}, "predictions": {}, "per_study": {}, "radrbench": {}}
+    parsed: dict[str, dict] = {"card": {}, "results": {}, "predictions": {}, "per_study": {}, "radrbench": {},
+                               "private_result": {}}
     if root is not None:
         for item, entry in entries:
             if item.change == "deleted":
                 continue
             try:
-                parsed[entry.kind][entry.key] = _read_entry(root, item, entry)
+                parsed[entry.kind][entry.key] = _read_entry(root, item, entry, maintained.get(item.path))
             except InputError as err:
                 problems.append(f"{_show(item.path)}: {_show(str(err), 600)}")
         for key, ids in parsed["per_study"].items():
@@ -999,10 +1008,15 @@ def _ownership(submission_id: str, touched: list[Touched], entries: list[tuple[T
     return problems
 
 
-def _read_entry(root: Path, item: Touched, entry: _Entry) -> Card | Result | dict | tuple[str, ...]:
+def _read_entry(root: Path, item: Touched, entry: _Entry, maintained: str | None
+                ) -> Card | Result | dict | tuple[str, ...]:
     data = _read_file(root, item.path, MAX_BYTES[entry.kind])
     if len(data) != item.size:
         raise InputError(f"{len(data)} bytes, but the pull request lists {item.size}")
+    if entry.kind == "private_result":
+        if hashlib.sha256(data).hexdigest() != maintained:
+            raise InputError(PRIVATE_RESULT.format(dataset=entry.dataset) + " (this file is not the one it wrote)")
+        return Result.from_dict(parse_json(data, RESULT_JSON), source="result")
     if entry.kind == "card":
         return check_card(data)
     if entry.kind == "results":
