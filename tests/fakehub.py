@@ -241,6 +241,20 @@ class FakeHub:
         """The summaries of every commit of the repo (all branches), oldest first."""
         return list(self._repos[(repo_type, repo_id)].titles.values())
 
+    def push_raw(self, token: str, repo_id: str, revision: str, files: dict[str, bytes | None],
+                 repo_type: str = "dataset", title: str = "raw push") -> str:
+        """A commit as a client that skips huggingface_hub's own path checks would send it (curl, say): any path,
+        `..`, newlines and quotes included; None deletes a path. Same rights as a commit through the API."""
+        with self._lock:
+            repo = self._pushable(repo_type, repo_id, revision, token, False)
+            snapshot = dict(repo.commits[repo.refs[revision]])
+            for path, data in files.items():
+                if data is None:
+                    snapshot.pop(path, None)
+                else:
+                    snapshot[path] = data
+            return self._new_commit(repo, repo_type, repo_id, revision, snapshot, title, self.user(token))
+
     def settings(self, repo_id: str, repo_type: str = "model") -> dict:
         """What the repo's settings page shows: private, gated (False or the mode), and a Space's sdk and variables."""
         repo = self._repos[(repo_type, repo_id)]

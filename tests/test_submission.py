@@ -161,19 +161,46 @@ def test_review_rescores_the_predictions_and_comments_the_comparison(opened, cap
     assert rows[1][:3] == ["mimic-cxr", "findings", "bleu2"] and rows[2][1] == "findings_impression"
 
 
-def test_review_flags_tampered_numbers_and_replaces_them_with_its_own(opened, capsys, tmp_path):
+def test_review_refuses_numbers_that_disagree_with_their_own_table(opened, capsys):
     from huggingface_hub import HfApi, hf_hub_download
 
     path = "submissions/demo-lab-careful/results/mimic-cxr.findings.json"
     data = json.loads(Path(hf_hub_download("rexrank/results", path, repo_type="dataset", revision="refs/pr/1"))
                       .read_text())
-    honest = data["metrics"]["bleu2"]["value"]
     data["metrics"]["bleu2"]["value"] = data["metrics"]["bleu2"]["ci"][1] = 0.99  # better than it is
     HfApi().upload_file(path_or_fileobj=json.dumps(data).encode(), path_in_repo=path, repo_id="rexrank/results",
                         repo_type="dataset", revision="refs/pr/1", token="hf_researcher")
     code, output = review(capsys)
+    assert code == 2 and "metrics.bleu2: value 0.99 is not its mean" in output.err
+    assert "refused, nothing was scored" in opened.pull_requests("rexrank/results", repo_type="dataset")[0].comments[-1][1]
+
+
+def test_review_flags_a_consistent_forgery_and_replaces_it_with_its_own(opened, capsys, tmp_path):
+    from huggingface_hub import CommitOperationAdd, HfApi, hf_hub_download
+
+    from rexrank import stats
+    from rexrank.results import MetricResult, Result
+
+    prefix = "submissions/demo-lab-careful"
+    table_path = hf_hub_download("rexrank/results", f"{prefix}/per_study/mimic-cxr.findings.parquet",
+                                 repo_type="dataset", revision="refs/pr/1")
+    result = Result.read(hf_hub_download("rexrank/results", f"{prefix}/results/mimic-cxr.findings.json",
+                                         repo_type="dataset", revision="refs/pr/1"))
+    honest = result.metrics["bleu2"].value
+    table = pd.read_parquet(table_path).assign(bleu2=0.99)  # every study better than it is, table and result alike
+    forged = tmp_path / "forged.parquet"
+    table.to_parquet(forged, index=False)
+    estimate = stats.estimate(table["bleu2"], resamples=50)
+    result = Result(result.model, result.dataset, result.split, result.task, {"bleu2": MetricResult.from_estimate(
+        estimate, result.metrics["bleu2"].signature)}, result.counts)
+    HfApi().create_commit("rexrank/results", [
+        CommitOperationAdd(f"{prefix}/per_study/mimic-cxr.findings.parquet", str(forged)),
+        CommitOperationAdd(f"{prefix}/results/mimic-cxr.findings.json", result.to_json().encode())],
+        commit_message="better numbers", repo_type="dataset", revision="refs/pr/1", token="hf_researcher")
+    code, output = review(capsys)
     assert code == 0 and "1 outside the CI" in output.out and "submitted 0.99" in output.out
-    merged = json.loads(opened.files("rexrank/results", repo_type="dataset", revision="refs/pr/1")[path])
+    merged = json.loads(opened.files("rexrank/results", repo_type="dataset", revision="refs/pr/1")[
+        f"{prefix}/results/mimic-cxr.findings.json"])
     assert merged["metrics"]["bleu2"]["value"] == pytest.approx(honest) and merged["model"]["name"] == "Careful"
 
 

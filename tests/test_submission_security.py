@@ -38,11 +38,14 @@ BASE = f"submissions/{SID}"
 STUDIES = [f"s{i}" for i in range(6)]
 
 
+VALUES = np.linspace(0.1, 0.5, len(STUDIES))  # each study's BLEU-2, in the per-study table and behind the result
+
+
 def result_json(dataset="mimic-cxr", task="findings", **model) -> bytes:
-    estimate = stats.estimate(np.linspace(0.1, 0.5, 6), resamples=50, seed=1)
+    estimate = stats.estimate(VALUES, resamples=50, seed=1)
     info = ModelInfo(**({"name": "Model", "institution": "Lab", "url": "https://example.org"} | model))
     result = Result(info, dataset, "test", task, {"bleu2": MetricResult.from_estimate(estimate, Bleu2().signature())},
-                    counts={"scored": 6})
+                    counts={"scored": len(STUDIES)})
     return json.dumps(result.to_dict()).encode()
 
 
@@ -56,9 +59,8 @@ def predictions_jsonl(ids=STUDIES) -> bytes:
     return "".join(json.dumps({"study_id": s, "prediction": f"No acute findings {s}."}) + "\n" for s in ids).encode()
 
 
-def per_study_parquet(ids=STUDIES[:5], **columns) -> bytes:
-    frame = pd.DataFrame({"study_id": list(ids), "bleu2": np.linspace(0, 1, len(ids)),
-                          "green.a": [1.0, None, 2.0, None, 0.0][: len(ids)]} | columns)
+def per_study_parquet(ids=STUDIES, **columns) -> bytes:
+    frame = pd.DataFrame({"study_id": list(ids), "bleu2": VALUES[: len(ids)]} | columns)
     buffer = io.BytesIO()
     frame.to_parquet(buffer, index=False)  # as Scorecard.write_per_study writes it
     return buffer.getvalue()
@@ -106,7 +108,7 @@ def test_a_clean_folder_passes_and_comes_back_parsed(tmp_path):
     assert checked.results[("mimic-cxr", "findings")].model.name == "Model"
     assert checked.predictions[("mimic-cxr", "findings")] == tuple(STUDIES)
     assert checked.predictions[("rexgradient", "findings_impression")] == ("g1", "g2")
-    assert checked.per_study[("mimic-cxr", "findings")] == tuple(STUDIES[:5])
+    assert checked.per_study[("mimic-cxr", "findings")] == tuple(STUDIES)
     assert set(checked.paths) == set(clean_files()) and checked.deleted == ()
 
 
@@ -568,7 +570,7 @@ def test_per_study_tables_are_checked(tmp_path, data, message):
 
 def test_per_study_rows_and_uncompressed_size_are_bounded(monkeypatch):
     monkeypatch.setattr(security, "MAX_ROWS", 4)
-    with pytest.raises(InputError, match="5 rows, more than 4"):
+    with pytest.raises(InputError, match="6 rows, more than 4"):
         check_per_study(per_study_parquet())
     monkeypatch.setattr(security, "MAX_ROWS", 100)
     monkeypatch.setattr(security, "MAX_UNCOMPRESSED", 10)
@@ -582,12 +584,12 @@ def test_per_study_tables_pass_with_an_index_and_legacy_pandas_notes():
     frame.to_parquet(buffer)  # keeps the index as a column
     assert check_per_study(buffer.getvalue()) == ("a", "b")
     legacy = with_pandas_meta(lambda m: m["columns"][0].update(pandas_type="unicode", numpy_type="object"))
-    assert check_per_study(legacy) == tuple(STUDIES[:5])
+    assert check_per_study(legacy) == tuple(STUDIES)
 
 
 def test_per_study_studies_must_be_predicted(tmp_path):
     err = folder_with(tmp_path, "per_study/mimic-cxr.findings.parquet", per_study_parquet(["s0", "zz", "yy"]))
-    assert "per_study/mimic-cxr.findings.parquet: 2 studies not in predictions/mimic-cxr.findings.jsonl" in str(err)
+    assert "per_study/mimic-cxr.findings.parquet: its 3 studies are not the 6 predicted ones" in str(err)
 
 
 def test_parse_json_bounds_bytes_before_parsing():
@@ -719,5 +721,83 @@ def test_what_rexrank_score_writes_passes(tmp_path):
         f"{BASE}/submission.json": card_json(name="Demo careful")}
     checked = check_submission(write(tmp_path / "pr", files), SID)
     key = ("iu-xray", "findings")
-    assert checked.results[key].metrics["bleu2"].n == len(checked.per_study[key]) > 0
-    assert set(checked.per_study[key]) <= set(checked.predictions[key])
+    assert checked.results[key].metrics["bleu2"].n == len(checked.per_study[key].ids) > 0
+    assert sorted(checked.per_study[key].ids) == sorted(checked.predictions[key])
+
+
+# -- rule 4b: submitted numbers are what rexrank would have written ------------------------------------------------
+
+def bleu_edit(**fields):
+    """An edit of the result's bleu2 entry."""
+    def edit(data):
+        data["metrics"]["bleu2"].update(fields)
+    return edit
+
+
+def renamed_metric(name):
+    def edit(data):
+        data["metrics"][name] = data["metrics"].pop("bleu2")
+    return edit
+
+
+def stale_version(data):
+    detail = data["metrics"]["bleu2"]["signature_detail"]
+    detail["version"] = "0"
+    data["metrics"]["bleu2"]["signature"] = data["metrics"]["bleu2"]["signature"].replace("bleu2:1|", "bleu2:0|")
+
+
+MEAN = float(VALUES.mean())
+
+
+@pytest.mark.parametrize(("edit", "table", "message"), [
+    (bleu_edit(value=1.5, mean=1.5, ci=[1.4, 1.6]), None, "mean 1.5 is outside [0.0, 1.0], the range of bleu2"),
+    (bleu_edit(ci=[MEAN + 0.1, MEAN + 0.2]), None, "is outside its own CI"),
+    (bleu_edit(value=0.9), None, "value 0.9 is not its mean"),
+    (bleu_edit(n=-1), None, "n -1 is not from 1 to the 6 studies scored"),
+    (bleu_edit(n=60), None, "n 60 is not from 1 to the 6 studies scored"),
+    (bleu_edit(statistic="inverse_mean"), None, "statistic inverse_mean, bleu2's is mean"),
+    (bleu_edit(value=MEAN + 0.01, mean=MEAN + 0.01, ci=[0.0, 1.0]), None, "the table's mean"),
+    (renamed_metric("bleu2 |\n\n## \u2705 Safe to merge [ok](https://evil.example)"), None, "unknown metric"),
+    (renamed_metric("radcliq_v1"), None, "its signature is not radcliq_v1's"),
+    (stale_version, None, "made by bleu2 version 0, this rexrank's is 1: re-score"),
+    (lambda d: d["counts"].update(scored=-3), None, "counts.scored: -3 is negative"),
+    (lambda d: d.update(metrics={}), None, "metrics: none"),
+    (None, per_study_parquet(**{"green.a": [1.0] * 6}), "unexpected column 'green.a'"),
+    (None, per_study_parquet(bleu2=[0, 0, 0, 1, 1, 1]), "column 'bleu2' is int64, expected double"),
+    (None, per_study_parquet(bleu2=VALUES * 3), "the table's mean"),
+    (None, arrow_parquet(pa.table({"study_id": STUDIES})), "missing column 'bleu2'"),
+])
+def test_submitted_numbers_must_be_what_rexrank_writes(tmp_path, edit, table, message):
+    files = clean_files()
+    if edit is not None:
+        files[f"{BASE}/results/mimic-cxr.findings.json"] = result_with(edit)
+    if table is not None:
+        files[f"{BASE}/per_study/mimic-cxr.findings.parquet"] = table
+    err = refused(write(tmp_path, files), SID)
+    assert message in str(err)
+
+
+def test_a_result_is_checked_against_its_table_and_predictions(tmp_path):
+    files = clean_files()
+    del files[f"{BASE}/per_study/mimic-cxr.findings.parquet"]
+    err = refused(write(tmp_path, files), SID)
+    assert "results/mimic-cxr.findings.json: without its per-study table and predictions" in str(err)
+
+
+def test_a_judged_metric_keeps_its_detail_columns_and_not_scored_studies(tmp_path):
+    from rexrank import green
+    from rexrank.scorecard import estimates
+    from rexrank.signature import Signature
+
+    scores = [0.5, np.nan, 0.25, 1.0, 0.0, np.nan]  # two studies the judge could not score
+    table = pd.DataFrame({"study_id": STUDIES, "bleu2": VALUES, "green": scores,
+                          **{f"green.{k}": [1, None, 2, 0, 3, None] for k in green.COUNT_KEYS}})
+    signatures = {"bleu2": Bleu2().signature(), "green": Signature("green", green.VERSION)}
+    metrics = estimates(table, signatures, resamples=50, seed=1)
+    result = Result(ModelInfo("Model", "Lab"), "mimic-cxr", "test", "findings", metrics, counts={"scored": 6})
+    buffer = io.BytesIO()
+    table.to_parquet(buffer, index=False)
+    files = clean_files() | {f"{BASE}/results/mimic-cxr.findings.json": json.dumps(result.to_dict()).encode(),
+                             f"{BASE}/per_study/mimic-cxr.findings.parquet": buffer.getvalue()}
+    checked = check_submission(write(tmp_path, files), SID)
+    assert checked.results[("mimic-cxr", "findings")].metrics["green"].n == 4

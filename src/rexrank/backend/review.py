@@ -82,10 +82,10 @@ def review(repo_id: str, num: int, datasets: dict[str, str], token: str | None =
             predictions_path = folder / "predictions" / f"{dataset}.{task}.jsonl"
             aligned = align(split.references(task), load_predictions(predictions_path))
             card_scores = score(aligned.rows, MetricSet(names, progress=False), resamples, dataset=dataset)
-            for name in names:
-                ours = card_scores.metrics.get(name)
-                theirs = submitted.metrics.get(name) if submitted else None
-                checks.append(Check(dataset, task, name, theirs and theirs.value, ours and ours.value,
+            for metric in names:
+                ours = card_scores.metrics.get(metric)
+                theirs = submitted.metrics.get(metric) if submitted else None
+                checks.append(Check(dataset, task, metric, theirs and theirs.value, ours and ours.value,
                                     ours and ours.low, ours and ours.high))
             table = root / f"{dataset}.{task}.parquet"
             card_scores.write_per_study(table)

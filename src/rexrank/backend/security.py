@@ -48,7 +48,8 @@ from urllib.parse import urlsplit
 
 from rexrank.errors import InputError
 from rexrank.reports import TASKS
-from rexrank.results import Result
+from rexrank.results import MetricResult, Result
+from rexrank.scorers import JUDGED, METRICS, metric_class
 from rexrank.submission import CARD, DATASETS, ID, PRIVATE_DATASETS, RADRSCORE_PARTS, SUBMISSIONS
 
 # -- the layout -------------------------------------------------------------------------------------------------
@@ -156,7 +157,7 @@ class Checked:
     card: Card | None = None  # None when the pull request does not carry submission.json (an update)
     results: dict[tuple[str, str], Result] = field(default_factory=dict)  # (dataset, task) -> result
     predictions: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)  # study ids, file order
-    per_study: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)  # study ids, table order
+    per_study: dict[tuple[str, str], PerStudy] = field(default_factory=dict)  # ids (table order) and table
     radrbench: dict | None = None  # radrbench/radrbench-cxr.accuracy.json, checked (`check_radrbench`)
 
 
@@ -490,9 +491,106 @@ def check_result(data: bytes, dataset: str, task: str) -> Result:
             problems.append(f"model.{key}: {len(value)} characters, more than {limit}")
     if isinstance(model.url, str) and model.url and safe_url(model.url) is None:
         problems.append("model.url: not an http(s) URL with a host (no credentials, spaces, quotes or brackets)")
+    problems += [f"counts.{_show(k, 40)}: {v} is negative" for k, v in result.counts.items() if v < 0]
+    if not result.metrics:
+        problems.append("metrics: none")
+    for name, metric in result.metrics.items():
+        problems += metric_problems(name, metric, result.counts.get("scored"))
     if problems:
-        raise InputError("; ".join(problems))
+        raise InputError("; ".join(problems[:MAX_PROBLEMS_PER_FILE]))
     return result
+
+
+# Slack on a metric's bounds: a cosine of float32 vectors may pass 1 by a few float32 ulps (about 1e-7 each).
+BOUND_SLACK = 1e-6
+# Slack between a stated mean and its recomputation from the per-study column, or between value and mean: float64
+# sums of at most MAX_ROWS values of magnitude under 13 (BERTScore's floor is about -12.1) differ by at most
+# MAX_ROWS x 2^-53 x 13, about 1.4e-10, whatever order they are added in.
+MEAN_SLACK = 1e-9
+
+
+def metric_problems(name: str, metric: MetricResult, scored: int | None) -> list[str]:
+    """One metric of a submitted result against what rexrank would have written: a known name, this rexrank's
+    version of it and of its components, its statistic, n, the value from its mean, the value inside its CI, and
+    mean and CI inside the metric's range."""
+    where = f"metrics.{_show(name, 40)}"
+    if name not in METRICS:
+        return [f"{where}: unknown metric (known: {', '.join(METRICS)})"]
+    kind, sig = metric_class(name), metric.signature
+    problems = []
+    if sig is None or sig.metric != name:
+        problems.append(f"{where}: its signature is not {name}'s")
+    else:
+        for part in (sig, *sig.components):
+            current = metric_class(part.metric).version if part.metric in METRICS else None
+            if part.version != current:
+                problems.append(f"{where}: made by {_show(part.metric, 40)} version {_show(part.version, 20)}, this "
+                                f"rexrank's is {current or 'none'}: re-score")
+    if metric.statistic != kind.statistic:
+        problems.append(f"{where}: statistic {metric.statistic}, {name}'s is {kind.statistic}")
+    if metric.n is None or metric.n < 1 or (scored is not None and metric.n > scored):
+        problems.append(f"{where}: n {metric.n} is not from 1 to the {scored} studies scored")
+    low, high = kind.bounds
+    mean, value = metric.mean, metric.value
+    if mean is not None and not low - BOUND_SLACK <= mean <= high + BOUND_SLACK:
+        problems.append(f"{where}: mean {mean} is outside [{low}, {high}], the range of {name}")
+    if kind.statistic == "mean":
+        if value is None or mean is None or abs(value - mean) > MEAN_SLACK:
+            problems.append(f"{where}: value {value} is not its mean {mean}")
+        elif metric.low is not None and metric.high is not None and not (
+                low - BOUND_SLACK <= metric.low and metric.high <= high + BOUND_SLACK):
+            problems.append(f"{where}: CI [{metric.low}, {metric.high}] is outside [{low}, {high}], the range of {name}")
+    elif not metric.non_positive_mean:
+        if mean is None or mean <= 0 or value is None or abs(value - 1 / mean) > MEAN_SLACK * max(1.0, abs(value)):
+            problems.append(f"{where}: value {value} is not 1 / its mean {mean} (a mean <= 0 must be flagged)")
+    if not metric.non_positive_mean and value is not None and None not in (metric.low, metric.high) and not (
+            metric.low - MEAN_SLACK <= value <= metric.high + MEAN_SLACK):
+        problems.append(f"{where}: value {value} is outside its own CI [{metric.low}, {metric.high}]")
+    return problems
+
+
+def per_study_problems(result: Result, table, predicted: tuple[str, ...]) -> list[str]:
+    """A per-study table against its result: exactly the columns rexrank writes (study_id, one float64 column per
+    metric, the judged metrics' detail columns), its studies the predicted ones, and each metric's n and mean those
+    of its column (a judged metric's NaN is a study it could not score)."""
+    import numpy as np
+    import pyarrow as pa
+
+    expected = {"study_id": "text", **{m: "score" for m in result.metrics},
+                **{c: k for m in result.metrics if m in JUDGED for c, k in JUDGED[m].details.items()}}
+    names = set(table.column_names)
+    problems = [f"unexpected column {_show(c, 40)!r}" for c in sorted(names - set(expected))]
+    problems += [f"missing column {c!r}" for c in sorted(set(expected) - names)]
+    for column, kind in expected.items():
+        if column not in names:
+            continue
+        found = table.schema.field(column).type
+        fits = {"score": pa.types.is_float64(found),
+                "number": pa.types.is_integer(found) or pa.types.is_floating(found) or pa.types.is_null(found),
+                "text": pa.types.is_string(found) or pa.types.is_large_string(found) or pa.types.is_null(found)}[kind]
+        if not fits:
+            problems.append(f"column {column!r} is {_show(str(found), 30)}, expected "
+                            f"{ {'score': 'double', 'number': 'a number', 'text': 'text'}[kind]}")
+    if problems:
+        return problems
+    ids = table.column("study_id").to_pylist()
+    if sorted(ids) != sorted(predicted):
+        problems.append(f"its {len(ids)} studies are not the {len(predicted)} predicted ones")
+    if len(ids) != result.counts.get("scored", len(ids)):
+        problems.append(f"{len(ids)} rows, but the result scored {result.counts.get('scored')} studies")
+    for name, metric in result.metrics.items():
+        values = table.column(name).to_numpy(zero_copy_only=False).astype(np.float64)
+        scored = values[~np.isnan(values)] if name in JUDGED else values
+        low, high = metric_class(name).bounds
+        if len(scored) != metric.n:
+            problems.append(f"{name}: {len(scored)} scored studies in the table, n is {metric.n}")
+        elif np.isnan(scored).any() or not len(scored):
+            problems.append(f"{name}: studies without a score")
+        elif abs(float(scored.mean()) - (metric.mean or 0.0)) > MEAN_SLACK:
+            problems.append(f"{name}: the table's mean {float(scored.mean())!r} is not the result's {metric.mean!r}")
+        elif scored.min() < low - BOUND_SLACK or scored.max() > high + BOUND_SLACK:
+            problems.append(f"{name}: per-study scores outside [{low}, {high}], the range of {name}")
+    return problems
 
 
 _RADRBENCH_KEYS = {"dataset", "model", "signature", "missing_outputs", "rows", "radrscore"}
@@ -780,8 +878,8 @@ def check_per_study(data: bytes) -> tuple[str, ...]:
     except _Refused as err:
         raise InputError(str(err)) from None
     try:
-        ids = parquet.read(columns=["study_id"]).column("study_id").to_pylist()
-        parquet.read()  # every column decodes (a corrupt page is refused here, not later on the board)
+        table = parquet.read()  # every column decodes (a corrupt page is refused here, not later on the board)
+        ids = table.column("study_id").to_pylist()
     except Exception as err:  # noqa: BLE001
         raise InputError(f"not a readable parquet file ({type(err).__name__})") from None
     seen: set[str] = set()
@@ -795,7 +893,21 @@ def check_per_study(data: bytes) -> tuple[str, ...]:
         if study in seen:
             raise InputError(f"row {row}: study {_show(study, 40)} listed twice")
         seen.add(study)
-    return tuple(ids)
+    return PerStudy(tuple(ids), table)
+
+
+@dataclass(frozen=True)
+class PerStudy:
+    """A per-study table that passed `check_per_study`: its study ids in table order, and the table."""
+
+    ids: tuple[str, ...]
+    table: Any  # pyarrow.Table
+
+    def __eq__(self, other: object) -> bool:  # compared by its studies, as the tuple of ids it replaces was
+        return self.ids == (other.ids if isinstance(other, PerStudy) else other)
+
+    def __hash__(self) -> int:
+        return hash(self.ids)
 
 
 # -- reading files without following links ----------------------------------------------------------------------
@@ -970,11 +1082,17 @@ def check_submission(folder_or_paths: str | os.PathLike | Iterable[Touched | tup
                 parsed[entry.kind][entry.key] = _read_entry(root, item, entry, maintained.get(item.path))
             except InputError as err:
                 problems.append(f"{_show(item.path)}: {_show(str(err), 600)}")
-        for key, ids in parsed["per_study"].items():
-            missing = set(ids) - set(parsed["predictions"].get(key, ids))
-            if missing:
-                problems.append(f"per_study/{key[0]}.{key[1]}.parquet: {len(missing)} studies not in "
-                                f"predictions/{key[0]}.{key[1]}.jsonl")
+        for key, table in parsed["per_study"].items():
+            where = f"per_study/{key[0]}.{key[1]}.parquet"
+            if key not in parsed["results"] or key not in parsed["predictions"]:
+                problems.append(f"{where}: without results/{key[0]}.{key[1]}.json and its predictions")
+                continue
+            found = per_study_problems(parsed["results"][key], table.table, parsed["predictions"][key])
+            problems += [f"{where}: {p}" for p in found[:MAX_PROBLEMS_PER_FILE]]
+        for key in parsed["results"]:
+            if key not in parsed["per_study"] or key not in parsed["predictions"]:
+                problems.append(f"results/{key[0]}.{key[1]}.json: without its per-study table and predictions "
+                                "(a result is checked against both)")
     if problems:
         raise SubmissionRejected(submission_id, problems)
     return Checked(submission_id, tuple(t.path for t, _ in entries if t.change != "deleted"),

@@ -6,6 +6,7 @@ features into per-study scores (pure math). A `Composite` combines other metrics
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -16,10 +17,14 @@ from rexrank.errors import MetricUnavailable  # noqa: F401  (re-exported: scorer
 from rexrank.signature import Signature
 
 
+UNBOUNDED = (-math.inf, math.inf)
+
+
 class Scorer:
     name: ClassVar[str]
     version: ClassVar[str]
     statistic: ClassVar[str] = "mean"  # how the dataset value is made from per-study scores
+    bounds: ClassVar[tuple[float, float]] = UNBOUNDED  # every per-study score lies here (what the math guarantees)
     empty_prediction: ClassVar[str] = ""  # what an empty candidate scores, in words (METRICS.md)
     cacheable: ClassVar[bool] = False  # features worth keeping across runs (model outputs)
     cache: FeatureCache | None = None
@@ -70,6 +75,7 @@ class Composite:
     version: ClassVar[str]
     needs: ClassVar[tuple[str, ...]]
     statistic: ClassVar[str] = "mean"
+    bounds: ClassVar[tuple[float, float]] = UNBOUNDED
     empty_prediction: ClassVar[str] = ""
 
     def combine(self, columns: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -86,6 +92,8 @@ class Judged:
     name: ClassVar[str]
     version: ClassVar[str]
     statistic: ClassVar[str] = "mean"
+    bounds: ClassVar[tuple[float, float]] = UNBOUNDED
+    details: ClassVar[dict[str, str]] = {}  # per-study detail columns beside the score: name -> "number" or "text"
     empty_prediction: ClassVar[str] = ""
 
     @classmethod

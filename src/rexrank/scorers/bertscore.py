@@ -80,6 +80,7 @@ def rescale(value: float, baseline: float) -> float:
 class BertScore(Scorer):
     name = "bertscore"
     version = "1"
+    # No bounds: raw F is 2PR/(P+R), unbounded when P and R have opposite signs (cosines can be negative).
     empty_prediction = "raw F 0, rescaled (0 - 0.8473319) / (1 - 0.8473319) = -5.5502"
 
     cacheable = True

@@ -67,6 +67,7 @@ def bleu2_pair(candidate: Ngrams, reference: Ngrams) -> float:
 class Bleu2(Scorer):
     name = "bleu2"
     version = "1"
+    bounds = (0.0, 1.0)
     empty_prediction = "0: no unigram can match"
 
     def features(self, texts: Sequence[str]) -> list[Ngrams]:

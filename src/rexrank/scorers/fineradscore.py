@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -17,6 +18,8 @@ class FineRadScore(Judged):
     name = "fineradscore"
     version = fineradscore.VERSION
     statistic = "inverse_mean"  # the board's 1/FineRadScore
+    bounds = (0.0, math.inf)  # severities 0-4, per study their max or their sum
+    details = {"fineradscore.max": "number", "fineradscore.sum": "number", "fineradscore.corrections": "text"}
     empty_prediction = "judged as written: no line to correct, so only inserted lines (usually severe)"
 
     def __init__(self, judge: fineradscore.Backend, shots: fineradscore.Shots | str | None = None, how: str = "max"):

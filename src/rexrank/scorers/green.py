@@ -15,6 +15,8 @@ from rexrank.signature import Signature
 class Green(Judged):
     name = "green"
     version = green.VERSION
+    bounds = (0.0, 1.0)  # matched / (matched + errors)
+    details = {f"green.{key}": "number" for key in green.COUNT_KEYS}
     empty_prediction = "judged as written (an empty candidate matches nothing: usually 0)"
 
     def __init__(self, backend: green.Backend):

@@ -133,6 +133,7 @@ def from_arrays(arrays: Sequence[np.ndarray]) -> Graph:
 class RadGraphF1(Scorer):
     name = "radgraph"
     version = "1"
+    bounds = (0.0, 1.0)
     cacheable = True
     empty_prediction = "the graph of the single word None (what the reference substitutes); usually 0"
 

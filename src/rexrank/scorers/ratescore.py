@@ -135,6 +135,7 @@ class RaTEScore(Scorer):
 
     name = "ratescore"
     version = "0.6.0"
+    # No bounds: a harmonic mean of two signed weighted cosines, unbounded when their signs differ.
     cacheable = True
     empty_prediction = "0.5 (a report without entities)"
 

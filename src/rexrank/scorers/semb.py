@@ -56,6 +56,7 @@ def label_f1(candidate_classes: Sequence[np.ndarray], reference_classes: Sequenc
 class SembScore(Scorer):
     name = "semb_score"
     version = "1"
+    bounds = (-1.0, 1.0)  # a cosine
     cacheable = True
     empty_prediction = "cosine with the embedding of [CLS][SEP] (a fixed vector), not 0"
 

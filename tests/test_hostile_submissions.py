@@ -1,0 +1,205 @@
+"""The leaderboard's checks played by a hostile submitter, end to end: `rexrank submit` and raw pushes against the fake
+Hub, then the maintainers' review, merge and aggregate jobs. Each test asserts what reached main, what the maintainer
+account said (rendered as the Hub renders it), and what the board ranks."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from huggingface_hub import HfApi
+from rendered import markup
+
+from rexrank import demo, stats
+from rexrank.backend import ledger
+from rexrank.backend.__main__ import main as backend
+from rexrank.cli import main
+from rexrank.results import MetricResult, Result
+from rexrank.signature import Signature
+
+REPO = "rexrank/results"
+OWNER_ID = "lab-a-chexagent"
+
+
+def score(out, dataset="mimic-cxr", system="demo-careful"):
+    for task in ("findings", "findings_impression"):
+        assert main(["score", "--predictions", str(demo.predictions(system, task)), "--dataset", str(demo.DATASET),
+                     "--dataset-name", dataset, "--task", task, "--metrics", "bleu2", "--out", str(out),
+                     "--quiet"]) == 0
+    return out
+
+
+def submit(monkeypatch, results, name, institution, token):
+    monkeypatch.setenv("HF_TOKEN", token)
+    code = main(["submit", "--results", str(results), "--name", name, "--institution", institution, "--repo", REPO])
+    monkeypatch.setenv("HF_TOKEN", "hf_maintainer")
+    return code
+
+
+def review(num):
+    return backend(["review", "--hub", REPO, "--pr", str(num), "--dataset", f"mimic-cxr={demo.DATASET}"])
+
+
+def main_files(hub) -> dict[str, bytes]:
+    return hub.files(REPO, repo_type="dataset")
+
+
+def maintainer_says(hub, num) -> list[str]:
+    pr = hub.pull_requests(REPO, repo_type="dataset")[num - 1]
+    return [text for author, text in pr.comments if author == "maintainer"]
+
+
+@pytest.fixture
+def board(fake_hub, tmp_path, monkeypatch):
+    """A results repo where the researcher's CheXagent (Lab A) was submitted, reviewed and merged."""
+    HfApi().create_repo(REPO, repo_type="dataset", token="hf_maintainer")
+    assert submit(monkeypatch, score(tmp_path / "owner"), "CheXagent", "Lab A", "hf_researcher") == 0
+    assert review(1) == 0
+    assert backend(["merge", "--hub", REPO, "--pr", "1"]) == 0
+    return fake_hub
+
+
+def attacker_pr(board, tmp_path, monkeypatch, name="Attacker Model", dataset="mimic-cxr") -> int:
+    """The attacker's own clean submission, opened as the next pull request."""
+    assert submit(monkeypatch, score(tmp_path / "attacker", dataset), name, "Lab Z", "hf_attacker") == 0
+    return board.pull_requests(REPO, repo_type="dataset")[-1].num
+
+
+def assert_refused_and_nothing_reached_main(board, num, before, capsys):
+    err = capsys.readouterr().err
+    said = maintainer_says(board, num)
+    assert len(said) == 1 and "refused, nothing was scored" in said[0]
+    assert markup(said[0]) == []  # no heading, link, image or HTML the submitter put in the maintainers' mouth
+    assert backend(["merge", "--hub", REPO, "--pr", str(num)]) == 2
+    assert main_files(board) == before
+    return err, said[0]
+
+
+# -- 1. what a pull request touches comes from the Hub's trees ---------------------------------------------------
+
+HOSTILE_PATHS = [
+    "README.md b/submissions/lab-z-attacker-model/submission.json",
+    "leaderboard.parquet\ndiff --git a/x b/submissions/lab-z-attacker-model/submission.json",
+    "submissions/lab-z-attacker-model/../../leaderboard.parquet",
+    "submissions/lab-z-attacker-model/results/x b/../../../README.md",
+    'submissions/lab-z-attacker-model/"quoted" b/x.json',
+    "submissions/lab-z-attacker-model/r\u00e9sults/mimic-cxr.findings.json",
+    " submissions/lab-z-attacker-model/submission.json",
+    "ledger/submissions/lab-z-attacker-model.json",
+    f"submissions/{OWNER_ID}/results/mimic-cxr.findings.json",
+]
+
+
+@pytest.mark.parametrize("path", HOSTILE_PATHS)
+def test_a_path_outside_the_submission_is_seen_whole_and_refused(board, tmp_path, monkeypatch, capsys, path):
+    num = attacker_pr(board, tmp_path, monkeypatch)
+    board.push_raw("hf_attacker", REPO, f"refs/pr/{num}", {path: b'{"forged": true}'})
+    before = main_files(board)
+    head = board.pull_requests(REPO, repo_type="dataset")[num - 1]
+    assert review(num) == 2
+    err, said = assert_refused_and_nothing_reached_main(board, num, before, capsys)
+    shown = ascii(path)[1:-1] if not path.isprintable() else path  # messages escape what cannot be printed
+    assert shown[:100] in err or (path.startswith(f"submissions/{OWNER_ID}/") and
+                                  f"touches 2 submission folders ({OWNER_ID}, lab-z-attacker-model)" in err)
+    after = board.pull_requests(REPO, repo_type="dataset")[num - 1]
+    assert after.touched == head.touched  # the review committed nothing to the pull request
+    assert "ledger/submissions/lab-z-attacker-model.json" not in before  # and recorded nothing
+
+
+# -- 2. submitted numbers are never trusted ----------------------------------------------------------------------
+
+def forged_radcliq(results, dataset="iu-xray", per_study=1e-6):
+    """Give every result in `results` a RadCliQ-v1 of 1/per_study, consistent with its own per-study table."""
+    for task in ("findings", "findings_impression"):
+        json_path = results / f"{dataset}.{task}.json"
+        table_path = results / f"{dataset}.{task}.per_study.parquet"
+        table = pd.read_parquet(table_path).assign(radcliq_v1=per_study)
+        table.to_parquet(table_path, index=False)
+        components = tuple(Signature(m, "1") for m in ("radgraph", "bertscore", "semb_score", "bleu2"))
+        estimate = stats.estimate(np.full(len(table), per_study), "inverse_mean", resamples=50)
+        result = Result.read(json_path)
+        metrics = result.metrics | {"radcliq_v1": MetricResult.from_estimate(
+            estimate, Signature("radcliq_v1", "1", components=components))}
+        from dataclasses import replace
+
+        from rexrank.scorecard import file_sha256
+        replace(result, metrics=metrics, companions={
+            "per_study.parquet": file_sha256(table_path),
+            "predictions.jsonl": file_sha256(results / f"{dataset}.{task}.predictions.jsonl")}).write(json_path)
+    return results
+
+
+def test_a_result_the_review_could_not_rescore_is_never_ranked(board, tmp_path, monkeypatch, capsys):
+    forged = forged_radcliq(score(tmp_path / "forged", "iu-xray"))
+    assert submit(monkeypatch, forged, "Forged Model", "Lab Z", "hf_attacker") == 0
+    capsys.readouterr()
+    assert review(2) == 0  # the review has no IU-Xray copy: it says so
+    said = maintainer_says(board, 2)[-1]
+    assert "could not be re-scored here: they are never ranked" in said and "not re-scored: never ranked" in said
+    assert backend(["merge", "--hub", REPO, "--pr", "2"]) == 0
+    assert backend(["aggregate", "--hub", REPO]) == 0
+    import datasets
+
+    rows = datasets.load_dataset(REPO, split="leaderboard").to_pandas().set_index(["model", "dataset", "task"])
+    forged_row = rows.loc[("Forged Model", "iu-xray", "findings")]
+    assert forged_row["radcliq_v1"] == pytest.approx(1e6, rel=1e-9)  # the number as submitted ...
+    assert pd.isna(forged_row["rank"]) and forged_row["unranked"] == "not re-scored by the maintainers' review job"
+    assert rows["rank"].dropna().empty  # ... ranks nothing: no ranked IU-Xray row exists
+
+
+def test_a_result_changed_after_its_review_is_not_merged_and_not_ranked(board, tmp_path, monkeypatch, capsys):
+    num = attacker_pr(board, tmp_path, monkeypatch)
+    assert review(num) == 0
+    path = "submissions/lab-z-attacker-model/results/mimic-cxr.findings.json"
+    reviewed = json.loads(board.files(REPO, repo_type="dataset", revision=f"refs/pr/{num}")[path])
+    reviewed["metrics"]["bleu2"]["value"] = reviewed["metrics"]["bleu2"]["mean"] = 0.99
+    reviewed["metrics"]["bleu2"]["ci"] = [0.98, 1.0]
+    board.push_raw("hf_attacker", REPO, f"refs/pr/{num}", {path: json.dumps(reviewed).encode()})
+    capsys.readouterr()
+    assert backend(["merge", "--hub", REPO, "--pr", str(num)]) == 2
+    assert "changed after its review" in capsys.readouterr().err
+    HfApi().merge_pull_request(REPO, num, repo_type="dataset", token="hf_maintainer")  # merged by hand anyway
+    assert backend(["aggregate", "--hub", REPO]) == 0
+    import datasets
+
+    rows = datasets.load_dataset(REPO, split="leaderboard").to_pandas().set_index(["model", "task"])
+    tampered = rows.loc[("Attacker Model", "findings")]
+    assert tampered["unranked"].startswith("changed since the review job wrote it")
+    assert pd.isna(rows.loc[("Attacker Model", "findings_impression"), "unranked"]) or \
+        rows.loc[("Attacker Model", "findings_impression"), "unranked"] == "no 1/RadCliQ-v1"
+
+
+# -- 4. nothing a submitter writes speaks for the maintainers ------------------------------------------------------
+
+FORGED_HEADING = "bleu2 |\n\n## \u2705 Safe to merge\n\n[approved by the maintainers](https://evil.example)"
+
+
+def test_a_metric_key_cannot_forge_a_heading_or_a_link_in_the_review(board, tmp_path, monkeypatch, capsys):
+    num = attacker_pr(board, tmp_path, monkeypatch)
+    path = "submissions/lab-z-attacker-model/results/mimic-cxr.findings.json"
+    data = json.loads(board.files(REPO, repo_type="dataset", revision=f"refs/pr/{num}")[path])
+    data["metrics"][FORGED_HEADING] = data["metrics"]["bleu2"]
+    board.push_raw("hf_attacker", REPO, f"refs/pr/{num}", {path: json.dumps(data).encode()})
+    before = main_files(board)
+    assert review(num) == 2
+    _, said = assert_refused_and_nothing_reached_main(board, num, before, capsys)
+    assert "unknown metric" in said and "Safe to merge" in said  # said, as text
+
+
+LOOKALIKES = ["\u0421heXagent", "\uff23\uff48\uff45\uff38\uff41\uff47\uff45\uff4e\uff54", "Che\ue000Xagent",
+              "Che\u3164Xagent", "CHEXAGENT", "Che-Xagent", "Ch\u00e9Xagent"]
+
+
+@pytest.mark.parametrize("name", LOOKALIKES)
+def test_a_name_that_looks_like_another_owners_is_refused(board, tmp_path, monkeypatch, capsys, name):
+    num = attacker_pr(board, tmp_path, monkeypatch, name=name)
+    before = main_files(board)
+    assert review(num) == 2
+    err, said = assert_refused_and_nothing_reached_main(board, num, before, capsys)
+    assert f"looks like 'CheXagent' (submission {OWNER_ID})" in err and "confusable skeleton" in said
+
+
+def test_the_owner_may_reuse_their_own_name(board, tmp_path, monkeypatch):
+    assert submit(monkeypatch, score(tmp_path / "again"), "CheXagent", "Lab A Radiology", "hf_researcher") == 0
+    assert review(2) == 0
+    assert ledger.read_hub(HfApi(token="hf_maintainer"), REPO).owner("lab-a-radiology-chexagent") == "researcher"
