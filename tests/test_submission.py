@@ -172,7 +172,8 @@ def test_review_refuses_numbers_that_disagree_with_their_own_table(opened, capsy
                         repo_type="dataset", revision="refs/pr/1", token="hf_researcher")
     code, output = review(capsys)
     assert code == 2 and "metrics.bleu2: value 0.99 is not its mean" in output.err
-    assert "refused, nothing was scored" in opened.pull_requests("rexrank/results", repo_type="dataset")[0].comments[-1][1]
+    [pr] = opened.pull_requests("rexrank/results", repo_type="dataset")
+    assert "refused, nothing was scored" in pr.comments[-1][1]
 
 
 def test_review_flags_a_consistent_forgery_and_replaces_it_with_its_own(opened, capsys, tmp_path):

@@ -539,7 +539,8 @@ def metric_problems(name: str, metric: MetricResult, scored: int | None) -> list
             problems.append(f"{where}: value {value} is not its mean {mean}")
         elif metric.low is not None and metric.high is not None and not (
                 low - BOUND_SLACK <= metric.low and metric.high <= high + BOUND_SLACK):
-            problems.append(f"{where}: CI [{metric.low}, {metric.high}] is outside [{low}, {high}], the range of {name}")
+            problems.append(f"{where}: CI [{metric.low}, {metric.high}] is outside [{low}, {high}], the range of "
+                            f"{name}")
     elif not metric.non_positive_mean:
         if mean is None or mean <= 0 or value is None or abs(value - 1 / mean) > MEAN_SLACK * max(1.0, abs(value)):
             problems.append(f"{where}: value {value} is not 1 / its mean {mean} (a mean <= 0 must be flagged)")

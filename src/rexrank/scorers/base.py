@@ -16,7 +16,6 @@ from rexrank.cache import FeatureCache, default_path
 from rexrank.errors import MetricUnavailable  # noqa: F401  (re-exported: scorers raise it)
 from rexrank.signature import Signature
 
-
 UNBOUNDED = (-math.inf, math.inf)
 
 
