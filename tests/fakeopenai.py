@@ -33,7 +33,7 @@ class Fault:
 
 
 class FakeOpenAI:
-    def __init__(self, model: str = "judge-model") -> None:
+    def __init__(self, model: str = "judge-model", host: str = "127.0.0.1") -> None:
         self.model = model
         self.models = {model}  # served models; any other name answers 404 model_not_found, as OpenAI does
         self.api_key: str | None = None  # when set, any other bearer token answers 401
@@ -49,10 +49,10 @@ class FakeOpenAI:
         self._faults: deque[Fault] = deque()
         self._ok = 0
         self._lock = threading.Lock()
-        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server = _Server((host, 0), _Handler)
         self._server.daemon_threads = True
         self._server.fake = self  # type: ignore[attr-defined]
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        self.url = f"http://{host}:{self._server.server_address[1]}/v1"
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.01,), name="FakeOpenAI", daemon=True)
         self._thread.start()
 
@@ -197,5 +197,34 @@ def fake_openai(monkeypatch: pytest.MonkeyPatch):
     for key in ("REXRANK_JUDGE_URL", "REXRANK_JUDGE_MODEL", "OPENAI_BASE_URL"):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")  # a developer's proxy must not see loopback traffic
+    yield fake
+    fake.stop()
+
+
+def non_loopback_address() -> str | None:
+    """An address of this machine that is not a loopback one (traffic to it stays on the machine), or None."""
+    import ipaddress
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("192.0.2.1", 9))  # no packet is sent: this only picks the interface a route would use
+            address = probe.getsockname()[0]
+    except OSError:
+        return None
+    return None if ipaddress.ip_address(address).is_loopback else address
+
+
+@pytest.fixture
+def remote_openai(monkeypatch: pytest.MonkeyPatch):
+    """A FakeOpenAI on one of this machine's non-loopback addresses: to the data-use guard, an endpoint elsewhere."""
+    address = non_loopback_address()
+    if address is None:
+        pytest.skip("this machine has no non-loopback address to serve a remote-looking judge on")
+    fake = FakeOpenAI(host=address)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    for key in ("REXRANK_JUDGE_URL", "REXRANK_JUDGE_MODEL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("NO_PROXY", f"127.0.0.1,localhost,{address}")
     yield fake
     fake.stop()

@@ -216,9 +216,8 @@ def test_guard_knows_credentialed_datasets(dataset):
 
 
 @pytest.mark.parametrize("dataset", [None, "iu-xray", "synthetic"])
-def test_guard_lets_open_data_through(dataset):
-    assert credentialed(dataset) is None
-    check_data_use(dataset, "https://api.openai.com/v1")
+def test_guard_names_no_credentialed_set_for_other_names(dataset):
+    assert credentialed(dataset) is None  # and still not public: tests/test_data_use.py
 
 
 def test_guard_refuses_mimic_for_a_public_api(fake_openai):
@@ -246,10 +245,11 @@ def test_guard_allows_loopback_and_allowed_endpoints(fake_openai):
 def test_missing_key_says_which_variable(fake_openai, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY")
     with pytest.raises(JudgeUnavailable, match="no API key: set OPENAI_API_KEY"):
-        Judge(base_url="https://api.openai.com/v1", model="gpt-4o", cache=False).complete(["p"], "v1", dataset=None)
+        Judge(base_url="https://api.openai.com/v1", model="gpt-4o", cache=False,
+              allow_endpoints=("https://api.openai.com/v1",)).complete(["p"], "v1", dataset=None)
     with pytest.raises(JudgeUnavailable, match="no API key: set AZURE_OPENAI_KEY"):
-        Judge(base_url="https://x.openai.azure.com/v1", model="gpt-4o", api_key_env="AZURE_OPENAI_KEY",
-              cache=False).complete(["p"], "v1", dataset=None)
+        Judge(base_url="https://x.openai.azure.com/v1", model="gpt-4o", api_key_env="AZURE_OPENAI_KEY", cache=False,
+              allow_endpoints=("https://x.openai.azure.com/v1",)).complete(["p"], "v1", dataset=None)
     [reply] = judge_for(fake_openai).complete(["p"], "v1", dataset=None)  # a local server needs no key
     assert reply.text == "ok"
 

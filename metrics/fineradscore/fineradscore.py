@@ -39,9 +39,10 @@ Args:
     shots (str, optional): "synthetic" (default), "zero-shot", or a path to a rajpurkarlab/FineRadScore checkout or a
         JSON list of {"role", "content"} messages holding the reference's example turns.
     how (str, optional): a study's score from its severities, "max" (default, ReXrank) or "sum" (the paper).
-    dataset (str, optional): where the reports come from. Credentialed sets (MIMIC-CXR, CheXpert Plus,
-        ReXGradient) go only to loopback endpoints or to those in allow_endpoints.
-    allow_endpoints (list of str, optional): non-loopback endpoints your data use agreement covers.
+    dataset (str, optional): where the reports come from, for the messages. A list of texts is never known to be
+        public: it goes only to a loopback endpoint or to one in allow_endpoints.
+    allow_endpoints (list of str, optional): non-loopback endpoints you may send these texts to (for MIMIC-CXR,
+        CheXpert Plus and ReXGradient, only ones your data use agreement covers).
     concurrency (int, optional): requests in flight. Default 8.
     max_tokens (int, optional): answer tokens asked of the judge. Default 2048.
 Returns:

@@ -36,9 +36,10 @@ Args:
     model_path (str, optional): a local copy of GREEN-radllama2-7b to run with transformers instead of a server.
         Without model_path and without a judge, the weights come through rexrank (REXRANK_MODEL_GREEN or the
         Hugging Face cache).
-    dataset (str, optional): where the reports come from. Credentialed sets (MIMIC-CXR, CheXpert Plus,
-        ReXGradient) go only to loopback endpoints or to those in allow_endpoints.
-    allow_endpoints (list of str, optional): non-loopback endpoints your data use agreement covers.
+    dataset (str, optional): where the reports come from, for the messages. A list of texts is never known to be
+        public: it goes only to a loopback endpoint or to one in allow_endpoints.
+    allow_endpoints (list of str, optional): non-loopback endpoints you may send these texts to (for MIMIC-CXR,
+        CheXpert Plus and ReXGradient, only ones your data use agreement covers).
     concurrency (int or "auto", optional): requests in flight; "auto": as many as a vLLM server's KV cache holds.
         Default 8.
     max_tokens (int, optional): answer tokens asked of the server. Default 2048 (a server started with

@@ -28,7 +28,8 @@ Args:
     judge_model (str, optional): the judge model's name (the reference used gpt-4o). Default: REXRANK_JUDGE_MODEL.
         The API key is read from OPENAI_API_KEY only.
     dataset (str, optional): where the text comes from. Default "radrbench-cxr": credentialed (MIMIC-CXR and
-        CheXpert reports), so it goes only to loopback endpoints or to those in allow_endpoints.
+        CheXpert reports), so it goes only to loopback endpoints or to those in allow_endpoints (text of any
+        other origin too: a list of texts is never known to be public).
     allow_endpoints (list of str, optional): non-loopback endpoints your data use agreement covers.
     concurrency (int, optional): requests in flight. Default 8.
     max_tokens (int, optional): answer tokens asked of the judge. Default 4096.

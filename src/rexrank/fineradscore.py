@@ -41,6 +41,7 @@ from typing import Protocol
 
 from rexrank.errors import InputError
 from rexrank.llm import JudgeUnavailable, Reply
+from rexrank.llm.guard import DataUse
 from rexrank.reports import check_pairs
 from rexrank.signature import Signature
 
@@ -397,7 +398,8 @@ class Backend(Protocol):
     @property
     def identity(self) -> str: ...
 
-    def complete(self, prompts: list[list[dict]], prompt_version: str, *, dataset: str | None) -> list[Reply]: ...
+    def complete(self, prompts: list[list[dict]], prompt_version: str, *,
+                 dataset: DataUse | str | None) -> list[Reply]: ...
 
 
 @dataclass
@@ -459,7 +461,7 @@ def signature(judge: Backend, shots: Shots = SYNTHETIC, how: str = "max") -> Sig
 
 def fineradscore(predictions: Sequence[str], references: Sequence[str], judge: Backend, *,
                  shots: Shots | str | os.PathLike | None = None, how: str = "max",
-                 dataset: str | None = None) -> FineRadScoreResult:
+                 dataset: DataUse | str | None = None) -> FineRadScoreResult:
     """FineRadScore per study through `judge`. `dataset` names where the reports come from, for the judge's
     data-use guard (credentialed sets go only to loopback or explicitly allowed endpoints)."""
     check_pairs(predictions, references)
@@ -516,7 +518,7 @@ def judge_for(judge_url: str | None = None, judge_model: str | None = None, *, c
                  allow_endpoints=tuple(allow_endpoints), progress=progress)
 
 
-def compute(predictions: Sequence[str], references: Sequence[str], *, dataset: str | None = None,
+def compute(predictions: Sequence[str], references: Sequence[str], *, dataset: DataUse | str | None = None,
             judge: Backend | None = None, shots: Shots | str | os.PathLike | None = None, how: str = "max",
             **settings) -> dict:
     """What the `evaluate` module returns; `settings` go to `judge_for` unless a judge is given."""

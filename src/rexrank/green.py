@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from rexrank.errors import InputError
 from rexrank.llm import Reply
+from rexrank.llm.guard import DataUse
 from rexrank.reports import check_pairs
 from rexrank.signature import Signature
 
@@ -239,7 +240,7 @@ class Backend(Protocol):
     @property
     def identity(self) -> str: ...
 
-    def complete(self, prompts: list[str], prompt_version: str, *, dataset: str | None) -> list[Reply]: ...
+    def complete(self, prompts: list[str], prompt_version: str, *, dataset: DataUse | str | None) -> list[Reply]: ...
 
 
 @dataclass
@@ -278,7 +279,7 @@ def signature(backend: Backend) -> Signature:
 
 
 def green(predictions: Sequence[str], references: Sequence[str], backend: Backend, *,
-          dataset: str | None = None) -> GreenResult:
+          dataset: DataUse | str | None = None) -> GreenResult:
     """GREEN per study through `backend`. `dataset` names where the reports come from, for the judge's data-use
     guard (credentialed sets go only to loopback or explicitly allowed endpoints)."""
     check_pairs(predictions, references)
@@ -351,7 +352,7 @@ class LocalGreen:
         return ids if ids and ids[-1] == self.eos else [*ids, self.eos]  # the reference's add_eos_token=True
 
     def complete(self, prompts: list[str], prompt_version: str = PROMPT_VERSION, *,
-                 dataset: str | None = None) -> list[Reply]:
+                 dataset: DataUse | str | None = None) -> list[Reply]:
         """One reply per prompt, in order; `prompt_version` and `dataset` are the judge's (nothing leaves here)."""
         from rexrank.models.runtime import run_batches
 
@@ -431,7 +432,7 @@ def backend_for(judge_url: str | None = None, judge_model: str | None = None, mo
     return LocalGreen(device=device, dtype=dtype, batch_size=batch_size, max_length=max_length, progress=progress)
 
 
-def compute(predictions: Sequence[str], references: Sequence[str], *, dataset: str | None = None,
+def compute(predictions: Sequence[str], references: Sequence[str], *, dataset: DataUse | str | None = None,
             backend: Backend | None = None, **settings) -> dict:
     """What the `evaluate` module returns; `settings` go to `backend_for` unless a backend is given."""
     result = green(predictions, references, backend or backend_for(**settings), dataset=dataset)

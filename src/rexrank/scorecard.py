@@ -17,7 +17,9 @@ import pandas as pd
 
 from rexrank import __version__, shards, stats
 from rexrank.data import align, load_predictions, load_split
+from rexrank.data.identity import identify
 from rexrank.files import atomic_path, write_text
+from rexrank.llm.guard import DataUse
 from rexrank.results import MetricResult, ModelInfo, Result
 from rexrank.scorers import COMPOSITES, JUDGED, SCORERS, Judged, MetricUnavailable, Scorer, metric_class
 from rexrank.signature import Signature
@@ -70,9 +72,9 @@ def score(
     metrics: Sequence[str] | MetricSet,
     resamples: int = stats.RESAMPLES,
     seed: int = stats.SEED,
-    dataset: str | None = None,
+    dataset: DataUse | str | None = None,
 ) -> Scorecard:
-    """`dataset` names the split's source for the LLM judges' data-use guard."""
+    """`dataset`: what the texts are, for the LLM judges' data-use guard (`rexrank.data.identity.identify`)."""
     metric_set = metrics if isinstance(metrics, MetricSet) else MetricSet(metrics, progress=False)
     predictions, references = rows["prediction"].tolist(), rows["reference"].tolist()
     columns: dict[str, object] = {}
@@ -177,8 +179,8 @@ def score_file(predictions: Path, dataset: str, task: str, metrics: Sequence[str
     test_split = load_split(dataset, split, dataset_name)
     aligned = align(test_split.references(task), load_predictions(predictions), str(predictions))
     rows = aligned.rows if shard is None else shards.shard_rows(aligned.rows, *shard)
-    # The data-use guard sees the split's name and where it came from (a file or Hub id can name MIMIC-CXR too).
-    card = score(rows, metrics, resamples, seed, dataset=f"{test_split.dataset} {dataset}")
+    # The data-use guard decides by what the split is (its build metadata, its study ids), not by its file's name.
+    card = score(rows, metrics, resamples, seed, dataset=identify(test_split))
     result = Result(model, test_split.dataset, split, task, card.metrics, aligned.counts, card.skipped,
                     warnings=[f"{predictions}: {w}" for w in aligned.warnings], extras=card.extras)
     if shard is not None:

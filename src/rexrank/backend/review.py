@@ -19,6 +19,7 @@ from rexrank.backend import ledger
 from rexrank.backend.pull import open_submission
 from rexrank.backend.security import SubmissionRejected, to_markdown
 from rexrank.data import align, load_predictions, load_split
+from rexrank.data.identity import identify
 from rexrank.official import SPLITS
 from rexrank.results import ModelInfo, Result
 from rexrank.scorecard import MetricSet, file_sha256, score
@@ -81,7 +82,7 @@ def review(repo_id: str, num: int, datasets: dict[str, str], token: str | None =
             split = load_split(datasets[dataset], SPLITS[dataset], dataset)
             predictions_path = folder / "predictions" / f"{dataset}.{task}.jsonl"
             aligned = align(split.references(task), load_predictions(predictions_path))
-            card_scores = score(aligned.rows, MetricSet(names, progress=False), resamples, dataset=dataset)
+            card_scores = score(aligned.rows, MetricSet(names, progress=False), resamples, dataset=identify(split))
             for metric in names:
                 ours = card_scores.metrics.get(metric)
                 theirs = submitted.metrics.get(metric) if submitted else None

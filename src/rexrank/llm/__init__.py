@@ -27,10 +27,10 @@ from email.utils import parsedate_to_datetime
 
 from rexrank.cache import default_path
 from rexrank.errors import InputError, MetricUnavailable
-from rexrank.llm.guard import CREDENTIALED_DATASETS, check_data_use, credentialed, is_loopback
+from rexrank.llm.guard import CREDENTIALED_DATASETS, DataUse, check_data_use, credentialed, is_loopback
 from rexrank.llm.replies import ReplyCache
 
-__all__ = ["CREDENTIALED_DATASETS", "Judge", "JudgeStats", "JudgeUnavailable", "Reply", "ReplyCache",
+__all__ = ["CREDENTIALED_DATASETS", "DataUse", "Judge", "JudgeStats", "JudgeUnavailable", "Reply", "ReplyCache",
            "check_data_use", "credentialed", "is_loopback"]
 
 Messages = list[dict]
@@ -125,9 +125,9 @@ class Judge:
         return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
     def complete(self, prompts: list[Messages] | list[str], prompt_version: str, *,
-                 dataset: str | None) -> list[Reply]:
-        """One reply per prompt, in order. `dataset` names where the text comes from (None only for text that is
-        no dataset's), for the data-use guard. A prompt that fails after retries gets Reply(error=...)."""
+                 dataset: DataUse | str | None) -> list[Reply]:
+        """One reply per prompt, in order. `dataset` says what the text is (`rexrank.data.identity.identify`; a name
+        or None is never public), for the data-use guard. A prompt that fails after retries gets Reply(error=...)."""
         check_data_use(dataset, self.base_url, self.allow_endpoints)
         messages = [[{"role": "user", "content": p}] if isinstance(p, str) else p for p in prompts]
         keys = [self.key(m, prompt_version) for m in messages]

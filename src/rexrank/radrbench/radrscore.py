@@ -40,6 +40,7 @@ from typing import Any
 
 from rexrank.errors import InputError
 from rexrank.llm import Judge, Reply
+from rexrank.llm.guard import DataUse
 from rexrank.signature import Signature
 
 REFERENCE = "MAGIC-AI4Med/ChestX-Reasoner@9a8a00df76110d71f23f60e912b492b5d65f2d39"
@@ -309,7 +310,7 @@ def _problem(stage: str, reply: Reply) -> str:
 
 
 def radrscore(predictions: Sequence[str], references: Sequence[Any], reports: Sequence[str], judge: Judge, *,
-              dataset: str | None = DATASET) -> RadRScoreResult:
+              dataset: DataUse | str | None = DATASET) -> RadRScoreResult:
     """RadRScore per item through `judge`: `predictions` are the models' whole outputs, `references` the
     ground-truth reasoning steps (text, or a list of steps as RadRBench stores them), `reports` the original
     reports. `dataset` names where the text comes from, for the judge's data-use guard (RadRBench-CXR's reports
@@ -380,7 +381,7 @@ def judge_for(judge_url: str | None = None, judge_model: str | None = None, *, c
 
 
 def compute(predictions: Sequence[str], references: Sequence[Any], reports: Sequence[str], *,
-            dataset: str | None = DATASET, judge: Judge | None = None, **settings) -> dict:
+            dataset: DataUse | str | None = DATASET, judge: Judge | None = None, **settings) -> dict:
     """What the `evaluate` module returns; `settings` go to `judge_for` unless a judge is given."""
     result = radrscore(predictions, references, reports, judge or judge_for(**settings), dataset=dataset)
     out = {"radrscore": result.mean(), **{c: result.mean(c) for c in COMPONENTS},

@@ -14,6 +14,7 @@ import numpy as np
 
 from rexrank.cache import FeatureCache, default_path
 from rexrank.errors import MetricUnavailable  # noqa: F401  (re-exported: scorers raise it)
+from rexrank.llm.guard import DataUse
 from rexrank.signature import Signature
 
 UNBOUNDED = (-math.inf, math.inf)
@@ -101,7 +102,7 @@ class Judged:
         `allow_endpoints`, and the metric's own); MetricUnavailable when it cannot run here."""
         raise NotImplementedError
 
-    def run(self, predictions: Sequence[str], references: Sequence[str], dataset: str | None
+    def run(self, predictions: Sequence[str], references: Sequence[str], dataset: DataUse | str | None
             ) -> tuple[np.ndarray, dict[str, list], dict[str, Any]]:
         """(scores, detail columns for the per-study table, extras for the result)."""
         raise NotImplementedError

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from rexrank import fineradscore
+from rexrank.llm.guard import DataUse
 from rexrank.scorers.base import Judged
 from rexrank.signature import Signature
 
@@ -34,7 +35,7 @@ class FineRadScore(Judged):
                                           allow_endpoints=judge.get("allow_endpoints", ()), progress=progress)
         return cls(endpoint, judge.get("fineradscore_shots"))
 
-    def run(self, predictions: Sequence[str], references: Sequence[str], dataset: str | None):
+    def run(self, predictions: Sequence[str], references: Sequence[str], dataset: DataUse | str | None):
         result = fineradscore.fineradscore(predictions, references, self.judge, shots=self.shots, how=self.how,
                                            dataset=dataset)
         scores = np.array([np.nan if s is None else s for s in result.scores], dtype=np.float64)

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from rexrank import green
+from rexrank.llm.guard import DataUse
 from rexrank.scorers.base import Judged
 from rexrank.signature import Signature
 
@@ -27,7 +28,7 @@ class Green(Judged):
         known = ("judge_url", "judge_model", "concurrency", "allow_endpoints")
         return cls(green.backend_for(**{k: judge[k] for k in known if k in judge}, device=device, progress=progress))
 
-    def run(self, predictions: Sequence[str], references: Sequence[str], dataset: str | None):
+    def run(self, predictions: Sequence[str], references: Sequence[str], dataset: DataUse | str | None):
         result = green.green(predictions, references, self.backend, dataset=dataset)
         scores = np.array([np.nan if s is None else s for s in result.scores], dtype=np.float64)
         detail = {f"green.{key}": [None if c is None else c[key] for c in result.counts] for key in green.COUNT_KEYS}
