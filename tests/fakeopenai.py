@@ -9,7 +9,8 @@
 
 Faults are served in order, one per request, before any normal reply: 429 / 500 / 503 (retryable), 401 / 404
 (not), "malformed" (a body that is not JSON), "truncated" (JSON cut in half), "length" (the first half of the
-reply's words, with finish_reason "length"), "slow" (answers after `seconds`, for client timeouts).
+reply's words, with finish_reason "length"), "slow" (answers after `seconds`, for client timeouts), "trickle" (the
+whole response, status line and headers included, one byte every `seconds`: no single read ever times out).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class FakeOpenAI:
         self.delay = 0.0  # seconds before every answer
         self.fail_after: int | None = None  # after this many successful replies, every request answers 500
         self.requests: list[dict] = []  # request bodies of /v1/chat/completions, in arrival order
+        self.trickled: list[tuple[int, int]] = []  # per "trickle" fault: (bytes sent before the client left, total)
         self.in_flight = self.max_in_flight = 0
         # What a vLLM server says of itself: {"num_gpu_blocks", "block_size", "max_model_len"} puts
         # vllm:cache_config_info on /metrics and max_model_len on /v1/models; None: neither, as OpenAI's API.
@@ -89,7 +91,7 @@ class FakeOpenAI:
         delay = self.delay + (fault.seconds if fault and fault.kind == "slow" else 0.0)
         if delay:
             time.sleep(delay)
-        if fault is not None and fault.kind not in ("slow", "length"):
+        if fault is not None and fault.kind not in ("slow", "length", "trickle"):
             return _fault(fault, body.get("model"))
         prompt = _last_user(body)
         text = self.replies(prompt) if callable(self.replies) else self.replies.get(prompt, self.default_reply)
@@ -107,7 +109,8 @@ class FakeOpenAI:
             "usage": {"prompt_tokens": words, "completion_tokens": len(text.split()),
                       "total_tokens": words + len(text.split())},
         }
-        return 200, {}, json.dumps(reply).encode()
+        trickle = {"X-Trickle": str(fault.seconds)} if fault is not None and fault.kind == "trickle" else {}
+        return 200, trickle, json.dumps(reply).encode()
 
 
 def _last_user(body: dict) -> str:
@@ -178,6 +181,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, headers, payload)
 
     def _send(self, status: int, headers: dict[str, str], payload: bytes) -> None:
+        if "X-Trickle" in headers:
+            return self._trickle(float(headers.pop("X-Trickle")), status, headers, payload)
         try:
             self.send_response(status)
             self.send_header("Content-Length", str(len(payload)))
@@ -187,6 +192,21 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(payload)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (its timeout): nothing to tell it
             pass
+
+    def _trickle(self, seconds: float, status: int, headers: dict[str, str], payload: bytes) -> None:
+        head = f"HTTP/1.1 {status} OK\r\nContent-Length: {len(payload)}\r\nContent-Type: application/json\r\n"
+        data = (head + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n").encode() + payload
+        self.close_connection = True
+        sent = 0
+        try:
+            for i in range(len(data)):
+                self.wfile.write(data[i:i + 1])
+                self.wfile.flush()
+                sent += 1
+                time.sleep(seconds)
+        except (BrokenPipeError, ConnectionResetError, OSError):  # the client gave up: what this fault is for
+            pass
+        self.server.fake.trickled.append((sent, len(data)))  # type: ignore[attr-defined]
 
 
 @pytest.fixture

@@ -91,7 +91,7 @@ def test_real_completions_mean_through_green(golden):
     assert (result.unparseable, result.failed, result.truncated) == (0, 0, 0)
     assert result.totals == counts((6, 6, 4, 3, 0, 0), (0,) * 6, 5)
     assert result.completions == golden["completions"]
-    assert result.signature.startswith(f"green:1|backend:scripted|prompt:{PROMPT_VERSION}|words:300|rexrank:")
+    assert result.signature.startswith(f"green:2|backend:scripted|prompt:{PROMPT_VERSION}|words:300|rexrank:")
 
 
 # --- the parser on written answers: what the reference reads, and where it would fall back silently ---
@@ -217,13 +217,14 @@ def test_judge_end_to_end_counts_unparseable_failed_and_truncated(fake_openai, t
     fake_openai.fail("length")  # the second is cut at max_tokens: the fake keeps half its words, on one line
     judge = judge_on(fake_openai, tmp_path, concurrency=1, max_retries=0)
     result = green(predictions, references, judge, dataset="iu-xray")
-    assert result.scores == [None, 1.0, None, 0.5, 0.0]
+    # the cut answer's matched-findings section parses (it would score 1.0), but a cut answer is never scored
+    assert result.completions[1] and parse(result.completions[1]) is not None
+    assert result.scores == [None, None, None, 0.5, 0.0]
     assert (result.failed, result.unparseable, result.truncated) == (1, 1, 1)
     assert result.errors[0].startswith("HTTP 500") and result.completions[0] is None
     assert result.truncated_flags == [False, True, False, False, False]
-    assert result.counts[2] is None and result.counts[4] == counts((0, 0, 0, 1, 0, 0), (1,) * 6, 0)
-    assert result.mean == 0.5
-    assert result.totals == counts((1, 0, 0, 1, 0, 0), (1,) * 6, 2)
+    assert result.counts[1] is None and result.counts[4] == counts((0, 0, 0, 1, 0, 0), (1,) * 6, 0)
+    assert result.mean == 0.25
     assert f"backend:{judge.identity}" in result.signature and "max_tokens=2048" in result.signature
     body = fake_openai.requests[1]  # what GREEN sends: the prompt as one user message, greedy, max_tokens
     assert body["messages"] == [{"role": "user", "content": build_prompt(references[1], predictions[1])}]
@@ -232,7 +233,7 @@ def test_judge_end_to_end_counts_unparseable_failed_and_truncated(fake_openai, t
 
     again = green(predictions, references, judge_on(fake_openai, tmp_path), dataset="iu-xray")
     assert fake_openai.calls == 6  # only the failed study is asked again: replies are cached, failures are not
-    assert again.scores == [1.0, 1.0, None, 0.5, 0.0] and again.failed == 0 and again.truncated == 1
+    assert again.scores == [1.0, None, None, 0.5, 0.0] and again.failed == 0 and again.truncated == 1
     third = green(predictions, references, judge_on(fake_openai, tmp_path), dataset="iu-xray")
     assert fake_openai.calls == 6 and third.scores == again.scores  # a rerun costs no call
 
@@ -303,7 +304,7 @@ def test_local_end_to_end_counts_unparseable_and_too_long(tiny_llama):
     references = ["No effusion.", "Heart size is normal.", "Clear."]  # about 490, 490 and 630 tokens of prompt
     result = green(predictions, references, backend)
     assert result.scores == [None] * 3 and result.counts == [None] * 3  # random weights: nothing to parse
-    assert (result.unparseable, result.truncated, result.failed) == (2, 2, 1)
+    assert (result.unparseable, result.truncated, result.failed) == (0, 2, 1)  # cut answers: not unparseable
     assert "leaves no room for an answer within max_length 520" in result.errors[2]
     assert math.isnan(result.mean)
     assert "backend:local:" in result.signature and ":float32:max_length=520" in result.signature

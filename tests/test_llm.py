@@ -86,6 +86,22 @@ def test_retries_on_rate_limit_server_errors_and_timeouts(fake_openai):
     assert judge.stats.calls == fake_openai.calls == 6 and judge.stats.retries == 5 and judge.stats.failures == 0
 
 
+@pytest.mark.parametrize("retries", [0, 2])
+def test_a_request_has_a_total_deadline_not_a_per_read_timeout(fake_openai, retries):
+    for _ in range(retries + 1):
+        fake_openai.fail("trickle", seconds=0.05)  # headers and body, a byte every 50 ms: about 20 s in all
+    judge = judge_for(fake_openai, timeout=0.5, max_retries=retries)
+    [reply] = judge.complete(["Is there an effusion?"], "v1", dataset=None)
+    assert reply.text is None and "Timeout" in reply.error and f"after {retries + 1} attempts" in reply.error
+    for _ in range(100):  # the server's threads notice their client left at their next byte
+        if len(fake_openai.trickled) == retries + 1:
+            break
+        time.sleep(0.05)
+    assert len(fake_openai.trickled) == retries + 1
+    # each request was cut near its 0.5 s deadline (about 10 bytes), far from the ~400 a per-read timeout lets through
+    assert all(sent < total / 4 for sent, total in fake_openai.trickled), fake_openai.trickled
+
+
 def test_retry_after_is_honoured(fake_openai):
     fake_openai.fail(429, retry_after=1)
     start = time.monotonic()

@@ -54,7 +54,7 @@ Returns:
     unparseable, failed, truncated (int): answers without a readable score, calls that failed after retries,
         answers cut at the length limit (scored when they still parse).
     completions (list of str or None), errors (list of str or None).
-    signature (str): e.g. `green:1|backend:judge:StanfordAIMI/GREEN-radllama2-7b:t=0:max_tokens=2048|prompt:...`.
+    signature (str): e.g. `green:2|backend:judge:StanfordAIMI/GREEN-radllama2-7b:t=0:max_tokens=2048|prompt:...`.
 Examples:
     >>> green = evaluate.load("rexrank/green")
     >>> results = green.compute(predictions=["Small left effusion."], references=["Small left pleural effusion."],

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 REFERENCE = "Stanford-AIMI/GREEN@d72c1951e69683b93405968901fd4f14cc6c27b0"
 PROMPT_VERSION = "green-d72c195"  # the prompt text below; unchanged since 6fa533d (2024-09-22), where the cut came in
-VERSION = "1"
+VERSION = "2"  # 2: an answer cut at the length limit is never scored (1 scored it when a section parsed)
 MAX_WORDS = 300
 MAX_LENGTH = 2048  # prompt plus answer, in tokens
 
@@ -249,7 +249,7 @@ class GreenResult:
     counts: list[dict[str, int] | None]  # COUNT_KEYS per study; None where the score is None
     completions: list[str | None]  # cleaned answers; None where the call failed
     errors: list[str | None]  # why a call failed
-    truncated_flags: list[bool]  # answer cut at the length limit (scored when it still parses)
+    truncated_flags: list[bool]  # answer cut at the length limit: never scored, counted apart
     signature: str = ""
     unparseable: int = field(init=False)
     failed: int = field(init=False)
@@ -257,8 +257,8 @@ class GreenResult:
 
     def __post_init__(self):
         self.failed = sum(e is not None for e in self.errors)
-        self.unparseable = sum(s is None for s in self.scores) - self.failed
-        self.truncated = sum(self.truncated_flags)
+        self.truncated = sum(t and e is None for t, e in zip(self.truncated_flags, self.errors))
+        self.unparseable = sum(s is None for s in self.scores) - self.failed - self.truncated
 
     @property
     def mean(self) -> float:
@@ -288,7 +288,9 @@ def green(predictions: Sequence[str], references: Sequence[str], backend: Backen
     scores, counts, completions = [], [], []
     for reply in replies:
         completion = None if reply.error is not None or reply.text is None else clean_completion(reply.text)
-        parsed = None if completion is None else parse(completion)
+        # An answer cut at the length limit is not scored, even when a section parsed: the errors it would have
+        # listed after the cut are unknown, so its matched findings alone would score it too high.
+        parsed = None if completion is None or reply.truncated else parse(completion)
         completions.append(completion)
         scores.append(None if parsed is None else score(parsed))
         counts.append(None if parsed is None else parsed.counts())

@@ -28,6 +28,7 @@ from email.utils import parsedate_to_datetime
 from rexrank.cache import default_path
 from rexrank.errors import InputError, MetricUnavailable
 from rexrank.llm.guard import CREDENTIALED_DATASETS, DataUse, check_data_use, credentialed, is_loopback
+from rexrank.llm.deadline import deadline, http_client
 from rexrank.llm.replies import ReplyCache
 
 __all__ = ["CREDENTIALED_DATASETS", "DataUse", "Judge", "JudgeStats", "JudgeUnavailable", "Reply", "ReplyCache",
@@ -86,7 +87,7 @@ class Judge:
     max_tokens: int = 1024
     seed: int | None = None
     concurrency: int | str = 8  # requests in flight; "auto": the endpoint's capacity (`rexrank.llm.capacity`)
-    timeout: float = 120.0  # seconds per request
+    timeout: float = 120.0  # seconds per request, in all (`rexrank.llm.deadline`), not per socket read
     max_retries: int = 6
     backoff_base: float = 1.0  # seconds; waits grow base, 2 base, 4 base, ... up to backoff_max
     backoff_max: float = 60.0
@@ -194,7 +195,7 @@ class Judge:
                 raise JudgeUnavailable(f"no API key: set {self.api_key_env} for the judge endpoint {self.base_url}")
             # Our own retries (with Retry-After and counting), so the client's are off.
             self._client = openai.OpenAI(base_url=self.base_url, api_key=key or "EMPTY", timeout=self.timeout,
-                                         max_retries=0)
+                                         max_retries=0, http_client=http_client(openai, self.timeout))
         return self._client
 
     def _ask(self, client, messages: Messages, stop: threading.Event) -> Reply:
@@ -204,7 +205,8 @@ class Judge:
             self._count(calls=1)
             retry_after = None
             try:
-                response = client.chat.completions.create(model=self.model, messages=messages, **decoding)
+                with deadline(self.timeout):  # in all: a server trickling bytes never holds a request longer
+                    response = client.chat.completions.create(model=self.model, messages=messages, **decoding)
                 choice = response.choices[0]
                 if choice.message.content is None:
                     raise ValueError("reply without content")
