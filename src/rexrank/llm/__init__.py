@@ -27,8 +27,8 @@ from email.utils import parsedate_to_datetime
 
 from rexrank.cache import default_path
 from rexrank.errors import InputError, MetricUnavailable
-from rexrank.llm.guard import CREDENTIALED_DATASETS, DataUse, check_data_use, credentialed, is_loopback
 from rexrank.llm.deadline import deadline, http_client
+from rexrank.llm.guard import CREDENTIALED_DATASETS, DataUse, check_data_use, credentialed, is_loopback
 from rexrank.llm.replies import ReplyCache
 
 __all__ = ["CREDENTIALED_DATASETS", "DataUse", "Judge", "JudgeStats", "JudgeUnavailable", "Reply", "ReplyCache",
