@@ -57,6 +57,9 @@ def connect(path: Path) -> Iterator[sqlite3.Connection]:
         db.close()
 
 
+CHUNK = 1024  # texts computed and stored at once (the batches inside a chunk are still sorted by length)
+
+
 class FeatureCache:
     def __init__(self, path: str | os.PathLike | None):
         self.path = Path(path) if path else None
@@ -86,10 +89,11 @@ class FeatureCache:
                 found.update((key, _unpack(value)) for key, value in rows)
         missing = [i for i, key in enumerate(keys) if key not in found]
         self.hits, self.misses = self.hits + len(keys) - len(missing), self.misses + len(missing)
-        if missing:
-            computed = compute([texts[i] for i in missing])
+        for start in range(0, len(missing), CHUNK):  # stored chunk by chunk: an interrupted run keeps what it did
+            chunk = missing[start:start + CHUNK]
+            computed = compute([texts[i] for i in chunk])
             with self._connect() as db:
                 db.executemany("INSERT OR REPLACE INTO features VALUES (?, ?)",
-                               [(keys[i], _pack(f)) for i, f in zip(missing, computed, strict=True)])
-            found.update((keys[i], f) for i, f in zip(missing, computed))
+                               [(keys[i], _pack(f)) for i, f in zip(chunk, computed, strict=True)])
+            found.update((keys[i], f) for i, f in zip(chunk, computed))
         return [found[key] for key in keys]

@@ -1,7 +1,7 @@
 """The `rexrank` command.
 
 Exit codes: 0 done; 2 bad input (nothing written); 3 done, but a requested metric could not run
-(the others' results are written and the message says how to enable it).
+(the others' results are written and the message says how to enable it); 130 interrupted (Ctrl-C: run it again).
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from rexrank.scorers import AVAILABLE, COMPOSITES, JUDGED, METRICS, SCORERS, met
 from rexrank.shards import merge, parse_shard, shard_paths
 
 OK, BAD_INPUT, METRIC_SKIPPED = 0, 2, 3
+INTERRUPTED = ("rexrank: interrupted; nothing half-written: run the same command again to resume (model features "
+               "and judge replies computed so far are kept in the cache)")
 
 
 def _warn(message: str) -> None:
@@ -376,8 +378,8 @@ def parser() -> argparse.ArgumentParser:
     score.add_argument("--model-name", help="default: the predictions file's name")
     score.add_argument("--institution", default="")
     score.add_argument("--url", default="")
-    score.add_argument("--resamples", type=int, default=stats.RESAMPLES, help="bootstrap resamples for the CIs")
-    score.add_argument("--seed", type=int, default=stats.SEED)
+    score.add_argument("--resamples", type=_whole(1), default=stats.RESAMPLES, help="bootstrap resamples for the CIs")
+    score.add_argument("--seed", type=_whole(0), default=stats.SEED)
     score.add_argument("--quiet", action="store_true", help="no progress bars")
     score.add_argument("--shard", metavar="I/N", help="score the I-th (0-based) of N blocks of the studies and write a "
                                                       "shard for rexrank merge; auto: RANK/WORLD_SIZE of torchrun")
@@ -406,16 +408,16 @@ def parser() -> argparse.ArgumentParser:
                       help="only these configs (e.g. mimic-cxr.single); default all")
     radr.add_argument("--out", default="rexrank-results")
     radr.add_argument("--model-name", help="default: the predictions file's name")
-    radr.add_argument("--resamples", type=int, default=stats.RESAMPLES)
-    radr.add_argument("--seed", type=int, default=stats.SEED)
+    radr.add_argument("--resamples", type=_whole(1), default=stats.RESAMPLES)
+    radr.add_argument("--seed", type=_whole(0), default=stats.SEED)
     _runtime_options(radr)  # the judge options: RadRScore runs when a judge model is given
     radr.set_defaults(run=cmd_score_radrbench)
 
     join = commands.add_parser("merge", help="join the shards of a sharded rexrank score run into one result")
     join.add_argument("shards", nargs="+", help="the shard tables (<dataset>.<task>.shard-I-of-N.parquet)")
     join.add_argument("--out", default="rexrank-results")
-    join.add_argument("--resamples", type=int, default=stats.RESAMPLES, help="bootstrap resamples for the CIs")
-    join.add_argument("--seed", type=int, default=stats.SEED)
+    join.add_argument("--resamples", type=_whole(1), default=stats.RESAMPLES, help="bootstrap resamples for the CIs")
+    join.add_argument("--seed", type=_whole(0), default=stats.SEED)
     join.set_defaults(run=cmd_merge)
 
     send = commands.add_parser("submit", help="open a pull request with your results on the leaderboard's results "
@@ -464,8 +466,8 @@ def parser() -> argparse.ArgumentParser:
                                   "systems' per-study tables")
     compare.add_argument("a", help="system A's <dataset>.<task>.per_study.parquet")
     compare.add_argument("b", help="system B's, same split and task")
-    compare.add_argument("--trials", type=int, default=stats.TRIALS, help="resamples / randomisations")
-    compare.add_argument("--seed", type=int, default=stats.SEED)
+    compare.add_argument("--trials", type=_whole(1), default=stats.TRIALS, help="resamples / randomisations")
+    compare.add_argument("--seed", type=_whole(0), default=stats.SEED)
     compare.set_defaults(run=cmd_compare)
 
     official = commands.add_parser("import-rexrank-csv", help="read official ReXrank leaderboard CSVs, "
@@ -483,7 +485,7 @@ def _runtime_options(command: argparse.ArgumentParser) -> None:
                          help="a local copy of a model's weights (also REXRANK_MODEL_<KEY>); KEY one of "
                               + ", ".join(MODELS))
     command.add_argument("--device", help="torch device for model metrics (default: cuda if present, else cpu)")
-    command.add_argument("--batch-size", type=int, default=32, help="texts per forward pass (halved on OOM)")
+    command.add_argument("--batch-size", type=_whole(1), default=32, help="texts per forward pass (halved on OOM)")
     judge = command.add_argument_group("LLM-judged metrics (green, fineradscore): an OpenAI-compatible endpoint; "
                                        "GREEN also runs its local model (--model GREEN=PATH)")
     judge.add_argument("--judge-url", help="e.g. http://localhost:8000/v1 (also REXRANK_JUDGE_URL); key in "
@@ -511,6 +513,15 @@ def _sources_help() -> str:
             lines += textwrap.wrap(chosen.originals_help, 100, initial_indent=f"  {name}: ",
                                    subsequent_indent=" " * (len(name) + 4), break_on_hyphens=False)
     return "\n".join(lines)
+
+
+def _whole(minimum: int):
+    """An argparse type: a whole number from `minimum` (argparse reports the option and this message, exit 2)."""
+    def whole(text: str) -> int:
+        if not text.strip().lstrip("-").isdigit() or len(text) > 12 or int(text) < minimum:
+            raise argparse.ArgumentTypeError(f"expected a whole number from {minimum}, got {text!r}")
+        return int(text)
+    return whole
 
 
 def _concurrency(text: str) -> int | str:
@@ -585,6 +596,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ModelUnavailable as err:  # an override naming an unknown model
         print(f"rexrank: error: {err}", file=sys.stderr)
         return BAD_INPUT
+    except KeyboardInterrupt:
+        print(INTERRUPTED, file=sys.stderr)
+        return 130  # 128 + SIGINT, as a shell reports it
     finally:
         clear_overrides()  # they belong to this invocation only
 

@@ -121,6 +121,10 @@ class Result:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except json.JSONDecodeError as err:
             raise ResultError(f"{path}: not valid JSON ({err})") from None
+        except RecursionError:
+            raise ResultError(f"{path}: JSON nested too deeply to read") from None
+        except ValueError as err:  # an integer of more than 4,300 digits, bytes that are not UTF-8
+            raise ResultError(f"{path}: not valid JSON ({str(err)[:80]})") from None
         return cls.from_dict(data, source=str(path))
 
     @classmethod

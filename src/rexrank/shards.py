@@ -36,8 +36,13 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 
 def shard_rows(rows: pd.DataFrame, index: int, count: int) -> pd.DataFrame:
-    """The `index`-th of `count` contiguous blocks of the rows (sizes differ by at most one)."""
-    return rows.iloc[np.array_split(np.arange(len(rows)), count)[index]].reset_index(drop=True)
+    """The `index`-th of `count` contiguous blocks of the rows (sizes differ by at most one); InputError when it
+    holds no study (more shards than studies)."""
+    block = rows.iloc[np.array_split(np.arange(len(rows)), count)[index]].reset_index(drop=True)
+    if block.empty:
+        raise InputError(f"--shard {index}/{count} holds no study: {len(rows)} studies in {count} shards (use at most "
+                         f"{len(rows)} shards)")
+    return block
 
 
 def shard_paths(out: Path, dataset: str, task: str, index: int, count: int) -> tuple[Path, Path]:

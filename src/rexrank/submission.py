@@ -30,7 +30,7 @@ from rexrank.data.split import jsonl_records, listing
 from rexrank.errors import InputError
 from rexrank.reports import TASKS
 from rexrank.results import Result
-from rexrank.scorers import metric_class
+from rexrank.scorers import METRICS, metric_class
 
 SUBMISSIONS = "submissions"
 CARD = "submission.json"
@@ -155,6 +155,9 @@ def _check_result(name: str, result: Result, predictions: Path) -> list[str]:
     if result.provenance != "scored":
         problems.append(f"{name}: an imported result cannot be submitted")
     for metric, value in result.metrics.items():
+        if metric not in METRICS:
+            problems.append(f"{name}: unknown metric {metric!r} (known: {', '.join(METRICS)})")
+            continue
         current = metric_class(metric).version
         if value.signature is None or value.signature.version != current:
             found = value.signature.version if value.signature else "none"

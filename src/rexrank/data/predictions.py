@@ -63,16 +63,21 @@ def _from_json(path: Path) -> dict[str, object]:
 
 
 def _csv_rows(path: Path):
+    # A report may be any length, as in JSON: the csv module's own limit is 128 KiB a field.
+    csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
     with path.open(encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
-        columns = reader.fieldnames or []
-        if "study_id" not in columns or not any(k in columns for k in PREDICTION_KEYS):
-            raise InputError(f"{path}: expected a header with study_id and prediction, got {','.join(columns)}")
-        for record in reader:
-            if None in record:
-                raise InputError(f"{path}:{reader.line_num}: more fields than the header has "
-                                 "(quote predictions that contain commas)")
-            yield reader.line_num, record
+        try:
+            columns = reader.fieldnames or []
+            if "study_id" not in columns or not any(k in columns for k in PREDICTION_KEYS):
+                raise InputError(f"{path}: expected a header with study_id and prediction, got {','.join(columns)}")
+            for record in reader:
+                if None in record:
+                    raise InputError(f"{path}:{reader.line_num}: more fields than the header has "
+                                     "(quote predictions that contain commas)")
+                yield reader.line_num, record
+        except csv.Error as err:
+            raise InputError(f"{path}:{reader.line_num}: not a readable CSV row ({err})") from None
 
 
 def _from_rows(path: Path, rows) -> dict[str, object]:

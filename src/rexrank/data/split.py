@@ -39,12 +39,24 @@ def read_json(path: Path, expected: str | None = None, data: bytes | None = None
             seen[key] = value
         return seen
 
+    return loads(path.read_bytes() if data is None else data, str(path), hint, object_pairs_hook=no_repeats)
+
+
+def loads(data: bytes | str, where: str, hint: str = "", **options) -> object:
+    """`json.loads`, with every way hostile JSON fails it (bad syntax, nesting past the recursion limit, integers past
+    Python's 4,300 digits, bytes that are not UTF-8) an InputError naming `where`."""
     try:
-        return json.loads(path.read_bytes() if data is None else data, object_pairs_hook=no_repeats)
+        return json.loads(data, **options)
     except json.JSONDecodeError as err:
-        raise InputError(f"{path}: not valid JSON ({err}){hint}") from None
+        raise InputError(f"{where}: not valid JSON ({err}){hint}") from None
     except UnicodeDecodeError as err:
-        raise InputError(f"{path}: not UTF-8 text ({err}){hint}") from None
+        raise InputError(f"{where}: not UTF-8 text ({err}){hint}") from None
+    except RecursionError:
+        raise InputError(f"{where}: JSON nested too deeply to read{hint}") from None
+    except InputError:  # a hook's own refusal (a repeated key)
+        raise
+    except ValueError as err:  # an integer of more than 4,300 digits, and the like
+        raise InputError(f"{where}: not valid JSON ({str(err)[:80]}){hint}") from None
 
 
 def jsonl_records(path: Path) -> Iterator[tuple[int, dict]]:
@@ -54,10 +66,7 @@ def jsonl_records(path: Path) -> Iterator[tuple[int, dict]]:
             for number, line in enumerate(lines, 1):
                 if not line.strip():
                     continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as err:
-                    raise InputError(f"{path}:{number}: not valid JSON: {err}") from None
+                record = loads(line, f"{path}:{number}")
                 if not isinstance(record, dict):
                     raise InputError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
                 yield number, record
@@ -121,11 +130,15 @@ def _read_rexrank_json(path: Path) -> pd.DataFrame:
     data = read_json(path)
     if not isinstance(data, dict):
         raise InputError(f"{path}: expected a JSON object {{study_id: record}} (the ReXrank split format)")
-    rows = []
+    rows, fields = [], set()
     for study_id, record in data.items():
         if not isinstance(record, dict):
             raise InputError(f"{path}: study {study_id}: expected a record object, got {type(record).__name__}")
         rows.append((study_id, record.get("section_findings"), record.get("section_impression")))
+        fields.update(map(str, record))
+    if rows and not fields & {"section_findings", "section_impression"}:
+        raise InputError(f"{path}: no study has section_findings or section_impression, the fields a ReXrank split "
+                         f"holds its reports in (found: {', '.join(sorted(fields)[:10]) or 'none'})")
     return pd.DataFrame(rows, columns=list(REQUIRED_COLUMNS), dtype=object)
 
 

@@ -27,7 +27,7 @@ from email.utils import parsedate_to_datetime
 
 from rexrank.cache import default_path
 from rexrank.errors import InputError, MetricUnavailable
-from rexrank.llm.deadline import deadline, http_client
+from rexrank.llm.deadline import abort, deadline, http_client
 from rexrank.llm.guard import CREDENTIALED_DATASETS, DataUse, check_data_use, credentialed, is_loopback
 from rexrank.llm.replies import ReplyCache
 
@@ -151,9 +151,13 @@ class Judge:
             bar = stack.enter_context(tqdm(total=total, initial=total - len(todo), desc=f"judge {self.model}",
                                            disable=not self.progress))
             pool = ThreadPoolExecutor(max_workers=min(self.workers(), len(todo)), thread_name_prefix="judge")
+            pending: dict = {}
+            # On an interrupt or a fatal error (callbacks run last first): no more retries, the requests in flight
+            # end now (their sockets shut down, or a Ctrl-C would wait out their deadline), queued ones never start.
             stack.callback(pool.shutdown, wait=False, cancel_futures=True)
-            stack.callback(stop.set)  # on an interrupt or a fatal error, requests in flight end without retrying
-            pending = {pool.submit(self._ask, client, m, stop): k for k, m in todo.items()}
+            stack.callback(lambda: pending and abort(client._client))
+            stack.callback(stop.set)
+            pending.update({pool.submit(self._ask, client, m, stop): k for k, m in todo.items()})
             while pending:
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in finished:
@@ -202,6 +206,8 @@ class Judge:
         openai = _openai()
         decoding = {k: v for k, v in self.decoding.items() if v is not None}
         for attempt in range(self.max_retries + 1):
+            if stop.is_set():
+                return Reply(None, error="stopped before it was asked (the run ended early)")
             self._count(calls=1)
             retry_after = None
             try:

@@ -9,8 +9,11 @@ server does: trickled headers, a trickled body, a stalled TLS handshake.
 
 from __future__ import annotations
 
+import contextlib
+import socket
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -63,13 +66,20 @@ class _Stream(httpcore.NetworkStream):
 class _Backend(httpcore.NetworkBackend):
     def __init__(self, inner: httpcore.NetworkBackend):
         self._inner = inner
+        self.streams: weakref.WeakSet[_Stream] = weakref.WeakSet()  # open sockets, for `abort`
+
+    def _opened(self, stream: httpcore.NetworkStream) -> _Stream:
+        stream = _Stream(stream)
+        self.streams.add(stream)
+        return stream
 
     def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
-        return _Stream(self._inner.connect_tcp(host, port, _left(timeout, httpcore.ConnectTimeout), local_address,
-                                               socket_options))
+        return self._opened(self._inner.connect_tcp(host, port, _left(timeout, httpcore.ConnectTimeout),
+                                                    local_address, socket_options))
 
     def connect_unix_socket(self, path, timeout=None, socket_options=None):
-        return _Stream(self._inner.connect_unix_socket(path, _left(timeout, httpcore.ConnectTimeout), socket_options))
+        return self._opened(self._inner.connect_unix_socket(path, _left(timeout, httpcore.ConnectTimeout),
+                                                            socket_options))
 
     def sleep(self, seconds: float) -> None:
         self._inner.sleep(seconds)
@@ -79,8 +89,20 @@ def http_client(openai, timeout: float) -> httpx.Client:
     """The openai client's own HTTP client (its defaults: limits, redirects, proxies from the environment) whose
     requests honour `deadline`, through a proxy too."""
     client = openai.DefaultHttpxClient(timeout=timeout)
+    client.rexrank_backends = []
     for transport in (client._transport, *client._mounts.values()):  # the direct one, and one per proxy
         pool = getattr(transport, "_pool", None)  # httpcore's ConnectionPool, or a proxy (its subclass)
         if pool is not None:
             pool._network_backend = _Backend(pool._network_backend)  # it opens every socket of the pool
+            client.rexrank_backends.append(pool._network_backend)
     return client
+
+
+def abort(client: httpx.Client) -> None:
+    """End every request `client` has in flight now, from another thread (on Ctrl-C): their sockets are shut down,
+    so a thread blocked reading one wakes up with an error instead of waiting for its deadline."""
+    for backend in getattr(client, "rexrank_backends", []):
+        for stream in list(backend.streams):
+            sock = stream.get_extra_info("socket")
+            with contextlib.suppress(OSError, AttributeError):
+                sock.shutdown(socket.SHUT_RDWR)
