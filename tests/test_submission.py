@@ -253,3 +253,23 @@ def test_an_upload_cut_off_midway_leaves_nothing_open_and_a_retry_submits(tmp_pa
     assert main(args) == 0
     retried = fake_hub.pull_requests("rexrank/results", repo_type="dataset")[-1]
     assert retried.status == "open" and len(retried.touched) == 7
+
+
+def test_a_result_set_cut_between_its_files_is_refused(tmp_path, capsys, monkeypatch):
+    """A run stopped after the per-study table and predictions but before the result JSON (a kill, an error) leaves
+    the old JSON beside new files; submit refuses the mixed set, and a complete rerun is accepted."""
+    from rexrank.results import Result
+
+    results = score(tmp_path / "results")
+    monkeypatch.setattr(Result, "write", lambda self, path: (_ for _ in ()).throw(OSError("disk full")))
+    assert main(["score", "--predictions", str(demo.predictions("demo-template", "findings")), "--dataset",
+                 str(demo.DATASET), "--dataset-name", "mimic-cxr", "--task", "findings", "--metrics", "bleu2",
+                 "--out", str(results), "--quiet"]) == 2
+    monkeypatch.undo()
+    capsys.readouterr()
+    assert main(["submit", "--results", str(results), "--name", "X", "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert "mimic-cxr.findings.json: mimic-cxr.findings.per_study.parquet is not the file scored with it" in err
+    assert "mimic-cxr.findings.predictions.jsonl is not the file scored with it" in err
+    score(results)  # the same run again, to the end
+    assert main(["submit", "--results", str(results), "--name", "X", "--dry-run"]) == 0
