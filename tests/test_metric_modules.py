@@ -8,6 +8,7 @@ import pytest
 import yaml
 from conftest import ROOT
 
+from rexrank.errors import InputError
 from rexrank.scorers import compute
 
 MODULES = sorted(p.name for p in (ROOT / "metrics").iterdir() if p.is_dir())
@@ -55,19 +56,30 @@ def test_bleu2_docstring_example_is_true():
     assert f"{round(module.compute(predictions=predictions, references=references)['bleu2'], 4)}" == expected
 
 
-@pytest.mark.parametrize(("folder", "key"), [("bertscore", "bertscore"), ("sembscore", "sembscore")])
+@pytest.mark.parametrize(("folder", "key"), [("bertscore", "bertscore"), ("sembscore", "semb_score")])
 def test_model_modules_load_and_match_the_library(local_models, folder, key):
     module = evaluate.load(str(ROOT / "metrics" / folder))
     predictions = ["Heart size is normal.", "", "Small left effusion, stable."]
     references = ["Heart size is normal.", "No pneumothorax.", "Small left pleural effusion, unchanged."]
     out = module.compute(predictions=predictions, references=references)
-    name = "semb_score" if key == "sembscore" else key
-    assert out == compute(name, predictions, references, key=key)
+    assert out == compute(key, predictions, references)
     assert out[key] == pytest.approx(sum(out[f"{key}_per_sample"]) / 3)
     assert out[f"{key}_per_sample"][0] == pytest.approx(1.0, abs=1e-6)
     assert "local:" in out["signature"]
-    if key == "sembscore":
+    if key == "semb_score":
         assert set(out["chexbert_label_f1"]) == {"micro_f1_14", "macro_f1_14", "micro_f1_5", "macro_f1_5"}
+        assert out["sembscore"] == out["semb_score"]  # the old key, kept
+
+
+def test_metrics_have_one_name_and_their_old_names_as_aliases():
+    from rexrank.scorers import canonical, metric_class, parse_metrics
+
+    assert parse_metrics("sembscore,radgraph_combined,bleu2") == ["semb_score", "radgraph", "bleu2"]
+    assert canonical("radgraph_combined") == "radgraph" and metric_class("sembscore").name == "semb_score"
+    with pytest.raises(InputError, match="not one string"):
+        compute("bleu2", "Heart size is normal.", "Heart size is normal.")  # 21 one-character reports, once
+
+
 
 
 def test_radgraph_module_returns_the_rexrank_number_and_rewards_apart(local_models):
@@ -75,7 +87,9 @@ def test_radgraph_module_returns_the_rexrank_number_and_rewards_apart(local_mode
     predictions = ["Small left pleural effusion.", "Mild cardiomegaly."]
     references = ["Small left effusion.", "Heart size is normal."]
     out = module.compute(predictions=predictions, references=references)
-    assert out == compute("radgraph", predictions, references, key="radgraph_combined")
+    assert out == compute("radgraph", predictions, references)
+    assert out["radgraph"] == out["radgraph_combined"]  # the old key, kept
+    assert out["radgraph_per_sample"] == out["radgraph_combined_per_sample"]
     assert set(out["f1radgraph_rewards"]) == {"simple", "partial", "complete"}
 
 

@@ -81,3 +81,12 @@ def test_cli_json_lines_and_imported_results(tables, tmp_path, capsys):
 def test_cli_summary_without_json(tables, capsys):
     assert main(["import-rexrank-csv", str(tables[1])]) == 0
     assert capsys.readouterr().out.strip().endswith("result_mimiccxr.csv: 7 rows, 1 flagged inconsistent")
+
+
+def test_a_published_zero_for_an_inverse_metric_imports_as_missing(reference_dir, tmp_path):
+    [unirg] = [r for r in read_official_csv(reference_dir / "rexrank_results" / "findings_result_chexpertplus.csv")
+               if r.model.name == "UniRG-CXR"]
+    assert unirg.values["fineradscore"] is None and unirg.placeholders == ("1/FineRadScore",)  # published as 0
+    result = unirg.to_result()
+    assert "fineradscore" not in result.metrics and result.checks["placeholders"] == ["1/FineRadScore"]
+    assert unirg.values["green"] == 0.279  # the row's other numbers stay

@@ -60,8 +60,9 @@ def test_compute_and_signature(local_models):
     text = reports(1, seed=3)[0]
     graph = RadGraphF1(progress=False).model.graphs([text], progress=False)[0]
     expected = 0.0 if not graph.entities else 1.0 if graph.relations else 0.5  # identical reports
-    out = compute("radgraph", [text], [text], key="radgraph_combined")
-    assert out["radgraph_combined"] == expected and out["signature"].startswith("radgraph:1|radgraph:local:")
+    out = compute("radgraph", [text], [text])
+    assert out["radgraph"] == out["radgraph_combined"] == expected
+    assert out["signature"].startswith("radgraph:1|radgraph:local:")
 
 
 def test_broken_archives_are_named(local_models, tiny_radgraph, tmp_path, monkeypatch):

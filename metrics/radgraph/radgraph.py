@@ -30,14 +30,14 @@ Args:
     device (str, optional): torch device. Default: cuda if available, else cpu.
     batch_size (int, optional): reports per forward pass. Default 32.
 Returns:
-    radgraph_combined (float): mean of (entity F1 + relation F1) / 2, in [0, 1].
-    radgraph_combined_per_sample (list of float).
+    radgraph (float): mean of (entity F1 + relation F1) / 2, in [0, 1] (also as radgraph_combined, its old key).
+    radgraph_per_sample (list of float) (also as radgraph_combined_per_sample).
     f1radgraph_rewards (dict): mean F1RadGraph reward at levels simple, partial and complete.
     signature (str): e.g. `radgraph:1|radgraph:StanfordAIMI/RRG_scorers@<commit>|sets:cxr-report-metric|...`.
 Examples:
     >>> radgraph = evaluate.load("rexrank/radgraph")
     >>> results = radgraph.compute(predictions=["Small left effusion."], references=["Small left effusion."])
-    >>> results["radgraph_combined"] <= 1.0
+    >>> results["radgraph"] <= 1.0
     True
 """
 
@@ -50,5 +50,4 @@ class RadGraph(evaluate.Metric):
                                   reference_urls=["https://rexrank.ai", "https://arxiv.org/abs/2106.14463"])
 
     def _compute(self, predictions, references, device=None, batch_size=32):
-        return compute("radgraph", predictions, references, key="radgraph_combined", device=device,
-                       batch_size=batch_size)
+        return compute("radgraph", predictions, references, device=device, batch_size=batch_size)

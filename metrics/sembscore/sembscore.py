@@ -29,14 +29,14 @@ Args:
     device (str, optional): torch device. Default: cuda if available, else cpu.
     batch_size (int, optional): texts per forward pass. Default 32.
 Returns:
-    sembscore (float): mean cosine similarity, -1 to 1 (in practice 0 to 1).
-    sembscore_per_sample (list of float): the cosine of each pair.
+    semb_score (float): mean cosine similarity, -1 to 1 (in practice 0 to 1) (also as sembscore, its old key).
+    semb_score_per_sample (list of float): the cosine of each pair (also as sembscore_per_sample).
     chexbert_label_f1 (dict): micro_f1_14, macro_f1_14, micro_f1_5, macro_f1_5 (positive or uncertain = 1).
     signature (str): e.g. `semb_score:1|chexbert:StanfordAIMI/RRG_scorers@<commit>|tokenizer:...`.
 Examples:
     >>> sembscore = evaluate.load("rexrank/sembscore")
     >>> results = sembscore.compute(predictions=["Mild cardiomegaly."], references=["Mild cardiomegaly."])
-    >>> round(results["sembscore"], 4)
+    >>> round(results["semb_score"], 4)
     1.0
 """
 
@@ -49,4 +49,4 @@ class SembScore(evaluate.Metric):
                                   reference_urls=["https://rexrank.ai", "https://arxiv.org/abs/2004.09167"])
 
     def _compute(self, predictions, references, device=None, batch_size=32):
-        return compute("semb_score", predictions, references, key="sembscore", device=device, batch_size=batch_size)
+        return compute("semb_score", predictions, references, device=device, batch_size=batch_size)

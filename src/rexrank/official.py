@@ -26,6 +26,7 @@ HEADER = ("Rank", "Date", "Model Name", "Institution", "Model URL", "BLEU", "Ber
 METRIC_COLUMNS = {"BLEU": "bleu2", "BertScore": "bertscore", "SembScore": "semb_score", "RadGraph": "radgraph",
                   "1/RadCliQ-v1": "radcliq_v1", "RaTEScore": "ratescore", "GREEN": "green",
                   "1/FineRadScore": "fineradscore"}
+INVERSE_COLUMNS = ("1/RadCliQ-v1", "1/FineRadScore")  # published as 1 / mean
 DATASETS = {"gradienthealth": "rexgradient", "mimiccxr": "mimic-cxr", "iu_xray": "iu-xray",
             "chexpertplus": "chexpert-plus"}
 SPLITS = {"rexgradient": "test", "mimic-cxr": "test", "iu-xray": "test", "chexpert-plus": "valid"}
@@ -42,11 +43,12 @@ class OfficialRow:
     values: dict[str, float | None]  # our metric names -> published value (None: column missing)
     consistent: bool | None  # None: a component is missing, nothing to check
     implied_inverse_radcliq: tuple[float, float] | None  # range from the rounded components
+    placeholders: tuple[str, ...] = ()  # columns whose published 0 stands for "not scored" (imported as missing)
 
     def to_json(self) -> dict:
         return {"dataset": self.dataset, "task": self.task, "rank": self.rank, "date": self.date,
                 "model": self.model.name, "institution": self.model.institution, "url": self.model.url,
-                **self.values, "consistent": self.consistent,
+                **self.values, "consistent": self.consistent, "placeholders": list(self.placeholders),
                 "implied_radcliq_v1": list(self.implied_inverse_radcliq) if self.implied_inverse_radcliq else None}
 
     def to_result(self) -> Result:
@@ -57,7 +59,7 @@ class OfficialRow:
                      for name, value in self.values.items() if value is not None},
             provenance="imported",
             checks={"source": "rexrank.ai official table", "rank": self.rank, "date": self.date,
-                    "radcliq_v1_consistent": self.consistent,
+                    "radcliq_v1_consistent": self.consistent, "placeholders": list(self.placeholders),
                     "implied_radcliq_v1": list(self.implied_inverse_radcliq) if self.implied_inverse_radcliq else None},
         )
 
@@ -109,6 +111,10 @@ def read_official_csv(path: str | os.PathLike) -> list[OfficialRow]:
             values = {METRIC_COLUMNS[c]: float(cells[c]) if cells[c] else None for c in METRIC_COLUMNS}
         except ValueError as err:
             raise InputError(f"{path}:{number}: {cells['Model Name']}: not a number ({err})") from None
+        # 1/mean is never 0 (a mean is finite): a published 0 there stands for "not scored" (UniRG-CXR's CheXpert
+        # Plus findings 1/FineRadScore), so it is imported as missing, not ranked as the worst value.
+        placeholders = [c for c in INVERSE_COLUMNS if values[METRIC_COLUMNS[c]] == 0]
+        values |= {METRIC_COLUMNS[c]: None for c in placeholders}
         by_name = {METRIC_COLUMNS[c]: c for c in METRIC_COLUMNS}
         texts = [cells[by_name[name]] for name in COMPONENTS]
         published = cells["1/RadCliQ-v1"]
@@ -119,5 +125,5 @@ def read_official_csv(path: str | os.PathLike) -> list[OfficialRow]:
             consistent = implied is not None and implied[0] - half <= float(published) <= implied[1] + half
         rows.append(OfficialRow(dataset, task, int(cells["Rank"]), cells["Date"],
                                 ModelInfo(cells["Model Name"], cells["Institution"], cells["Model URL"]),
-                                values, consistent, implied))
+                                values, consistent, implied, tuple(placeholders)))
     return rows

@@ -42,7 +42,12 @@ def findings_impression_text(findings: str | None, impression: str | None) -> st
 
 
 def check_pairs(predictions: Sequence[object], references: Sequence[object]) -> None:
-    """As many predictions as references, each a text; InputError naming the first that is not."""
+    """As many predictions as references, each a text; InputError naming the first that is not. A bare string is
+    refused: as a sequence it is its characters, and each would be scored as a report."""
+    for kind, texts in (("predictions", predictions), ("references", references)):
+        if isinstance(texts, str | bytes):
+            raise InputError(f"{kind} must be a list of reports, not one string (it would be scored character by "
+                             f"character): pass [{kind[:-1]}]")
     if len(predictions) != len(references):
         raise InputError(f"{len(predictions)} predictions but {len(references)} references")
     for kind, texts in (("prediction", predictions), ("reference", references)):

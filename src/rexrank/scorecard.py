@@ -20,6 +20,7 @@ from rexrank.data import align, load_predictions, load_split
 from rexrank.data.identity import identify
 from rexrank.files import atomic_path, write_text
 from rexrank.llm.guard import DataUse
+from rexrank.reports import check_pairs
 from rexrank.results import MetricResult, ModelInfo, Result
 from rexrank.scorers import COMPOSITES, JUDGED, SCORERS, Judged, MetricUnavailable, Scorer, metric_class
 from rexrank.signature import Signature
@@ -193,6 +194,7 @@ def composite_report(name: str, predictions: Sequence[str], references: Sequence
                      resamples: int = stats.RESAMPLES, seed: int = stats.SEED, **runtime) -> dict:
     """What the `evaluate` module of a composite returns: the per-study composite, its raw mean and 1/mean
     with a CI, the component means, and the signature (each component computed once, sharing the cache)."""
+    check_pairs(predictions, references)
     rows = pd.DataFrame({"study_id": [str(i) for i in range(len(predictions))], "prediction": list(predictions),
                          "reference": list(references)})
     card = score(rows, MetricSet([name], **{"progress": False} | runtime), resamples, seed)

@@ -25,15 +25,25 @@ COMPOSITES: dict[str, Composite] = {
 # Judged by an LLM: named explicitly, with a judge endpoint (GREEN also a local model); never part of `all`.
 JUDGED: dict[str, type[Judged]] = {"green": Green, "fineradscore": FineRadScore}
 METRICS = (*SCORERS, *COMPOSITES, *JUDGED)
+# Other names the same metrics have had: evaluate modules returned `sembscore` and `radgraph_combined` (the
+# CXR-Report-Metric column), where the command line, result files and the board say `semb_score` and `radgraph`.
+# Accepted wherever a metric is named; what rexrank writes is the name in METRICS.
+ALIASES = {"sembscore": "semb_score", "radgraph_combined": "radgraph"}
+
+
+def canonical(name: str) -> str:
+    """The metric's one name (an alias mapped to it); anything else comes back as it is."""
+    return ALIASES.get(name, name)
 # What `all` means: every metric this version computes without a judge (a composite needs its components).
 AVAILABLE = tuple(m for m in (*SCORERS, *COMPOSITES) if m in SCORERS or all(c in SCORERS for c in COMPOSITES[m].needs))
 
-__all__ = ["AVAILABLE", "COMPOSITES", "JUDGED", "METRICS", "SCORERS", "Composite", "Judged", "MetricUnavailable",
-           "Scorer", "compute", "metric_class", "parse_metrics"]
+__all__ = ["ALIASES", "AVAILABLE", "COMPOSITES", "JUDGED", "METRICS", "SCORERS", "Composite", "Judged",
+           "MetricUnavailable", "Scorer", "canonical", "compute", "metric_class", "parse_metrics"]
 
 
 def metric_class(name: str) -> type[Scorer] | Composite | type[Judged]:
-    """The class or composite behind a metric name (its statistic, version, empty-prediction rule)."""
+    """The class or composite behind a metric name or alias (its statistic, version, empty-prediction rule)."""
+    name = canonical(name)
     return SCORERS.get(name) or JUDGED.get(name) or COMPOSITES[name]
 
 
@@ -41,7 +51,7 @@ def parse_metrics(text: str | None) -> list[str]:
     """`bleu2,radcliq_v1` -> names, checked; None or 'all' -> every metric this version can compute."""
     if text is None or text.strip() == "all":
         return list(AVAILABLE)
-    names = [n.strip() for n in text.split(",") if n.strip()]
+    names = [canonical(n.strip()) for n in text.split(",") if n.strip()]
     unknown = [n for n in names if n not in METRICS]
     if unknown:
         raise InputError(f"unknown metric {', '.join(map(repr, unknown))}: known metrics are {', '.join(METRICS)}")
@@ -50,12 +60,13 @@ def parse_metrics(text: str | None) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def compute(name: str, predictions: Sequence[str], references: Sequence[str], key: str | None = None,
-            **options) -> dict:
-    """What an `evaluate` module returns: `{key: mean, key_per_sample: [...], "signature": ..., **extras}`.
+def compute(name: str, predictions: Sequence[str], references: Sequence[str], **options) -> dict:
+    """What an `evaluate` module returns: `{name: mean, name_per_sample: [...], "signature": ..., **extras}`, with
+    the metric's one name, and its old names' keys beside it (`sembscore`, `radgraph_combined`).
 
-    `key` defaults to the metric name; `options` go to the scorer (idf, device, batch_size).
+    `name` may be an alias; `options` go to the scorer (idf, device, batch_size).
     """
+    name = canonical(name)
     if name not in SCORERS:
         raise InputError(f"{name!r} is not a per-text scorer: known scorers are {', '.join(SCORERS)}")
     check_pairs(predictions, references)
@@ -63,6 +74,7 @@ def compute(name: str, predictions: Sequence[str], references: Sequence[str], ke
     candidates, refs = scorer.paired_features(list(predictions), list(references))
     per_sample = scorer.score(candidates, refs)
     mean = float(per_sample.mean()) if len(per_sample) else float("nan")
-    key = key or name
-    return {key: mean, f"{key}_per_sample": per_sample.tolist(), "signature": str(scorer.signature()),
-            **scorer.extras(candidates, refs)}
+    out = {"signature": str(scorer.signature()), **scorer.extras(candidates, refs)}
+    for key in (name, *(old for old, new in ALIASES.items() if new == name)):
+        out |= {key: mean, f"{key}_per_sample": per_sample.tolist()}
+    return out
