@@ -214,17 +214,19 @@ class FakeHub:
         revision_name: str = "main",
         gated: bool = False,
         private: bool = False,
+        sha: str | None = None,
     ) -> str:
         """Commit `files` (the whole snapshot) to `revision_name`, creating the repo if needed; returns the sha.
-        Older commits stay reachable by sha, so a test can pin one while the branch moves on."""
+        Older commits stay reachable by sha, so a test can pin one while the branch moves on. `sha`: the commit's
+        id, for a test that serves a real repository at its real pinned commit."""
         repo = self._repos.setdefault((repo_type, repo_id), _Repo())
         repo.gated, repo.private = gated, private
-        return self._new_commit(repo, repo_type, repo_id, revision_name, files, "Added by the test")
+        return self._new_commit(repo, repo_type, repo_id, revision_name, files, "Added by the test", sha=sha)
 
     def _new_commit(self, repo: _Repo, repo_type: str, repo_id: str, branch: str, files: dict, title: str,
-                    author: str = "test") -> str:
+                    author: str = "test", sha: str | None = None) -> str:
         """A commit on `branch` whose parent is the branch's head (a squash merge has one parent, as on the Hub)."""
-        sha = hashlib.sha1(f"{repo_type}/{repo_id}@{next(self._counter)}".encode()).hexdigest()
+        sha = sha or hashlib.sha1(f"{repo_type}/{repo_id}@{next(self._counter)}".encode()).hexdigest()
         repo.parents[sha], repo.authors[sha], repo.dates[sha] = repo.refs.get(branch), author, _now()
         repo.commits[sha], repo.titles[sha], repo.refs[branch] = dict(files), title, sha
         return sha

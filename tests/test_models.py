@@ -1,15 +1,17 @@
 """Weight resolution against the loopback Hub, for real: download, cache, offline, pins, errors, overrides."""
 
-import dataclasses
+import json
 from pathlib import Path
 
 import pytest
+from fixtures.hub_models import serve
 
 from rexrank import models
 from rexrank.cli import main
 from rexrank.models import MODELS, ModelUnavailable, resolve
 
-REPO = MODELS["BERTSCORE"].repo_id
+SPEC = MODELS["BERTSCORE"]
+REPO, PIN = SPEC.repo_id, SPEC.revision
 
 
 def files_of(folder: Path) -> dict[str, bytes]:
@@ -18,17 +20,17 @@ def files_of(folder: Path) -> dict[str, bytes]:
 
 @pytest.fixture
 def hub_with_roberta(fake_hub, tiny_roberta):
-    fake_hub.add_repo(REPO, files_of(tiny_roberta) | {"tf_model.h5": b"not fetched"})
+    serve(fake_hub, {"BERTSCORE": tiny_roberta})  # distilroberta-base's real files at its real pin
     return fake_hub
 
 
 def test_first_download_then_cache_then_offline(hub_with_roberta):
     hub = hub_with_roberta
     first = resolve("BERTSCORE")
-    assert first.source == "hub cache" and len(first.commit) == 40
-    assert (first.path / "config.json").is_file() and not (first.path / "tf_model.h5").exists()
-    assert hub.downloads("model.safetensors") == 1 and hub.downloads("tf_model.h5") == 0
-    assert first.identity == f"{REPO}@{first.commit[:12]}"
+    assert first.source == "hub cache" and first.commit == PIN
+    assert sorted(p.name for p in first.path.iterdir()) == sorted(SPEC.files)  # what it needs, nothing else
+    assert hub.downloads("model.safetensors") == 1 and hub.downloads("README.md") == 0
+    assert first.identity == f"{REPO}@{PIN[:12]}"
 
     again = resolve("BERTSCORE")
     assert again.path == first.path and hub.downloads("model.safetensors") == 1  # a cache hit
@@ -39,16 +41,22 @@ def test_first_download_then_cache_then_offline(hub_with_roberta):
     assert len(hub.requests) == seen  # offline: not a single request
 
 
-def test_a_pinned_revision_keeps_its_files_when_main_moves(hub_with_roberta, tiny_roberta, monkeypatch):
-    hub = hub_with_roberta
-    old = resolve("BERTSCORE")
-    hub.add_repo(REPO, files_of(tiny_roberta) | {"config.json": b'{"moved": true}'})
-    monkeypatch.setitem(MODELS, "BERTSCORE", dataclasses.replace(MODELS["BERTSCORE"], revision=old.commit))
+def test_the_pin_keeps_its_files_when_main_moves(hub_with_roberta, tiny_roberta):
+    hub_with_roberta.add_repo(REPO, files_of(tiny_roberta) | {"config.json": b'{"moved": true}'})  # main moves on
     pinned = resolve("BERTSCORE")
-    assert pinned.commit == old.commit
+    assert pinned.commit == PIN
     assert (pinned.path / "config.json").read_bytes() == (tiny_roberta / "config.json").read_bytes()
-    monkeypatch.setitem(MODELS, "BERTSCORE", dataclasses.replace(MODELS["BERTSCORE"], revision="main"))
-    assert (resolve("BERTSCORE").path / "config.json").read_bytes() == b'{"moved": true}'
+
+
+def test_a_download_missing_a_file_fails_naming_it(fake_hub, tiny_roberta, capsys):
+    served = serve(fake_hub, {"BERTSCORE": tiny_roberta})[REPO]
+    del served["tokenizer_config.json"]  # a repository that lacks one of the files rexrank needs
+    fake_hub.add_repo(REPO, served, sha=PIN)
+    with pytest.raises(ModelUnavailable, match=r"distilbert/distilroberta-base@fb53ab880285 has no "
+                                               r"tokenizer_config.json \(the download brought 5 of its 6 files\)"):
+        resolve("BERTSCORE")
+    assert main(["models", "download", "bertscore"]) == 3
+    assert "has no tokenizer_config.json" in capsys.readouterr().out
 
 
 def test_offline_without_a_copy_says_which_model_and_how_to_fix(fake_hub):
@@ -56,26 +64,24 @@ def test_offline_without_a_copy_says_which_model_and_how_to_fix(fake_hub):
     with pytest.raises(ModelUnavailable) as err:
         resolve("CHEXBERT")
     assert str(err.value) == (
-        "CheXbert checkpoint (chexbert.pth): StanfordAIMI/RRG_scorers@main (chexbert.pth) is not in the Hugging "
-        "Face cache (HF_HUB_OFFLINE=1). Run `rexrank models download chexbert` where there is network, or set "
-        "REXRANK_MODEL_CHEXBERT=/path/to/a/local/copy (a folder or file in the reference's own format)")
+        "CheXbert checkpoint (chexbert.pth): StanfordAIMI/RRG_scorers@3ef1a0c82b41 (chexbert.pth) is not in the "
+        "Hugging Face cache (HF_HUB_OFFLINE=1). Run `rexrank models download chexbert` where there is network, or "
+        "set REXRANK_MODEL_CHEXBERT=/path/to/a/local/copy (a folder or file in the reference's own format)")
 
 
-def test_missing_file_missing_repo_and_missing_revision(fake_hub, monkeypatch):
-    fake_hub.add_repo("StanfordAIMI/RRG_scorers", {"radgraph.tar.gz": b"x"})
-    with pytest.raises(ModelUnavailable, match=r"StanfordAIMI/RRG_scorers@main \(chexbert.pth\) has none of the "
-                                               r"files named"):
+def test_missing_repo_and_missing_revision(fake_hub, monkeypatch):
+    fake_hub.add_repo("StanfordAIMI/RRG_scorers", {"chexbert.pth": b"x"})  # main only: the pin is not there
+    with pytest.raises(ModelUnavailable, match="revision 3ef1a0c82b418549078cd93b24b12c6e67bf9862 of "
+                                               "StanfordAIMI/RRG_scorers does not exist"):
         resolve("CHEXBERT")
     with pytest.raises(ModelUnavailable, match=r"google-bert/bert-base-uncased not found on the Hub \(or private: "
                                                r"set HF_TOKEN\), or set REXRANK_MODEL_BERT_BASE_UNCASED="):
         resolve("BERT_BASE_UNCASED")
-    monkeypatch.setitem(MODELS, "CHEXBERT", dataclasses.replace(MODELS["CHEXBERT"], revision="v9"))
-    with pytest.raises(ModelUnavailable, match="revision v9 of StanfordAIMI/RRG_scorers does not exist"):
-        resolve("CHEXBERT")
 
 
 def test_gated_repo_401_and_403(fake_hub, monkeypatch):
-    fake_hub.add_repo("StanfordAIMI/RRG_scorers", {"chexbert.pth": b"weights"}, gated=True)
+    fake_hub.add_repo("StanfordAIMI/RRG_scorers", {"chexbert.pth": b"weights"}, gated=True,
+                      sha=MODELS["CHEXBERT"].revision)
     gated = r"StanfordAIMI/RRG_scorers is gated: accept its terms on the Hub and set HF_TOKEN"
     with pytest.raises(ModelUnavailable, match=gated):  # no token: 401
         resolve("CHEXBERT")
@@ -128,3 +134,61 @@ def test_models_cli_download_then_list(hub_with_roberta, fake_hub, capsys):
     out = capsys.readouterr().out
     assert "CHEXBERT: not available" in out and "RATE_NER: not available" in out
     assert "GREEN" not in out  # a 13.5 GB judge is fetched only when named
+
+
+ENCODER_ID = "microsoft/BiomedNLP-PubMedBERT-base-uncased-abstract-fulltext"  # as radgraph.tar.gz's config names it
+
+
+def radgraph_archive(tiny_radgraph: Path, bert_base: str, out: Path) -> Path:
+    """The tiny RadGraph archive as the real radgraph.tar.gz is: its config names the encoder by repo id."""
+    import shutil
+    import tarfile
+
+    folder = out / "radgraph"
+    shutil.copytree(tiny_radgraph, folder)
+    config = folder / "config.json"
+    config.write_text(config.read_text().replace(json.dumps(bert_base)[1:-1], ENCODER_ID))
+    with tarfile.open(out / "radgraph.tar.gz", "w:gz") as tar:
+        tar.add(folder, arcname="radgraph")
+    return out / "radgraph.tar.gz"
+
+
+@pytest.fixture
+def real_layouts(fake_hub, tmp_path, tiny_roberta, tiny_bert_base, tiny_chexbert, tiny_radgraph, tiny_rate_ner,
+                 tiny_biolord):
+    """Every model but the judge served as its real repository at its pin, stand-in contents under real names."""
+    encoder = {"config.json": (tiny_bert_base / "config.json").read_bytes(),
+               "vocab.txt": (tiny_bert_base / "vocab.txt").read_bytes(),
+               "tokenizer_config.json": b'{"do_lower_case": true}'}  # no tokenizer.json, as the real repository
+    serve(fake_hub, {"BERTSCORE": tiny_roberta, "BERT_BASE_UNCASED": tiny_bert_base, "CHEXBERT": tiny_chexbert,
+                     "RADGRAPH": radgraph_archive(tiny_radgraph, str(tiny_bert_base), tmp_path / "archive"),
+                     "RADGRAPH_ENCODER": encoder, "RATE_NER": tiny_rate_ner, "BIOLORD": tiny_biolord})
+    return fake_hub
+
+
+def test_after_models_download_all_an_air_gapped_cache_scores_every_metric(real_layouts, tmp_path, monkeypatch,
+                                                                             capsys):
+    import shutil
+
+    from huggingface_hub import constants
+
+    from rexrank import demo
+    from rexrank.results import Result
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))  # where the RadGraph archive is unpacked
+    assert main(["models", "download", "--all"]) == 0
+    out = capsys.readouterr().out
+    assert "RADGRAPH_ENCODER: microsoft/BiomedNLP-BiomedBERT-base-uncased-abstract-fulltext@9f030fc50b23" in out
+    copy = tmp_path / "air-gapped" / "hub"
+    shutil.copytree(constants.HF_HUB_CACHE, copy)  # what an air-gapped machine receives
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(copy))
+    monkeypatch.setenv("HF_HUB_CACHE", str(copy))
+    real_layouts.set_offline()
+    seen = len(real_layouts.requests)
+    assert main(["score", "--predictions", str(demo.predictions("demo-careful", "findings")), "--dataset",
+                 str(demo.DATASET), "--task", "findings", "--metrics", "all", "--out", str(tmp_path / "out"),
+                 "--quiet"]) == 0, capsys.readouterr().err
+    result = Result.read(tmp_path / "out" / "dataset.findings.json")
+    assert set(result.metrics) == {"bleu2", "bertscore", "semb_score", "radgraph", "ratescore", "radcliq_v1",
+                                   "radcliq_v0"} and result.skipped == {}
+    assert len(real_layouts.requests) == seen  # not one request left the machine

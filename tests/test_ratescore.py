@@ -128,3 +128,17 @@ def test_the_feature_cache_is_shared_across_weights(local_models):
     a, b = RaTEScore(progress=False), RaTEScore(weights="short", progress=False)
     assert a.cache_namespace() == b.cache_namespace() and a.signature() != b.signature()
     assert WEIGHTS["short"].neg_weight == 0.3611577852354489
+
+
+def test_biolord_tokenizer_is_built_from_its_vocabulary_as_transformers_builds_it(tiny_biolord):
+    from transformers import AutoTokenizer
+
+    from rexrank.models.ratescore import ENTITY_MAX_TOKENS, _tokenizer
+
+    assert not (tiny_biolord / "tokenizer.json").exists()  # the real repository has none
+    ours = _tokenizer(tiny_biolord, "BioLORD", ENTITY_MAX_TOKENS)
+    theirs = AutoTokenizer.from_pretrained(tiny_biolord)
+    texts = ["pleural effusion", "Cardiomegaly", "no pneumothorax", "ÉMILE's naïve café", "x" * 80, ""]
+    for text in texts:
+        expected = theirs(text, truncation=True, max_length=ENTITY_MAX_TOKENS)["input_ids"]
+        assert ours.encode(text).ids == expected and expected[0] == theirs.cls_token_id  # <s> ... </s>

@@ -17,56 +17,15 @@ from functools import cached_property
 from pathlib import Path
 
 from rexrank.errors import MetricUnavailable
+from rexrank.models.registry import MODELS, ModelSpec
+
+__all__ = ["MODELS", "ModelSpec", "ModelUnavailable", "ResolvedModel", "clear_overrides", "fingerprint",
+           "models_extra", "resolve", "set_override"]
 
 
 class ModelUnavailable(MetricUnavailable):
     """Weights that cannot be had here; the message says which and how to provide them."""
 
-
-@dataclass(frozen=True)
-class ModelSpec:
-    key: str  # BERTSCORE -> REXRANK_MODEL_BERTSCORE
-    repo_id: str
-    revision: str
-    files: tuple[str, ...]  # what to fetch (glob patterns relative to the repo root)
-    what: str
-
-    @property
-    def env(self) -> str:
-        return f"REXRANK_MODEL_{self.key}"
-
-
-# Revisions are branch names until they can be pinned from a networked machine; every score records the
-# commit the cache actually resolved (see `ResolvedModel.identity`), so a number always names its weights.
-MODELS: dict[str, ModelSpec] = {
-    spec.key: spec
-    for spec in (
-        ModelSpec("BERTSCORE", "distilbert/distilroberta-base", "main",
-                  ("config.json", "model.safetensors", "vocab.json", "merges.txt", "tokenizer.json",
-                   "tokenizer_config.json"),
-                  "BERTScore encoder (distilroberta-base, layer 5)"),
-        ModelSpec("CHEXBERT", "StanfordAIMI/RRG_scorers", "main", ("chexbert.pth",),
-                  "CheXbert checkpoint (chexbert.pth)"),
-        ModelSpec("RADGRAPH", "StanfordAIMI/RRG_scorers", "main", ("radgraph.tar.gz",),
-                  "RadGraph v1 model (radgraph.tar.gz: config.json, vocabulary/, weights.th)"),
-        ModelSpec("BERT_BASE_UNCASED", "google-bert/bert-base-uncased", "main",
-                  ("config.json", "vocab.txt", "tokenizer.json", "tokenizer_config.json"),
-                  "bert-base-uncased configuration and WordPiece vocabulary (CheXbert's tokenizer)"),
-        ModelSpec("RATE_NER", "Angelakeke/RaTE-NER-Deberta", "main",
-                  ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
-                   "special_tokens_map.json", "added_tokens.json"),
-                  "RaTEScore entity tagger (RaTE-NER-Deberta)"),
-        ModelSpec("BIOLORD", "FremyCompany/BioLORD-2023-C", "main",
-                  ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
-                   "special_tokens_map.json", "vocab.txt"),
-                  "RaTEScore entity encoder (BioLORD-2023-C)"),
-        ModelSpec("GREEN", "StanfordAIMI/GREEN-radllama2-7b", "main",
-                  ("config.json", "generation_config.json", "*.safetensors", "model.safetensors.index.json",
-                   "tokenizer.model", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
-                   "added_tokens.json"),
-                  "GREEN judge model (GREEN-radllama2-7b, Llama-2 7B, about 13.5 GB)"),
-    )
-}
 
 _OVERRIDES: dict[str, Path] = {}
 
@@ -159,7 +118,7 @@ def _from_hub(spec: ModelSpec, local_only: bool) -> ResolvedModel:
         RevisionNotFoundError,
     )
 
-    where = f"{spec.repo_id}@{spec.revision} ({', '.join(spec.files)})"
+    where = f"{spec.repo_id}@{spec.revision[:12]} ({', '.join(spec.files)})"
     local_copy = f"set {spec.env}=/path/to/a/local/copy (a folder or file in the reference's own format)"
     try:
         folder = Path(snapshot_download(spec.repo_id, revision=spec.revision, allow_patterns=list(spec.files),
@@ -179,6 +138,10 @@ def _from_hub(spec: ModelSpec, local_only: bool) -> ResolvedModel:
         raise ModelUnavailable(f"{spec.what}: {where} is not in the Hugging Face cache ({why}). Run "
                                f"`rexrank models download {spec.key.lower()}` where there is network, "
                                f"or {local_copy}") from None
-    if not folder.is_dir() or not any(folder.iterdir()):
-        raise ModelUnavailable(f"{spec.what}: {where} has none of the files named")
+    # allow_patterns skips a file the repository lacks without a word: every file must be here, or none is used.
+    missing = [name for name in spec.files if not (folder / name).is_file()]
+    if missing:
+        raise ModelUnavailable(f"{spec.what}: {spec.repo_id}@{spec.revision[:12]} has no {', '.join(missing)} "
+                               f"(the download brought {len(spec.files) - len(missing)} of its {len(spec.files)} "
+                               f"files), or {local_copy}")
     return ResolvedModel(spec, folder, "hub cache", commit=folder.name)

@@ -28,7 +28,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from rexrank.models import ModelSpec, ModelUnavailable, ResolvedModel, _from_hub
+from rexrank.models import MODELS, ModelUnavailable, ResolvedModel, override_for, resolve
 from rexrank.models.runtime import pick_device, run_batches
 from rexrank.scorers.radgraph import Entity, Graph, tokenize_report
 
@@ -105,12 +105,15 @@ class RadGraphModel:
 
     @staticmethod
     def _encoder_folder(name: str) -> Path:
+        """The encoder the archive's config names (its `model_name`): the registry's RADGRAPH_ENCODER for its repo id,
+        old or new, resolved like every model (override, cache, the Hub at its pin); a local folder as it is."""
+        spec = MODELS["RADGRAPH_ENCODER"]
+        if override_for(spec.key) or name in (spec.repo_id, *spec.names):
+            return resolve(spec.key).path
         if Path(name).is_dir():
             return Path(name)
-        spec = ModelSpec("RADGRAPH_ENCODER", name, "main", ("config.json", "vocab.txt", "tokenizer.json",
-                                                            "tokenizer_config.json"),
-                         f"RadGraph's encoder configuration and vocabulary ({name})")
-        return _from_hub(spec, local_only=False).path
+        raise ModelUnavailable(f"the RadGraph archive names its encoder {name!r}, which rexrank does not know: set "
+                               f"{spec.env}=/path/to/its/folder (config.json, vocab.txt, tokenizer_config.json)")
 
     def _pieces(self, words: list[str]) -> tuple[list[int], list[tuple[int, int] | None]]:
         ids: list[int] = []

@@ -68,12 +68,22 @@ def merge_entities(tokens: Sequence[str], tags: Sequence[str]) -> list[tuple[int
 
 
 def _tokenizer(folder: Path, what: str, max_length: int):
-    """The checkpoint's tokenizer.json as transformers 4's fast tokenizer used it: truncation, no padding."""
+    """The checkpoint's tokenizer as transformers 4's fast tokenizer used it: truncation, no padding. From its
+    tokenizer.json where it has one (RaTE-NER); else built from its vocabulary and tokenizer_config.json as
+    transformers' AutoTokenizer builds it (BioLORD-2023-C ships vocab.txt only)."""
     from tokenizers import Tokenizer
 
-    if not (folder / "tokenizer.json").is_file():
-        raise ModelUnavailable(f"{what}: {folder / 'tokenizer.json'} is missing")
-    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    if (folder / "tokenizer.json").is_file():
+        tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    else:
+        from transformers import AutoTokenizer
+
+        try:
+            built = AutoTokenizer.from_pretrained(folder)
+        except (OSError, ValueError, TypeError) as err:
+            raise ModelUnavailable(f"{what}: no tokenizer.json in {folder}, and none can be built from its files "
+                                   f"({type(err).__name__}: {str(err)[:200]})") from None
+        tokenizer = Tokenizer.from_str(built.backend_tokenizer.to_str())  # a copy: its settings are ours to change
     tokenizer.no_padding()
     tokenizer.enable_truncation(max_length)
     return tokenizer
