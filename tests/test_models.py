@@ -121,15 +121,26 @@ def test_a_single_file_override_serves_that_file(tiny_chexbert, monkeypatch):
     assert resolve("CHEXBERT").file("chexbert.pth") == tiny_chexbert
 
 
-def test_models_cli_download_then_list(hub_with_roberta, fake_hub, capsys):
+def test_models_cli_download_then_check_and_list(hub_with_roberta, fake_hub, capsys, tmp_path, monkeypatch):
     assert main(["models", "download", "bertscore"]) == 0
-    assert "BERTSCORE: distilbert/distilroberta-base@" in capsys.readouterr().out
+    assert f"BERTSCORE: distilbert/distilroberta-base@{PIN[:12]}" in capsys.readouterr().out
     fake_hub.set_offline()
+    seen = len(fake_hub.requests)
+    assert main(["models", "check"]) == 3  # the others are not here
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert rows["BERTSCORE"].split()[1:4] == [PIN[:12], "hub", "cache"] and "6/6" in rows["BERTSCORE"]
+    assert rows["CHEXBERT"].split()[2:] == ["not", "here", "0/1", "rexrank", "models", "download", "chexbert"]
+    assert len(fake_hub.requests) == seen  # checking downloads nothing
+    partial = tmp_path / "roberta"
+    partial.mkdir()
+    (partial / "config.json").write_text("{}")
+    monkeypatch.setenv("REXRANK_MODEL_BERTSCORE", str(partial))
+    assert main(["models", "check"]) == 3
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("BERTSCORE"))
+    assert "1/6" in row and "put model.safetensors, vocab.json" in row
     assert main(["models", "list"]) == 0
     out = capsys.readouterr().out
-    line = next(line for line in out.splitlines() if line.startswith("BERTSCORE"))
-    assert "hub cache" in line and "distilbert/distilroberta-base@" in line
-    assert "CHEXBERT" in out and "not available: " in out
+    assert all(len(line) <= 120 for line in out.splitlines()) and f"{REPO}@{PIN[:12]}" in out
     assert main(["models", "download", "--all"]) == 3  # offline: the others cannot be fetched
     out = capsys.readouterr().out
     assert "CHEXBERT: not available" in out and "RATE_NER: not available" in out

@@ -145,3 +145,32 @@ def _from_hub(spec: ModelSpec, local_only: bool) -> ResolvedModel:
                                f"(the download brought {len(spec.files) - len(missing)} of its {len(spec.files)} "
                                f"files), or {local_copy}")
     return ResolvedModel(spec, folder, "hub cache", commit=folder.name)
+
+
+@dataclass(frozen=True)
+class ModelStatus:
+    """Where a model resolves here, without downloading anything: `missing` lists the files it still needs."""
+
+    spec: ModelSpec
+    where: str  # "hub cache", "REXRANK_MODEL_X=...", "--model X=...", or "not here"
+    missing: tuple[str, ...]
+    fix: str  # what to run when something is missing ("" when nothing is)
+
+
+def status(key: str) -> ModelStatus:
+    spec = MODELS[key]
+    local = f"or set {spec.env}=/path/to/a/local/copy"
+    override = override_for(key)
+    if override:
+        path, source = override
+        if path.is_file():
+            missing = () if len(spec.files) == 1 else tuple(spec.files)
+        else:
+            missing = tuple(name for name in spec.files if not (path / name).is_file())
+        return ModelStatus(spec, source, missing, f"put {', '.join(missing)} in {path}" if missing else "")
+    from huggingface_hub import try_to_load_from_cache
+
+    cached = [try_to_load_from_cache(spec.repo_id, name, revision=spec.revision) for name in spec.files]
+    missing = tuple(name for name, found in zip(spec.files, cached) if not isinstance(found, str))
+    fix = f"rexrank models download {key.lower()} ({local})" if missing else ""
+    return ModelStatus(spec, "hub cache" if not missing else "not here", missing, fix)
