@@ -97,6 +97,12 @@ def test_demo_writes_every_system_and_task(tmp_path, capsys):
     careful = Result.read(tmp_path / "demo-careful" / "rexrank-demo.findings.json")
     template = Result.read(tmp_path / "demo-template" / "rexrank-demo.findings.json")
     assert careful.metrics["bleu2"].low > template.metrics["bleu2"].high  # clearly separated systems
+    # no weights here: one line says what did not run and the one command that fetches it; the board says it is
+    # not ranked by its own metric
+    [skipped] = [line for line in out.splitlines() if line.startswith("not run here")]
+    assert skipped == ("not run here: radgraph, bertscore, semb_score, ratescore, radcliq_v1, radcliq_v0 (weights "
+                       "not downloaded): `rexrank models download --all` fetches them")
+    assert "ranked by bleu2 (1/RadCliQ-v1, the board's ranking, not run here)" in out
 
 
 def test_console_script_entry_point_runs():

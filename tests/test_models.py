@@ -203,3 +203,12 @@ def test_after_models_download_all_an_air_gapped_cache_scores_every_metric(real_
     assert set(result.metrics) == {"bleu2", "bertscore", "semb_score", "radgraph", "ratescore", "radcliq_v1",
                                    "radcliq_v0"} and result.skipped == {}
     assert len(real_layouts.requests) == seen  # not one request left the machine
+
+
+def test_the_demo_fetches_the_pinned_weights_and_ranks_by_inverse_radcliq(real_layouts, tmp_path, monkeypatch,
+                                                                          capsys):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert main(["demo", "--out", str(tmp_path / "demo")]) == 0
+    out = capsys.readouterr().out
+    assert "not run here" not in out and out.count("ranked by 1/RadCliQ-v1") == 2
+    assert real_layouts.downloads("radgraph.tar.gz") == 1 and real_layouts.downloads("vocab.txt") == 3

@@ -104,10 +104,26 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print("\nsignatures:\n" + "\n".join(f"  {name}: {s}" for name, s in signatures.items()))
     skipped = {name: why for r in results for name, why in r.skipped.items()}
     if skipped:
-        print("not run here:\n" + "\n".join(f"  {name}: {why}" for name, why in skipped.items()))
+        print(not_run_here(skipped))
     print(f"wrote {len(results)} results (JSON + per-study parquet) under {out}/")
     _demo_radrbench(out)
     return OK
+
+
+def not_run_here(skipped: dict[str, str]) -> str:
+    """What did not run, in as few lines as there are fixes: the metrics whose models are not installed, those
+    whose weights are not downloaded (and the composites they take down), then any other reason, one line each."""
+    install = [n for n, why in skipped.items() if "pip install" in why]
+    download = [n for n, why in skipped.items() if "models download" in why and n not in install]
+    lines = []
+    if install:
+        lines.append(f"not run here: {', '.join(install)}: the model metrics need torch and transformers: "
+                     "pip install 'rexrank[models]'")
+    if download:
+        lines.append(f"not run here: {', '.join(download)} (weights not downloaded): `rexrank models download "
+                     "--all` fetches them")
+    lines += [f"not run here: {name}: {why}" for name, why in skipped.items() if name not in install + download]
+    return "\n".join(lines)
 
 
 def _demo_radrbench(out: Path) -> None:
@@ -157,8 +173,9 @@ def format_board(results: list[Result]) -> str:
     rank_by = "radcliq_v1" if "radcliq_v1" in metrics else metrics[0]
     ranked = sorted(results, key=lambda r: -(r.metrics[rank_by].value or float("-inf")))
     width = max(len(r.model.name) for r in results)
+    how = "1/RadCliQ-v1" if rank_by == "radcliq_v1" else f"{rank_by} (1/RadCliQ-v1, the board's ranking, not run here)"
     lines = [f"\n== {first.dataset} {first.split} · {first.task} · {c['scored']} studies "
-             f"({c['dropped_by_task']} left out by the task) · ranked by {rank_by}",
+             f"({c['dropped_by_task']} left out by the task) · ranked by {how}",
              (f"  {'model':<{width}}  " + "  ".join(f"{m:<24}" for m in metrics)).rstrip()]
     for r in ranked:
         cells = [f"{r.metrics[m].value:.3f} [{r.metrics[m].low:.3f}, {r.metrics[m].high:.3f}]" if m in r.metrics

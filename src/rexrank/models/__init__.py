@@ -9,6 +9,8 @@ files, and how to provide a local copy; scorers turn that into a skipped metric,
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import importlib
 import os
@@ -108,6 +110,25 @@ def resolve(key: str, download: bool = True) -> ResolvedModel:
     return _from_hub(spec, local_only=not download)
 
 
+@functools.cache
+def _unreachable_hub() -> str | None:
+    """The Hub's host when its name does not resolve here (no network: each download would otherwise retry for
+    about 20 s before failing), else None. Asked once per process."""
+    import socket
+    from urllib.parse import urlsplit
+
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        return None  # huggingface_hub answers from the cache alone, at once
+    host = urlsplit(constants.ENDPOINT).hostname or ""
+    try:
+        socket.getaddrinfo(host, None)
+    except OSError:
+        return host
+    return None
+
+
 def _from_hub(spec: ModelSpec, local_only: bool) -> ResolvedModel:
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import (
@@ -120,6 +141,13 @@ def _from_hub(spec: ModelSpec, local_only: bool) -> ResolvedModel:
 
     where = f"{spec.repo_id}@{spec.revision[:12]} ({', '.join(spec.files)})"
     local_copy = f"set {spec.env}=/path/to/a/local/copy (a folder or file in the reference's own format)"
+    if not local_only:  # a pinned commit never changes: when the cache has all its files, ask the Hub nothing
+        with contextlib.suppress(ModelUnavailable):
+            return _from_hub(spec, local_only=True)
+        if (host := _unreachable_hub()) is not None:
+            raise ModelUnavailable(f"{spec.what}: {where} is not in the Hugging Face cache, and the Hub ({host}) "
+                                   f"cannot be reached from here (its name does not resolve). Run `rexrank models "
+                                   f"download {spec.key.lower()}` where there is network, or {local_copy}")
     try:
         folder = Path(snapshot_download(spec.repo_id, revision=spec.revision, allow_patterns=list(spec.files),
                                         local_files_only=local_only))
