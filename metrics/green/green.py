@@ -19,7 +19,7 @@ _CITATION = """\
 
 _DESCRIPTION = """\
 GREEN exactly as Stanford-AIMI/GREEN (green_score, d72c1951) computes it: the fine-tuned judge
-StanfordAIMI/GREEN-radllama2-7b reads the reference and the candidate (each cut to 300 words) in the authors' prompt
+StanfordAIMI/GREEN-RadLlama2-7b reads the reference and the candidate (each cut to 300 words) in the authors' prompt
 and chat template, answers greedily within 2,048 tokens, and the answer's counts give GREEN = matched findings /
 (matched findings + clinically significant errors (a)-(f)), 0 when nothing matched. The judge runs behind any
 OpenAI-compatible endpoint (a vLLM server hosting the model) or locally with transformers. An answer the parser
@@ -33,7 +33,7 @@ Args:
     judge_url (str, optional): OpenAI-compatible base URL ending in /v1. Default: REXRANK_JUDGE_URL.
     judge_model (str, optional): the served model's name. Default: REXRANK_JUDGE_MODEL. The API key is read from
         OPENAI_API_KEY only.
-    model_path (str, optional): a local copy of GREEN-radllama2-7b to run with transformers instead of a server.
+    model_path (str, optional): a local copy of GREEN-RadLlama2-7b to run with transformers instead of a server.
         Without model_path and without a judge, the weights come through rexrank (REXRANK_MODEL_GREEN or the
         Hugging Face cache).
     dataset (str, optional): where the reports come from, for the messages. A list of texts is never known to be
@@ -42,8 +42,9 @@ Args:
         CheXpert Plus and ReXGradient, only ones your data use agreement covers).
     concurrency (int or "auto", optional): requests in flight; "auto": as many as a vLLM server's KV cache holds.
         Default 8.
-    max_tokens (int, optional): answer tokens asked of the server. Default 2048 (a server started with
-        --max-model-len 2048 caps it at what the prompt leaves).
+    max_tokens (int, optional): answer tokens asked of the server. Default None: not sent, so a server started
+        with --max-model-len 2048 gives each answer what its prompt leaves, the reference's rule (vLLM refuses a
+        request whose prompt plus max_tokens exceeds --max-model-len).
     device, dtype, batch_size, max_length (optional): for the local model; defaults cuda or cpu, float16 on cuda
         and float32 on cpu, 8, 2048 (changing max_length changes the metric; the signature records it).
 Returns:
@@ -54,11 +55,11 @@ Returns:
     unparseable, failed, truncated (int): answers without a readable score, calls that failed after retries,
         answers cut at the length limit (scored when they still parse).
     completions (list of str or None), errors (list of str or None).
-    signature (str): e.g. `green:2|backend:judge:StanfordAIMI/GREEN-radllama2-7b:t=0:max_tokens=2048|prompt:...`.
+    signature (str): e.g. `green:2|backend:judge:StanfordAIMI/GREEN-RadLlama2-7b:t=0:max_tokens=server|prompt:...`.
 Examples:
     >>> green = evaluate.load("rexrank/green")
     >>> results = green.compute(predictions=["Small left effusion."], references=["Small left pleural effusion."],
-    ...                         judge_url="http://localhost:8000/v1", judge_model="StanfordAIMI/GREEN-radllama2-7b")
+    ...                         judge_url="http://localhost:8000/v1", judge_model="StanfordAIMI/GREEN-RadLlama2-7b")
     >>> results["green"] <= 1.0
     True
 """
@@ -74,7 +75,7 @@ class Green(evaluate.Metric):
                                                   "https://rexrank.ai"])
 
     def _compute(self, predictions, references, judge_url=None, judge_model=None, model_path=None, dataset=None,
-                 allow_endpoints=(), concurrency=8, max_tokens=2048, device=None, dtype=None, batch_size=8,
+                 allow_endpoints=(), concurrency=8, max_tokens=None, device=None, dtype=None, batch_size=8,
                  max_length=2048):
         return compute(predictions, references, dataset=dataset, judge_url=judge_url, judge_model=judge_model,
                        model_path=model_path, allow_endpoints=allow_endpoints, concurrency=concurrency,

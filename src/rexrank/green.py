@@ -118,6 +118,16 @@ CHAT_TEMPLATE = (
     "{% if loop.last and add_generation_prompt %}\n{{ '<|assistant|>' }}\n{% endif %}\n{% endfor %}"
 )
 
+# A vLLM server for GREEN's pinned checkpoint (rexrank.models.registry): its tokenizer is the repository's own
+# code (tokenization_chexagent.py, a slow sentencepiece tokenizer; no tokenizer.json), hence --trust-remote-code
+# and --tokenizer-mode slow, both at the pinned commit; a context of 2,048 tokens, prompt and answer, as the
+# reference's max_length; float16, as the reference runs it; vLLM's own sampling defaults, not the repository's
+# generation_config.json; VLLM_CHAT_TEMPLATE (below) written to green.jinja.
+VLLM_COMMAND = ("vllm serve StanfordAIMI/GREEN-RadLlama2-7b --revision 832389d56bbd45a36bbd61dfa4f0be76e99f1dad "
+                "--tokenizer-revision 832389d56bbd45a36bbd61dfa4f0be76e99f1dad "
+                "--code-revision 832389d56bbd45a36bbd61dfa4f0be76e99f1dad --trust-remote-code --tokenizer-mode slow "
+                "--max-model-len 2048 --dtype float16 --generation-config vllm --chat-template green.jinja")
+
 # Ours: for an OpenAI-compatible server (`vllm serve ... --chat-template FILE`), one user message rendered to the
 # reference's text for [human prompt, empty gpt turn] plus generation prompt, with the BOS and the EOS its tokenizer
 # call adds written out (chat servers tokenize the rendered text without adding special tokens).
@@ -411,16 +421,17 @@ def _load_tokenizer(folder: Path, trust_remote_code: bool):
 
 
 def backend_for(judge_url: str | None = None, judge_model: str | None = None, model_path: str | Path | None = None,
-                *, concurrency: int | str = 8, max_tokens: int = MAX_LENGTH, allow_endpoints: Sequence[str] = (),
+                *, concurrency: int | str = 8, max_tokens: int | None = None, allow_endpoints: Sequence[str] = (),
                 device: str | None = None, dtype: str | None = None, batch_size: int = 8,
                 max_length: int = MAX_LENGTH, progress: bool = False) -> Backend:
     """A local model when `model_path` is given; else the judge endpoint from the arguments or `REXRANK_JUDGE_URL` /
     `REXRANK_JUDGE_MODEL` (key in `OPENAI_API_KEY`) when one is named; else GREEN's weights through
     `rexrank.models` (`REXRANK_MODEL_GREEN` or the Hugging Face cache).
 
-    For a server hosting GREEN (e.g. `vllm serve StanfordAIMI/GREEN-radllama2-7b --max-model-len 2048
-    --chat-template green.jinja` with VLLM_CHAT_TEMPLATE in the file), `max_tokens=2048`: vLLM caps an answer at
-    the context left after the prompt, which is the reference's rule per study."""
+    A server hosting GREEN holds the reference's length rule itself: `VLLM_COMMAND` serves the pinned checkpoint
+    with a context of 2,048 tokens, and no `max_tokens` is sent (None), so each answer gets what is left after its
+    prompt, as the reference's `max_length=2048` gives it. Sending `max_tokens=2048` to that server would be refused
+    for every study: vLLM answers 400 when prompt plus max_tokens exceeds --max-model-len; it does not cut."""
     import os
 
     from rexrank.llm import Judge

@@ -1,6 +1,6 @@
 """The one door to LLM judges (GREEN, FineRadScore, RadRScore): any OpenAI-compatible chat endpoint.
 
-    judge = Judge(base_url="http://localhost:8000/v1", model="StanfordAIMI/GREEN-radllama2-7b")
+    judge = Judge(base_url="http://localhost:8000/v1", model="StanfordAIMI/GREEN-RadLlama2-7b")
     replies = judge.complete(prompts, prompt_version="green-v1", dataset="mimic-cxr")
 
 Endpoint from arguments or `REXRANK_JUDGE_URL` / `REXRANK_JUDGE_MODEL`; the API key only from the environment
@@ -84,7 +84,7 @@ class Judge:
     base_url: str | None = None  # default: REXRANK_JUDGE_URL, else OpenAI's public API
     model: str | None = None  # default: REXRANK_JUDGE_MODEL
     temperature: float = 0.0  # greedy: judges must be reproducible
-    max_tokens: int = 1024
+    max_tokens: int | None = 1024  # None: not sent, the server's own limit (vLLM: the context left after the prompt)
     seed: int | None = None
     concurrency: int | str = 8  # requests in flight; "auto": the endpoint's capacity (`rexrank.llm.capacity`)
     timeout: float = 120.0  # seconds per request, in all (`rexrank.llm.deadline`), not per socket read
@@ -113,13 +113,15 @@ class Judge:
     @property
     def decoding(self) -> dict:
         # float(): temperature=0 and temperature=0.0 must give one cache key
-        return {"temperature": float(self.temperature), "max_tokens": int(self.max_tokens), "seed": self.seed}
+        tokens = None if self.max_tokens is None else int(self.max_tokens)
+        return {"temperature": float(self.temperature), "max_tokens": tokens, "seed": self.seed}
 
     @property
     def identity(self) -> str:
         """The judge's part of a score signature."""
         seed = "" if self.seed is None else f":seed={self.seed}"
-        return f"judge:{self.model}:t={self.temperature:g}:max_tokens={self.max_tokens}{seed}"
+        tokens = "server" if self.max_tokens is None else self.max_tokens
+        return f"judge:{self.model}:t={self.temperature:g}:max_tokens={tokens}{seed}"
 
     def key(self, messages: Messages, prompt_version: str) -> str:
         payload = [self.model, prompt_version, messages, self.decoding]
