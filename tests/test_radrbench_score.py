@@ -129,3 +129,48 @@ def test_an_outputs_file_of_another_shape_is_refused_by_name(tmp_path):
     no_config.write_text(json.dumps({"item_id": "x", "output": "<answer>A</answer>"}) + "\n")
     with pytest.raises(Exception, match=r"line 1: expected an object with config, item_id and output"):
         load_outputs(no_config)
+
+
+def test_the_free_text_task_gets_ratescore_beside_exact_match(built, tmp_path, capsys, local_models):  # noqa: F811
+    """As ChestX-Reasoner scores it: RaTEScore of the answer against the reference answer, per source and over all;
+    checked by the submission rules and carried to the board."""
+    from rexrank.radrbench.answers import answer_text
+    from rexrank.scorers import compute
+
+    folder = built[0]
+    items = load_items(folder)
+    free = items[items["task"] == "multi_no_option"]
+    assert len(free) >= 1
+    answers = {(c, i): f"<answer>{a}</answer>" for c, i, a in zip(items["config"], items["item_id"], items["answer"])}
+    first = (free["config"].iloc[0], free["item_id"].iloc[0])
+    answers[first] = "<answer>Small left effusion and mild edema</answer>"  # not the reference: lower RaTEScore
+    capsys.readouterr()
+    assert main(["score-radrbench", "--predictions", str(outputs(tmp_path / "model.jsonl", answers)),
+                 "--dataset", str(folder), "--out", str(tmp_path / "out")]) == 0
+    assert "free-text task (multi_no_option), RaTEScore" in capsys.readouterr().out
+    data = (tmp_path / "out" / "radrbench-cxr.accuracy.json").read_bytes()
+    report = check_radrbench(data)  # the submission rules accept what score-radrbench writes
+    rows = {r["source"]: r for r in report["ratescore"]["rows"]}
+    gold = [answer_text(a)[0] or a if "<answer>" in a.lower() else a for a in free["answer"]]
+    given = [answer_text(answers[(c, i)])[0] for c, i in zip(free["config"], free["item_id"])]
+    expected = compute("ratescore", given, gold)["ratescore"]
+    assert rows["all"]["items"] == len(free) and rows["all"]["ratescore"] == pytest.approx(expected, abs=1e-12)
+    assert report["ratescore"]["signature"].startswith("ratescore:") and rows["all"]["ratescore"] < 1.0
+
+    hostile = json.loads(data)
+    hostile["ratescore"]["rows"][0]["task"] = "binary"
+    with pytest.raises(InputError, match="RaTEScore is for the free-text task only"):
+        check_radrbench(json.dumps(hostile).encode())
+    hostile["ratescore"]["rows"][0] |= {"task": "multi_no_option", "ratescore": 9.0}
+    with pytest.raises(InputError, match="is outside its CI"):
+        check_radrbench(json.dumps(hostile).encode())
+
+    repo = tmp_path / "repo"
+    (repo / "submissions" / "lab-m" / "radrbench").mkdir(parents=True)
+    (repo / "submissions" / "lab-m" / "radrbench" / "radrbench-cxr.accuracy.json").write_bytes(data)
+    aggregate(repo)
+    board = pd.read_parquet(repo / "radrbench.parquet")
+    cell = board[(board["source"] == "all") & (board["task"] == "multi_no_option")]
+    assert cell["ratescore"].iloc[0] == pytest.approx(rows["all"]["ratescore"])
+    shown = radrbench_table(board)
+    assert shown["Free text (RaTEScore)"].iloc[0].startswith(f"{rows['all']['ratescore']:.3f}")

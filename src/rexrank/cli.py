@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rexrank import __version__, demo, stats
-from rexrank.errors import InputError
+from rexrank.errors import InputError, MetricUnavailable
 from rexrank.models import MODELS, ModelUnavailable, clear_overrides, resolve, set_override
 from rexrank.reports import TASKS
 from rexrank.results import ModelInfo, Result
@@ -362,6 +362,7 @@ def cmd_score_radrbench(args: argparse.Namespace) -> int:
         print(f"{r['source']:<14} {r['task']:<16} {r['items']:>6,} {r['accuracy']:>9.4f}  "
               f"[{r['low']:.4f}, {r['high']:.4f}]  {failures}")
     print(f"signature: {scores.signature}")
+    open_ended = _open_ended(items, outputs, args)
     reasoning = None
     if args.judge_model or os.environ.get("REXRANK_JUDGE_MODEL"):
         from rexrank.radrbench.radrscore import judge_for
@@ -378,9 +379,29 @@ def cmd_score_radrbench(args: argparse.Namespace) -> int:
         print(f"signature: {judged.signature}")
     out = Path(args.out)
     write_results(out, args.model_name or Path(args.predictions).stem, scores, reasoning,
-                  judged if reasoning is not None else None)
+                  judged if reasoning is not None else None, open_ended)
     print(f"wrote {out / 'radrbench-cxr.accuracy.json'}, {out / 'radrbench-cxr.per_item.parquet'}")
     return OK
+
+
+def _open_ended(items, outputs, args: argparse.Namespace):
+    """RaTEScore of the free-text task's answers, printed; None (and one line why) when it cannot run here."""
+    from rexrank.radrbench.score import open_ended_rows
+    from rexrank.scorers.ratescore import RaTEScore
+
+    try:
+        found = open_ended_rows(items, outputs, RaTEScore(device=args.device, batch_size=args.batch_size,
+                                                          progress=False), args.resamples, args.seed)
+    except MetricUnavailable as err:
+        _warn(f"RaTEScore of the free-text task (multi_no_option) not run here: {err}")
+        return None
+    if found is not None:
+        rows, signature = found
+        print("\nfree-text task (multi_no_option), RaTEScore of the answer against the reference answer")
+        for _, r in rows.iterrows():
+            print(f"{r['source']:<14} {r['items']:>6,} {r['ratescore']:>9.4f}  [{r['low']:.4f}, {r['high']:.4f}]")
+        print(f"signature: {signature}")
+    return found
 
 
 def cmd_submit(args: argparse.Namespace) -> int:

@@ -78,11 +78,15 @@ def _radrbench_column(source: str, task: str) -> str:
     return name if source == "all" else f"{RADRBENCH_SOURCES.get(source, sanitize_text(source, 40))} · {name}"
 
 
+FREE_TEXT = "Free text (RaTEScore)"
+
+
 def radrbench_table(table: pd.DataFrame, view: str = "task", search: str = "") -> pd.DataFrame:
     """RadRBench-CXR accuracy (`radrbench.parquet`), one row per model ranked by overall accuracy: `Overall`, then a
     column per task type (view "task": over every source) or per source and task (view "source"), each
-    `accuracy ± half-CI`; `Items`, `Unreadable` (answers the parser could not read, counted wrong). Cells are text
-    that sorts as numbers do (every accuracy is in [0, 1] with the same decimals)."""
+    `accuracy ± half-CI`; in the task view, the free-text task's RaTEScore where submissions carry it; `Items`,
+    `Unreadable` (answers the parser could not read, counted wrong). Cells are text that sorts as numbers do (every
+    accuracy is in [0, 1] with the same decimals)."""
     if view not in RADRBENCH_VIEWS:
         raise ValueError(f"view {view!r}: expected one of {', '.join(RADRBENCH_VIEWS)}")
     table = table.reindex(columns=list(RADRBENCH_COLUMNS))
@@ -100,6 +104,7 @@ def radrbench_table(table: pd.DataFrame, view: str = "task", search: str = "") -
     source_order = {s: i for i, s in enumerate(RADRBENCH_SOURCES)}
     columns = sorted({(s, t) for s, t in zip(parts["source"], parts["task"])},
                      key=lambda st: (source_order.get(st[0], 99), st[0], task_order.get(st[1], 99), st[1]))
+    free_text = view == "task" and pd.to_numeric(parts["ratescore"], errors="coerce").notna().any()
     out = []
     for position, (_, row) in enumerate(overall.iterrows(), 1):
         mine = parts[parts["submission"] == row["submission"]].set_index(["source", "task"])
@@ -111,11 +116,15 @@ def radrbench_table(table: pd.DataFrame, view: str = "task", search: str = "") -
             cell = mine.loc[(source, task)] if (source, task) in mine.index else None
             shown[_radrbench_column(source, task)] = "" if cell is None else value_with_ci(
                 _num(cell["accuracy"]), _num(cell["low"]), _num(cell["high"]))
+        free = mine.loc[("all", "multi_no_option")] if ("all", "multi_no_option") in mine.index else None
+        if free_text:  # the free-text task's RaTEScore over every source, beside its exact-match accuracy
+            shown[FREE_TEXT] = "" if free is None else value_with_ci(
+                _num(free["ratescore"]), _num(free["ratescore_low"]), _num(free["ratescore_high"]))
         shown["Items"] = int(row["items"])
         shown["Unreadable"] = int(sum(v for v in failures.values() if isinstance(v, int)))
         out.append(shown)
-    names = ["Rank", "Model", "Institution", "Overall", *(_radrbench_column(s, t) for s, t in columns), "Items",
-             "Unreadable"]
+    names = ["Rank", "Model", "Institution", "Overall", *(_radrbench_column(s, t) for s, t in columns),
+             *([FREE_TEXT] if free_text else []), "Items", "Unreadable"]
     return pd.DataFrame(out, columns=names)
 
 

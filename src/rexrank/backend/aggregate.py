@@ -30,10 +30,11 @@ RADRBENCH_BOARD = "radrbench.parquet"
 RADRBENCH_COLUMNS = ("submission", "model", "institution", "url", "date", "source", "task", "items", "correct",
                      "accuracy", "low", "high", "failures", "missing_outputs", "signature", "radrscore_items",
                      *(f"{part}{end}" for part in RADRSCORE_PARTS for end in ("", "_low", "_high")),
-                     "radrscore_signature")
+                     "radrscore_signature", "ratescore", "ratescore_low", "ratescore_high", "ratescore_signature")
 RADRBENCH_TYPES = {"items": "Int64", "correct": "Int64", "missing_outputs": "Int64", "accuracy": "float64",
                    "low": "float64", "high": "float64", "radrscore_items": "Int64",
-                   **{f"{part}{end}": "float64" for part in RADRSCORE_PARTS for end in ("", "_low", "_high")}}
+                   **{f"{part}{end}": "float64" for part in RADRSCORE_PARTS for end in ("", "_low", "_high")},
+                   "ratescore": "float64", "ratescore_low": "float64", "ratescore_high": "float64"}
 # The board's columns, in ReXrank's order (official.METRIC_COLUMNS).
 METRICS = ("bleu2", "bertscore", "semb_score", "radgraph", "radcliq_v1", "ratescore", "green", "fineradscore")
 
@@ -135,13 +136,19 @@ def radrbench_rows(repo: Path) -> pd.DataFrame:
         result = json.loads(path.read_text(encoding="utf-8"))
         judged = result.get("radrscore") or {}
         reasoning = {(r["source"], r["task"]): r for r in judged.get("rows", [])}
+        free = result.get("ratescore") or {}
+        free_text = {(r["source"], r["task"]): r for r in free.get("rows", [])}
         for row in result["rows"]:
             scored = reasoning.get((row["source"], row["task"]))
+            rate = free_text.get((row["source"], row["task"]))
             out.append({"submission": folder.name, "model": card.get("name") or result["model"],
                         "institution": card.get("institution", ""), "url": card.get("url", ""),
                         "date": card.get("date", ""), **{k: row[k] for k in RADRBENCH_COLUMNS[5:13]},
                         "missing_outputs": result["missing_outputs"], "signature": result["signature"],
-                        **({} if scored is None else _radrscore_cells(scored, judged["signature"]))})
+                        **({} if scored is None else _radrscore_cells(scored, judged["signature"])),
+                        **({} if rate is None else {"ratescore": rate["ratescore"], "ratescore_low": rate["low"],
+                                                    "ratescore_high": rate["high"],
+                                                    "ratescore_signature": free["signature"]})})
     frame = pd.DataFrame(out, columns=list(RADRBENCH_COLUMNS))
     return frame.astype(RADRBENCH_TYPES).sort_values(["source", "task", "accuracy"], ascending=[True, True, False],
                                                      ignore_index=True)
@@ -189,7 +196,9 @@ radrbench = load_dataset("ORG/results", "radrbench", split="leaderboard")  # Rad
 `submissions/<id>/radrbench/radrbench-cxr.accuracy.json` (`rexrank score-radrbench`), one row per source and task
 plus an `all` row, with a 95% bootstrap CI and the scoring signature; where the submission was judged, RadRScore
 and its components Rc, Rf, Re (`completeness`, `factuality`, `effectiveness`) with CIs over the `radrscore_items`
-the judge scored, and the judge's signature.
+the judge scored, and the judge's signature; and for the free-text task (`multi_no_option`), where the submission
+carries it, RaTEScore of its answers against the reference answers (`ratescore`, with its CI and signature), as
+ChestX-Reasoner scores that task, beside exact-match accuracy.
 """
 
 

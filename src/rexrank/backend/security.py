@@ -594,7 +594,8 @@ def per_study_problems(result: Result, table, predicted: tuple[str, ...]) -> lis
     return problems
 
 
-_RADRBENCH_KEYS = {"dataset", "model", "signature", "missing_outputs", "rows", "radrscore"}
+_RADRBENCH_KEYS = {"dataset", "model", "signature", "missing_outputs", "rows", "radrscore", "ratescore"}
+_OPTIONAL_BLOCKS = {"radrscore", "ratescore"}  # absent in files of earlier rexranks, null when not computed
 _RADRBENCH_ROW = ("source", "task", "items", "correct", "accuracy", "low", "high", "failures")
 _RADRBENCH_TASKS = ("binary", "single", "multi", "multi_no_option", "temporal")
 _RADRBENCH_SOURCE = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
@@ -702,6 +703,39 @@ def _radrscore_problems(block: object) -> list[str]:
     return problems
 
 
+_RATESCORE_ROW = {"source", "task", "items", "ratescore", "low", "high"}
+
+
+def _ratescore_problems(block: object, rows: list) -> list[str]:
+    """The `ratescore` part of the RadRBench-CXR file: RaTEScore of the free-text task per source and over all."""
+    if not isinstance(block, dict) or set(block) != {"signature", "rows"}:
+        return ["ratescore: expected null or an object with signature and rows"]
+    problems = []
+    current = f"ratescore:{metric_class('ratescore').version}|"
+    if not isinstance(block["signature"], str) or not block["signature"].startswith(current) \
+            or len(block["signature"]) > 300:
+        problems.append(f"ratescore.signature: expected a signature of this rexrank's RaTEScore ({current}...)")
+    found = block["rows"]
+    if not isinstance(found, list) or not 1 <= len(found) <= MAX_RADRBENCH_ROWS:
+        return [*problems, f"ratescore.rows: expected a list of 1 to {MAX_RADRBENCH_ROWS} rows"]
+    items = {(r["source"], r["task"]): r["items"] for r in rows}
+    for number, row in enumerate(found):
+        where = f"ratescore.rows[{number}]"
+        if not isinstance(row, dict) or set(row) != _RATESCORE_ROW:
+            problems.append(f"{where}: expected the fields {', '.join(sorted(_RATESCORE_ROW))}")
+            continue
+        numbers = [row[k] for k in ("ratescore", "low", "high")]
+        if row["task"] != "multi_no_option":
+            problems.append(f"{where}: task {_show(row['task'], 40)!r}: RaTEScore is for the free-text task only")
+        elif items and items.get((row["source"], row["task"])) != row["items"]:
+            problems.append(f"{where}: {_show(row['source'], 40)} has no accuracy row of {row['items']!r} items")
+        elif not all(isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in numbers):
+            problems.append(f"{where}: ratescore, low and high must be numbers")
+        elif not row["low"] - MEAN_SLACK <= row["ratescore"] <= row["high"] + MEAN_SLACK:
+            problems.append(f"{where}: ratescore {row['ratescore']} is outside its CI [{row['low']}, {row['high']}]")
+    return problems
+
+
 def check_radrbench(data: bytes) -> dict:
     """`radrbench/radrbench-cxr.accuracy.json` (what `rexrank score-radrbench` writes): parsed with limits, known
     fields only, each row's numbers consistent, one `all` row; its model text bounded. Returns the parsed object."""
@@ -709,7 +743,7 @@ def check_radrbench(data: bytes) -> dict:
     if not isinstance(value, dict):
         raise InputError(f"expected a JSON object, got {type(value).__name__}")
     extra = sorted(set(value) - _RADRBENCH_KEYS)
-    missing = sorted(_RADRBENCH_KEYS - set(value) - {"radrscore"})
+    missing = sorted(_RADRBENCH_KEYS - set(value) - _OPTIONAL_BLOCKS)
     if extra or missing:
         raise InputError("; ".join(p for p in (f"unknown field(s) {_show(', '.join(extra), 80)}" if extra else "",
                                                f"missing {', '.join(missing)}" if missing else "") if p))
@@ -742,6 +776,8 @@ def check_radrbench(data: bytes) -> dict:
             problems.append("rows: the all row's items is not the sum of the per-source rows")
     if value.get("radrscore") is not None:
         problems += _radrscore_problems(value["radrscore"])
+    if value.get("ratescore") is not None:
+        problems += _ratescore_problems(value["ratescore"], rows if not problems else [])
     if problems:
         raise InputError("; ".join(problems[:MAX_PROBLEMS_PER_FILE]))
     return value

@@ -106,6 +106,33 @@ def score_outputs(items: pd.DataFrame, outputs: dict[tuple[str, str], object], r
     return RadRBenchScores(pd.DataFrame(rows), missing, sig, per_item)
 
 
+def open_ended_rows(items: pd.DataFrame, outputs: dict[tuple[str, str], object], scorer=None,
+                    resamples: int = stats.RESAMPLES, seed: int = stats.SEED) -> tuple[pd.DataFrame, str] | None:
+    """RaTEScore of each free-text answer (the `multi_no_option` task) against its reference answer, as
+    ChestX-Reasoner scores that task, beside exact match: per source and over every source, each with a bootstrap
+    CI; and the scorer's signature. The answer is the text of the model's last <answer>; one that cannot be read
+    (no or unclosed tag, empty) is scored as an empty answer, which RaTEScore gives 0.5 (a report without entities;
+    ours: the reference drops such a report and shifts every later pair). None when the items have no such task."""
+    from rexrank.radrbench.answers import MULTI_NO_OPTION, answer_text
+    from rexrank.scorers.ratescore import RaTEScore
+
+    free = items[items["task"] == MULTI_NO_OPTION]
+    if free.empty:
+        return None
+    keys = list(zip(free["config"], free["item_id"]))
+    answers = [(answer_text(o)[0] or "") if isinstance(o := outputs.get(k), str) else "" for k in keys]
+    gold = [answer_text(a)[0] or a if "<answer>" in a.lower() else a for a in free["answer"]]
+    scorer = scorer or RaTEScore(progress=False)
+    per_item = pd.DataFrame({"source": free["source"].to_numpy(), "score": scorer(answers, gold)})
+    groups = [(s, g) for s, g in per_item.groupby("source", sort=True)] + [("all", per_item)]
+    rows = []
+    for source, group in groups:
+        e = stats.estimate(group["score"].to_numpy(), "mean", resamples, seed)
+        rows.append({"source": source, "task": MULTI_NO_OPTION, "items": len(group), "ratescore": e.value,
+                     "low": e.low, "high": e.high})
+    return pd.DataFrame(rows), str(scorer.signature().with_bootstrap(resamples, seed))
+
+
 COMPONENTS = ("completeness", "factuality", "effectiveness")
 
 
@@ -154,8 +181,9 @@ def reasoning_table(rows: pd.DataFrame) -> list[str]:
 
 
 def write_results(out: str | Path, model: str, scores: RadRBenchScores, reasoning: pd.DataFrame | None = None,
-                  judged=None) -> Path:
-    """`<out>/radrbench-cxr.accuracy.json` (what a submission carries) and `radrbench-cxr.per_item.parquet`."""
+                  judged=None, open_ended: tuple[pd.DataFrame, str] | None = None) -> Path:
+    """`<out>/radrbench-cxr.accuracy.json` (what a submission carries) and `radrbench-cxr.per_item.parquet`;
+    `open_ended`: what `open_ended_rows` gave."""
     from rexrank.files import atomic_path, write_text
 
     out = Path(out)
@@ -165,7 +193,9 @@ def write_results(out: str | Path, model: str, scores: RadRBenchScores, reasonin
          "missing_outputs": len(scores.missing), "rows": scores.rows.to_dict("records"),
          "radrscore": None if reasoning is None else {"signature": judged.signature, "unparseable": judged.unparseable,
                                                        "failed": judged.failed,
-                                                       "rows": json.loads(reasoning.to_json(orient="records"))}},
+                                                       "rows": json.loads(reasoning.to_json(orient="records"))},
+         "ratescore": None if open_ended is None else {"signature": open_ended[1],
+                                                       "rows": open_ended[0].to_dict("records")}},
         indent=2) + "\n")
     with atomic_path(out / "radrbench-cxr.per_item.parquet") as tmp:
         scores.per_item.to_parquet(tmp, index=False)
