@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from huggingface_hub import HfApi
 from rendered import markup
+from test_submission import score
 
 from rexrank import demo, stats
 from rexrank.backend import ledger
@@ -19,14 +20,6 @@ from rexrank.signature import Signature
 
 REPO = "rexrank/results"
 OWNER_ID = "lab-a-chexagent"
-
-
-def score(out, dataset="mimic-cxr", system="demo-careful"):
-    for task in ("findings", "findings_impression"):
-        assert main(["score", "--predictions", str(demo.predictions(system, task)), "--dataset", str(demo.DATASET),
-                     "--dataset-name", dataset, "--task", task, "--metrics", "bleu2", "--out", str(out),
-                     "--quiet"]) == 0
-    return out
 
 
 def submit(monkeypatch, results, name, institution, token):
@@ -61,7 +54,7 @@ def board(fake_hub, tmp_path, monkeypatch):
 
 def attacker_pr(board, tmp_path, monkeypatch, name="Attacker Model", dataset="mimic-cxr") -> int:
     """The attacker's own clean submission, opened as the next pull request."""
-    assert submit(monkeypatch, score(tmp_path / "attacker", dataset), name, "Lab Z", "hf_attacker") == 0
+    assert submit(monkeypatch, score(tmp_path / "attacker", dataset=dataset), name, "Lab Z", "hf_attacker") == 0
     return board.pull_requests(REPO, repo_type="dataset")[-1].num
 
 
@@ -130,7 +123,7 @@ def forged_radcliq(results, dataset="iu-xray", per_study=1e-6):
 
 
 def test_a_result_the_review_could_not_rescore_is_never_ranked(board, tmp_path, monkeypatch, capsys):
-    forged = forged_radcliq(score(tmp_path / "forged", "iu-xray"))
+    forged = forged_radcliq(score(tmp_path / "forged", dataset="iu-xray"))
     assert submit(monkeypatch, forged, "Forged Model", "Lab Z", "hf_attacker") == 0
     capsys.readouterr()
     assert review(2) == 0  # the review has no IU-Xray copy: it says so
