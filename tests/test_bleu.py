@@ -13,7 +13,7 @@ SEPARATORS = [" ", " ", " ", " ", "  ", "\n", ". ", ", ", " .", "...", "\t"]
 
 
 def oracle(candidate: str, reference: str) -> float:
-    """CXR-Report-Metric `prep_reports` tokenisation (copied from METRICS.md §1) + NLTK method1, the oracle."""
+    """CXR-Report-Metric `prep_reports` tokenisation (copied from docs/metrics.md §1) + NLTK method1, the oracle."""
     def prep(text):
         return [t for t in str(text).lower().replace(".", " .").split(" ") if t != ""]
 

@@ -58,7 +58,7 @@ def test_dataset_value_is_inverse_of_mean_not_mean_of_inverses():
 
 def test_perfect_pairs_make_a_negative_mean_that_is_flagged():
     perfect = float(RADCLIQ_V1([1.0, 1.0, 1.0, 1.0]))
-    assert perfect == pytest.approx(-1.44, abs=0.01)  # METRICS.md §5: a perfect pair scores about -1.44
+    assert perfect == pytest.approx(-1.44, abs=0.01)  # docs/metrics.md §5: a perfect pair scores about -1.44
     result = estimate(np.full(30, perfect), "inverse_mean", resamples=100)
     assert result.non_positive_mean
     assert result.value < 0

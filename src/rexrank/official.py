@@ -1,4 +1,4 @@
-"""Import of the official ReXrank leaderboard tables (METRICS.md §10).
+"""Import of the official ReXrank leaderboard tables (docs/metrics.md §10).
 
 `findings_result_<dataset>.csv` is the findings task, `result_<dataset>.csv` findings+impression. Rows may
 have 12 fields (a missing trailing column); files may lack a final newline. Each row's published

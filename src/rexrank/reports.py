@@ -1,4 +1,4 @@
-"""Reference construction for the two ReXrank tasks (METRICS.md §0).
+"""Reference construction for the two ReXrank tasks (docs/metrics.md §0).
 
 ReXrank's `example_files/evaluation_script.md` builds the findings+impression ground truth as
 ``f"Findings: {findings} Impression: {impression}"`` where a missing section is Python ``None``, so the

@@ -1,4 +1,4 @@
-"""Confidence intervals and paired significance tests over studies (METRICS.md §0; the method is ours).
+"""Confidence intervals and paired significance tests over studies (docs/metrics.md §0; the method is ours).
 
 All statistics here are functions of a mean over studies: `mean` itself, or `inverse_mean` (1 / mean, the
 leaderboard's 1/RadCliQ-v1). Intervals are percentile bootstraps: resample studies with replacement,

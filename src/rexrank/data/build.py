@@ -32,7 +32,7 @@ from rexrank.reports import FINDINGS, FINDINGS_IMPRESSION, TASKS, build_referenc
 # None where the source does not say).
 COLUMNS = ("study_id", "findings", "impression", "reference_findings", "reference_findings_impression",
            "image_paths", "views", "context", "source")
-# Study counts of the official splits (METRICS.md §10).
+# Study counts of the official splits (docs/metrics.md §10).
 OFFICIAL = {("mimic-cxr", "test"): 2347, ("iu-xray", "test"): 590, ("iu-xray", "valid"): 296,
             ("chexpert-plus", "valid"): 200, ("rexgradient", "test"): 10000}
 

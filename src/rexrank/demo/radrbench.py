@@ -4,7 +4,7 @@ reasoning "models" (`python -m rexrank.demo.radrbench` writes them beside this f
 Every question here was written for this project; none comes from RadRBench-CXR, MIMIC-CXR or any real report.
 The items sit in `radrbench/` as the published files do (`<source>_<task>_test_option.json`), so the demo builds
 them with the same builder as the real dataset. The two models' outputs (`radrbench/outputs/<model>.jsonl`) go
-through every answer form the parser reads (METRICS.md §9): letters, `A) text`, an option's text, `Yes, ...`,
+through every answer form the parser reads (docs/metrics.md §9): letters, `A) text`, an option's text, `Yes, ...`,
 multi-choice letters in another order with spaces, and the failures: no `<answer>`, an unclosed tag, an empty
 output, a letter that is no option, two options where one is asked.
 """

@@ -1,4 +1,4 @@
-"""RadRBench-CXR accuracy: one deterministic answer parser for every model (ours; METRICS.md §9).
+"""RadRBench-CXR accuracy: one deterministic answer parser for every model (ours; docs/metrics.md §9).
 
 The reference (MAGIC-AI4Med/ChestX-Reasoner `eval/accuracy_eval.py` and `eval/reasoning_eval.py` at 9a8a00d) reads
 answers with a different rule per model: a substring test for some, a GPT-4o judge for others, RaTEScore for the

@@ -1,5 +1,5 @@
 """Scoring a reasoning model on RadRBench-CXR: accuracy per source and task with bootstrap CIs, answer-format
-failures counted per task, one signature (METRICS.md §9).
+failures counted per task, one signature (docs/metrics.md §9).
 
 Rules for the model's output file (JSON list or JSONL of `{"config", "item_id", "output"}`; `prediction` is accepted
 for `output`): an item is named by its config (`mimic-cxr.binary`: one study has items in several task files, under

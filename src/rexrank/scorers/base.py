@@ -25,7 +25,7 @@ class Scorer:
     version: ClassVar[str]
     statistic: ClassVar[str] = "mean"  # how the dataset value is made from per-study scores
     bounds: ClassVar[tuple[float, float]] = UNBOUNDED  # every per-study score lies here (what the math guarantees)
-    empty_prediction: ClassVar[str] = ""  # what an empty candidate scores, in words (METRICS.md)
+    empty_prediction: ClassVar[str] = ""  # what an empty candidate scores, in words (docs/metrics.md)
     cacheable: ClassVar[bool] = False  # features worth keeping across runs (model outputs)
     cache: FeatureCache | None = None
 

@@ -1,4 +1,4 @@
-"""BERTScore as ReXrank computes it (METRICS.md §2).
+"""BERTScore as ReXrank computes it (docs/metrics.md §2).
 
 Source: rajpurkarlab/CXR-Report-Metric `add_bertscore_col` (runs of spaces collapsed, then bert-score
 0.3.11 `BERTScorer(model_type="distilroberta-base", rescale_with_baseline=True, idf=False)`), and

@@ -1,4 +1,4 @@
-"""BLEU-2, as ReXrank computes it (METRICS.md §1).
+"""BLEU-2, as ReXrank computes it (docs/metrics.md §1).
 
 Source: rajpurkarlab/CXR-Report-Metric `CXRMetric/run_eval.py` (`prep_reports`, `add_bleu_col`), which
 scores each study with fast_bleu 0.0.90 `BLEU([ref], {"bigram": (1/2, 1/2)})`. That equals NLTK's

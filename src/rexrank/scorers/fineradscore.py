@@ -1,4 +1,4 @@
-"""FineRadScore in the scorecard: `rexrank.fineradscore` through a judge endpoint (METRICS.md §8)."""
+"""FineRadScore in the scorecard: `rexrank.fineradscore` through a judge endpoint (docs/metrics.md §8)."""
 
 from __future__ import annotations
 

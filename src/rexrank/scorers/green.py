@@ -1,4 +1,4 @@
-"""GREEN in the scorecard: `rexrank.green` through a judge endpoint or a local model (METRICS.md §7)."""
+"""GREEN in the scorecard: `rexrank.green` through a judge endpoint or a local model (docs/metrics.md §7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""RadCliQ-v1 and RadCliQ-v0 composites (METRICS.md §5).
+"""RadCliQ-v1 and RadCliQ-v0 composites (docs/metrics.md §5).
 
 Constants decoded from rajpurkarlab/CXR-Report-Metric v1.1.0 `CXRMetric/radcliq-v1.pkl` (v1) and
 `normalizer.pkl` + `composite_metric_model.pkl` (v0): a StandardScaler followed by a linear model over

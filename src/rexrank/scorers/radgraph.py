@@ -1,4 +1,4 @@
-"""RadGraph-F1 math, as ReXrank computes it (METRICS.md §4).
+"""RadGraph-F1 math, as ReXrank computes it (docs/metrics.md §4).
 
 Source: rajpurkarlab/CXR-Report-Metric `CXRMetric/radgraph_evaluate_model.py`: `parse_entity_relation`
 turns a RadGraph into the entity set {(span text, label)} and the relation set {((source text, source

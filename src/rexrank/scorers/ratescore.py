@@ -1,4 +1,4 @@
-"""RaTEScore math, as the `ratescore` package 0.6.0 computes it (METRICS.md §6).
+"""RaTEScore math, as the `ratescore` package 0.6.0 computes it (docs/metrics.md §6).
 
 Source: MAGIC-AI4Med/RaTEScore 0.6.0 `utils.py: compute` and `scorer.py: compute_score` (notes in
 docs/reference-notes/ratescore.md). For each entity of the query report, its best cosine match among the

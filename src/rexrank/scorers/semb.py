@@ -1,4 +1,4 @@
-"""SembScore and CheXbert label F1 (METRICS.md §3).
+"""SembScore and CheXbert label F1 (docs/metrics.md §3).
 
 SembScore (CXR-Report-Metric `add_semb_col`): cosine similarity of the CheXbert [CLS] embeddings of the
 reference and the candidate, per study. Computed in float64 from the float32 embeddings (the reference's
