@@ -315,3 +315,75 @@ def test_local_weights_resolve_through_rexrank_models(tiny_llama, monkeypatch):
     backend = LocalGreen(progress=False)
     assert backend.model.source == f"REXRANK_MODEL_GREEN={tiny_llama}"
     assert backend.identity.startswith("local:") and backend.identity.endswith(":float32:max_length=2048")
+
+
+STAND_IN_CODE = '''"""A stand-in for GREEN's own tokenizer code: like the real tokenization_chexagent.py, a slow
+(Python) tokenizer class over tokenizer.model; here the stand-in's tokenizer.model holds the tests' tokenizers JSON."""
+from tokenizers import Tokenizer
+from transformers import PreTrainedTokenizer
+
+
+class CheXagentTokenizer(PreTrainedTokenizer):
+    vocab_files_names = {"vocab_file": "tokenizer.model"}
+    model_input_names = ["input_ids", "attention_mask"]
+
+    def __init__(self, vocab_file, **kwargs):
+        self.pieces = Tokenizer.from_file(vocab_file)
+        super().__init__(**kwargs)
+
+    @property
+    def vocab_size(self):
+        return self.pieces.get_vocab_size(with_added_tokens=False)
+
+    def get_vocab(self):
+        return self.pieces.get_vocab()
+
+    def _tokenize(self, text, **kwargs):
+        return self.pieces.encode(text, add_special_tokens=False).tokens
+
+    def _convert_token_to_id(self, token):
+        found = self.pieces.token_to_id(token)
+        return self.pieces.token_to_id("<unk>") if found is None else found
+
+    def _convert_id_to_token(self, index):
+        return self.pieces.id_to_token(index)
+
+    def convert_tokens_to_string(self, tokens):
+        return self.pieces.decode([self._convert_token_to_id(t) for t in tokens])
+
+    def build_inputs_with_special_tokens(self, ids, pair=None):
+        return [self.bos_token_id, *ids, *(pair or [])]
+'''
+
+
+@pytest.fixture
+def green_layout(tiny_llama, tmp_path):
+    """The tiny GREEN in its repository's tokenizer layout: no tokenizer.json, tokenizer_config.json's auto_map to
+    tokenization_chexagent.CheXagentTokenizer, which the repository ships as code."""
+    import json
+    import shutil
+
+    folder = tmp_path / "green"
+    shutil.copytree(tiny_llama, folder)
+    (folder / "tokenizer.json").rename(folder / "tokenizer.model")  # stand-in contents, the real name
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    config |= {"tokenizer_class": "CheXagentTokenizer",
+               "auto_map": {"AutoTokenizer": ["tokenization_chexagent.CheXagentTokenizer", None]}}
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    (folder / "tokenization_chexagent.py").write_text(STAND_IN_CODE)
+    return folder
+
+
+def test_the_repositorys_tokenizer_code_runs_only_when_asked_and_the_signature_says_so(green_layout, tiny_llama):
+    from rexrank.green import compute
+    from rexrank.models import ModelUnavailable
+
+    with pytest.raises(ModelUnavailable, match="runs downloaded code only when asked: pass --green-trust-remote-code"):
+        LocalGreen(green_layout, progress=False)
+    trusted = LocalGreen(green_layout, progress=False, trust_remote_code=True)
+    assert trusted.identity.endswith(":tokenizer=remote-code")
+    prompt = build_prompt("No effusion.", "Small left effusion.")
+    assert trusted.input_ids(prompt) == LocalGreen(tiny_llama, progress=False).input_ids(prompt)
+    out = compute(["Small left effusion."], ["No effusion."], model_path=str(green_layout), max_length=520,
+                  trust_remote_code=True)
+    assert ":tokenizer=remote-code|" in out["signature"]

@@ -47,6 +47,8 @@ Args:
         request whose prompt plus max_tokens exceeds --max-model-len).
     device, dtype, batch_size, max_length (optional): for the local model; defaults cuda or cpu, float16 on cuda
         and float32 on cpu, 8, 2048 (changing max_length changes the metric; the signature records it).
+    trust_remote_code (bool, optional): for the local model, run the tokenizer code GREEN's repository ships in
+        place of a tokenizer.json (tokenization_chexagent.py). Default False; the signature records it.
 Returns:
     green (float): mean GREEN over the studies whose answer parsed, in [0, 1]; NaN when none did.
     green_per_sample (list of float or None): None where the answer was unparseable or the call failed.
@@ -76,8 +78,8 @@ class Green(evaluate.Metric):
 
     def _compute(self, predictions, references, judge_url=None, judge_model=None, model_path=None, dataset=None,
                  allow_endpoints=(), concurrency=8, max_tokens=None, device=None, dtype=None, batch_size=8,
-                 max_length=2048):
+                 max_length=2048, trust_remote_code=False):
         return compute(predictions, references, dataset=dataset, judge_url=judge_url, judge_model=judge_model,
                        model_path=model_path, allow_endpoints=allow_endpoints, concurrency=concurrency,
                        max_tokens=max_tokens, device=device, dtype=dtype, batch_size=batch_size,
-                       max_length=max_length)
+                       max_length=max_length, trust_remote_code=trust_remote_code)

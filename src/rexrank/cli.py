@@ -567,6 +567,10 @@ def _runtime_options(command: argparse.ArgumentParser) -> None:
     judge.add_argument("--allow-endpoint", action="append", default=[], metavar="URL",
                        help="send credentialed data (MIMIC-CXR, CheXpert Plus, ReXGradient, RadRBench-CXR) to "
                             "this non-local endpoint: only one your data use agreement covers")
+    judge.add_argument("--green-trust-remote-code", action="store_true",
+                       help="GREEN's local model: run its repository's own tokenizer code (tokenization_chexagent.py "
+                            "at the pinned commit), which it ships instead of a tokenizer.json; recorded in the "
+                            "signature")
     judge.add_argument("--fineradscore-shots", metavar="SHOTS",
                        help="FineRadScore's example turns: synthetic (default, ours), zero-shot, or the reference's "
                             "own from a rajpurkarlab/FineRadScore checkout or a JSON file of messages")
@@ -604,7 +608,8 @@ def _concurrency(text: str) -> int | str:
 
 def _judge(args: argparse.Namespace) -> dict:
     return {"judge_url": args.judge_url, "judge_model": args.judge_model, "concurrency": args.judge_concurrency,
-            "allow_endpoints": args.allow_endpoint, "fineradscore_shots": args.fineradscore_shots}
+            "allow_endpoints": args.allow_endpoint, "fineradscore_shots": args.fineradscore_shots,
+            "green_trust_remote_code": args.green_trust_remote_code}
 
 
 def cmd_publish(args: argparse.Namespace) -> int:

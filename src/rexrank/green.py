@@ -343,6 +343,7 @@ class LocalGreen:
         self.device = pick_device(device)
         self.dtype = getattr(torch, dtype) if dtype else torch.float16 if self.device.type == "cuda" else torch.float32
         self.tokenizer = _load_tokenizer(folder, trust_remote_code)
+        self.remote_code = trust_remote_code and not (folder / "tokenizer.json").is_file()  # the repository's code ran
         try:
             net = AutoModelForCausalLM.from_pretrained(folder, dtype=self.dtype)
         except (OSError, ValueError, RuntimeError) as err:
@@ -353,7 +354,8 @@ class LocalGreen:
 
     @property
     def identity(self) -> str:
-        return f"{self.model.identity}:{str(self.dtype).removeprefix('torch.')}:max_length={self.max_length}"
+        code = ":tokenizer=remote-code" if self.remote_code else ""
+        return f"{self.model.identity}:{str(self.dtype).removeprefix('torch.')}:max_length={self.max_length}{code}"
 
     def input_ids(self, prompt: str) -> list[int]:
         """What the reference feeds the model for one prompt."""
@@ -406,24 +408,36 @@ class LocalGreen:
 
 def _load_tokenizer(folder: Path, trust_remote_code: bool):
     """A tokenizer.json is used as written (the reference's transformers 4 did so); transformers 5's LlamaTokenizer
-    would rebuild it and tokenize the text after a special token differently. Without one, transformers converts
-    the SentencePiece model."""
+    would rebuild it and tokenize the text after a special token differently. GREEN's own repository has none: its
+    tokenizer is code it ships (`auto_map` to tokenization_chexagent.CheXagentTokenizer over tokenizer.model), which
+    rexrank runs only when `trust_remote_code` says so (the signature then records it). Anything else: transformers
+    converts the SentencePiece model."""
+    import json
+
     from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
     from rexrank.models import ModelUnavailable
 
+    config = folder / "tokenizer_config.json"
+    custom = config.is_file() and "auto_map" in json.loads(config.read_text(encoding="utf-8"))
+    if custom and not (folder / "tokenizer.json").is_file() and not trust_remote_code:
+        raise ModelUnavailable(
+            f"GREEN tokenizer: {folder} ships its tokenizer as code (tokenizer_config.json's auto_map, no "
+            "tokenizer.json), and rexrank runs downloaded code only when asked: pass --green-trust-remote-code "
+            "(trust_remote_code=True; recorded in the signature), or serve GREEN with vLLM "
+            "(rexrank.green.VLLM_COMMAND)")
     try:
         if (folder / "tokenizer.json").is_file():
             return PreTrainedTokenizerFast.from_pretrained(folder)
         return AutoTokenizer.from_pretrained(folder, trust_remote_code=trust_remote_code)
-    except (OSError, ValueError) as err:
+    except (OSError, ValueError, ImportError) as err:
         raise ModelUnavailable(f"GREEN tokenizer: cannot load it from {folder}: {err}") from None
 
 
 def backend_for(judge_url: str | None = None, judge_model: str | None = None, model_path: str | Path | None = None,
                 *, concurrency: int | str = 8, max_tokens: int | None = None, allow_endpoints: Sequence[str] = (),
                 device: str | None = None, dtype: str | None = None, batch_size: int = 8,
-                max_length: int = MAX_LENGTH, progress: bool = False) -> Backend:
+                max_length: int = MAX_LENGTH, progress: bool = False, trust_remote_code: bool = False) -> Backend:
     """A local model when `model_path` is given; else the judge endpoint from the arguments or `REXRANK_JUDGE_URL` /
     `REXRANK_JUDGE_MODEL` (key in `OPENAI_API_KEY`) when one is named; else GREEN's weights through
     `rexrank.models` (`REXRANK_MODEL_GREEN` or the Hugging Face cache).
@@ -436,13 +450,14 @@ def backend_for(judge_url: str | None = None, judge_model: str | None = None, mo
 
     from rexrank.llm import Judge
 
+    local = {"device": device, "dtype": dtype, "batch_size": batch_size, "max_length": max_length,
+             "progress": progress, "trust_remote_code": trust_remote_code}
     if model_path is not None:
-        return LocalGreen(model_path, device=device, dtype=dtype, batch_size=batch_size, max_length=max_length,
-                          progress=progress)
+        return LocalGreen(model_path, **local)
     if judge_url or judge_model or os.environ.get("REXRANK_JUDGE_URL") or os.environ.get("REXRANK_JUDGE_MODEL"):
         return Judge(base_url=judge_url, model=judge_model, max_tokens=max_tokens, concurrency=concurrency,
                      allow_endpoints=tuple(allow_endpoints), progress=progress)
-    return LocalGreen(device=device, dtype=dtype, batch_size=batch_size, max_length=max_length, progress=progress)
+    return LocalGreen(**local)
 
 
 def compute(predictions: Sequence[str], references: Sequence[str], *, dataset: DataUse | str | None = None,

@@ -110,7 +110,8 @@ MODELS: dict[str, ModelSpec] = {spec.key: spec for spec in (
         "GREEN", "StanfordAIMI/GREEN-RadLlama2-7b", "832389d56bbd45a36bbd61dfa4f0be76e99f1dad",
         ("config.json", "generation_config.json", "model-00001-of-00003.safetensors",
          "model-00002-of-00003.safetensors", "model-00003-of-00003.safetensors", "model.safetensors.index.json",
-         "tokenizer.model", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"),
+         "tokenizer.model", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
+         "tokenization_chexagent.py"),  # its tokenizer's code: fetched, run only with --green-trust-remote-code
         "GREEN judge model (GREEN-RadLlama2-7b, Llama-2 7B, about 13.5 GB)",
         (".gitattributes", "README.md", "added_tokens.json", "config.json", "generation_config.json",
          "model-00001-of-00003.safetensors", "model-00002-of-00003.safetensors", "model-00003-of-00003.safetensors",

@@ -26,7 +26,8 @@ class Green(Judged):
     @classmethod
     def from_options(cls, judge: Mapping[str, Any], device: str | None = None, progress: bool = True) -> Green:
         known = ("judge_url", "judge_model", "concurrency", "allow_endpoints")
-        return cls(green.backend_for(**{k: judge[k] for k in known if k in judge}, device=device, progress=progress))
+        return cls(green.backend_for(**{k: judge[k] for k in known if k in judge}, device=device, progress=progress,
+                                     trust_remote_code=bool(judge.get("green_trust_remote_code"))))
 
     def run(self, predictions: Sequence[str], references: Sequence[str], dataset: DataUse | str | None):
         result = green.green(predictions, references, self.backend, dataset=dataset)
