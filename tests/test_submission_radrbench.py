@@ -12,9 +12,9 @@ from test_submission_security import BASE, SID, clean_files, refused, touched, w
 
 from rexrank.backend.__main__ import main as backend
 from rexrank.backend.aggregate import RADRBENCH_COLUMNS, aggregate
-from rexrank.backend.security import Touched, check_radrbench, check_submission
 from rexrank.cli import main
 from rexrank.demo import radrbench as rdemo
+from rexrank.rules import Touched, check_radrbench, check_submission
 
 PATH = f"{BASE}/radrbench/radrbench-cxr.accuracy.json"
 

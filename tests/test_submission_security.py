@@ -1,4 +1,4 @@
-"""The security rules for submission pull requests (rexrank.backend.security), each against a hostile PR."""
+"""The rules for submission pull requests (rexrank.rules, rexrank.text), each against a hostile PR."""
 
 import ast
 import io
@@ -14,8 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from rexrank import stats
-from rexrank.backend import security
-from rexrank.backend.security import (
+from rexrank.errors import InputError
+from rexrank.results import MetricResult, ModelInfo, Result
+from rexrank.rules import (
     Checked,
     SubmissionRejected,
     Touched,
@@ -23,15 +24,14 @@ from rexrank.backend.security import (
     check_predictions,
     check_result,
     check_submission,
+    contents,
+    layout,
+    limits,
+    parquet,
     parse_json,
-    safe_url,
-    sanitize_text,
-    to_html,
-    to_markdown,
 )
-from rexrank.errors import InputError
-from rexrank.results import MetricResult, ModelInfo, Result
 from rexrank.scorers.bleu import Bleu2
+from rexrank.text import safe_url, sanitize_text, to_html, to_markdown
 
 SID = "lab-model"
 BASE = f"submissions/{SID}"
@@ -300,7 +300,7 @@ def test_each_kind_of_file_has_a_size_bound(name, size, limit):
 
 
 def test_total_bytes_and_file_count_are_bounded():
-    every = [f"{BASE}/predictions/{d}.{t}.jsonl" for d in security.DATASETS for t in security.TASKS]
+    every = [f"{BASE}/predictions/{d}.{t}.jsonl" for d in layout.DATASETS for t in layout.TASKS]
     err = refused(sizes([f"{BASE}/submission.json"], 100) + sizes(every, 60 * 1024 * 1024), SID)
     assert "bytes in all, more than the 268435456 allowed" in str(err)
     many = sizes([f"{BASE}/submission.json"]) + sizes([f"{BASE}/x{i}" for i in range(40)])
@@ -468,7 +468,7 @@ def test_predictions_line_length_and_count_are_bounded(monkeypatch):
     long = json.dumps({"study_id": "a", "prediction": "x" * 70_000}).encode()
     with pytest.raises(InputError, match="line 2: longer than 65536 bytes"):
         check_predictions([b'{"study_id": "b", "prediction": "x"}', long])
-    monkeypatch.setattr(security, "MAX_LINES", 5)
+    monkeypatch.setattr(contents, "MAX_LINES", 5)
     with pytest.raises(InputError, match="more than 5 lines"):
         check_predictions(predictions_jsonl([f"s{i}" for i in range(6)]).splitlines())
     assert check_predictions(predictions_jsonl([f"s{i}" for i in range(5)]).splitlines())[-1] == "s4"
@@ -477,7 +477,7 @@ def test_predictions_line_length_and_count_are_bounded(monkeypatch):
 def test_predictions_problems_are_capped_per_file():
     with pytest.raises(InputError) as err:
         check_predictions([b'{"study_id": "a", "prediction": 1}'] * 1000)
-    assert str(err.value).count("prediction must be text") == security.MAX_PROBLEMS_PER_FILE
+    assert str(err.value).count("prediction must be text") == limits.MAX_PROBLEMS_PER_FILE
     assert str(err.value).endswith("... and more (stopped looking)")
 
 
@@ -569,11 +569,11 @@ def test_per_study_tables_are_checked(tmp_path, data, message):
 
 
 def test_per_study_rows_and_uncompressed_size_are_bounded(monkeypatch):
-    monkeypatch.setattr(security, "MAX_ROWS", 4)
+    monkeypatch.setattr(parquet, "MAX_ROWS", 4)
     with pytest.raises(InputError, match="6 rows, more than 4"):
         check_per_study(per_study_parquet())
-    monkeypatch.setattr(security, "MAX_ROWS", 100)
-    monkeypatch.setattr(security, "MAX_UNCOMPRESSED", 10)
+    monkeypatch.setattr(parquet, "MAX_ROWS", 100)
+    monkeypatch.setattr(parquet, "MAX_UNCOMPRESSED", 10)
     with pytest.raises(InputError, match="bytes uncompressed, more than 10"):
         check_per_study(per_study_parquet())
 
@@ -593,16 +593,17 @@ def test_per_study_studies_must_be_predicted(tmp_path):
 
 
 def test_parse_json_bounds_bytes_before_parsing():
-    limits = security.JsonLimits(max_bytes=10, max_depth=3, max_items=10)
+    bounds = limits.JsonLimits(max_bytes=10, max_depth=3, max_items=10)
     with pytest.raises(InputError, match="11 bytes of JSON, more than the 10 allowed"):
-        parse_json(b"[" * 11, limits)
-    assert parse_json(b'{"a": [1]}', limits) == {"a": [1]}
+        parse_json(b"[" * 11, bounds)
+    assert parse_json(b'{"a": [1]}', bounds) == {"a": [1]}
 
 
 # -- rule 5: nothing from a PR is executed ----------------------------------------------------------------------
 
-def test_the_module_never_deserialises_or_executes():
-    source = Path(security.__file__).read_text(encoding="utf-8")
+@pytest.mark.parametrize("module", sorted(p.name for p in Path(layout.__file__).parent.glob("*.py")))
+def test_the_rules_never_deserialise_or_execute(module):
+    source = (Path(layout.__file__).parent / module).read_text(encoding="utf-8")
     for name in ("pickle", "torch.load", "read_pickle", "yaml.load", "yaml.unsafe", "marshal", "shelve", "dill",
                  "joblib", "to_pandas", "import pandas", "import torch"):
         assert name not in source.lower(), name
@@ -618,7 +619,7 @@ def test_the_module_never_deserialises_or_executes():
             assert not {"pickle", "yaml", "torch", "pandas", "importlib", "subprocess", "ctypes"} & {
                 m.split(".")[0] for m in modules}, modules
     assert not called & {"eval", "exec", "compile", "__import__", "breakpoint", "getattr"}, called
-    assert {m for m in methods if m.split(".")[1] in ("load", "loads", "compile", "system", "popen", "run")} == {
+    assert {m for m in methods if m.split(".")[1] in ("load", "loads", "compile", "system", "popen", "run")} <= {
         "json.loads", "re.compile"}, methods
 
 

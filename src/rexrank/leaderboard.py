@@ -34,12 +34,12 @@ from rexrank.backend.aggregate import (
     radrbench_rows,
     ranked_rows,
 )
-from rexrank.backend.security import safe_url, sanitize_text, to_markdown
 from rexrank.files import write_text
 from rexrank.official import METRIC_COLUMNS
 from rexrank.results import BOARD_DECIMALS, MetricResult, ModelInfo, Result
 from rexrank.signature import Signature
 from rexrank.submission import CARD, RADRSCORE_PARTS, SUBMISSIONS
+from rexrank.text import safe_url, sanitize_text, to_markdown
 
 DATASETS = {"rexgradient": "ReXGradient", "mimic-cxr": "MIMIC-CXR", "iu-xray": "IU-Xray",
             "chexpert-plus": "CheXpert Plus"}

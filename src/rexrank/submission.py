@@ -129,8 +129,8 @@ RADRSCORE_PARTS = ("radrscore", "completeness", "factuality", "effectiveness")
 def _radrbench_piece(results_dir: Path) -> tuple[list[Piece], list[str]]:
     """`radrbench-cxr.accuracy.json` from `rexrank score-radrbench --out results_dir` (or its `radrbench/`
     subfolder), checked as the maintainers will, and made by this rexrank's answer parser."""
-    from rexrank.backend.security import RADRBENCH_FILE, check_radrbench
     from rexrank.radrbench.answers import signature
+    from rexrank.rules import RADRBENCH_FILE, check_radrbench
 
     found = [p for p in (results_dir / RADRBENCH_RESULT, results_dir / "radrbench" / RADRBENCH_RESULT) if p.is_file()]
     if not found:
@@ -234,7 +234,7 @@ def submit(card: ModelCard, results_dir: Path, repo_id: str, private: dict[tuple
             raise InputError("nothing to submit: give --results (the --out of rexrank score) and/or --private")
         root = Path(tmp) / "repo"
         folder = prepare(card, pieces, root / SUBMISSIONS)
-        from rexrank.backend.security import check_submission
+        from rexrank.rules import check_submission
 
         check_submission(root, card.submission_id)  # the maintainers' checks, before anything leaves this machine
         prefix = f"{SUBMISSIONS}/{card.submission_id}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from rexrank.backend import ledger
 from rexrank.backend.pull import owner_of, read_pull_request
-from rexrank.backend.security import SubmissionRejected, check_submission
+from rexrank.rules import SubmissionRejected, check_submission
 
 
 def merge(repo_id: str, num: int, token: str | None = None) -> str:

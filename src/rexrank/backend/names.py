@@ -13,8 +13,8 @@ from __future__ import annotations
 import functools
 import unicodedata
 
-from rexrank.backend.security import sanitize_text
 from rexrank.errors import InputError
+from rexrank.text import sanitize_text
 
 
 @functools.cache

@@ -33,13 +33,14 @@ from rexrank import stats
 from rexrank.backend import ledger
 from rexrank.backend.names import name_key
 from rexrank.backend.pull import open_submission
-from rexrank.backend.security import SubmissionRejected, to_markdown
 from rexrank.data import align, load_predictions, load_split
 from rexrank.errors import InputError
 from rexrank.reports import MalformedReference
 from rexrank.results import BOARD_DECIMALS, MetricResult, ModelInfo, Result
+from rexrank.rules import SubmissionRejected
 from rexrank.scorecard import MetricSet, score
 from rexrank.submission import PRIVATE_DATASETS, SUBMISSIONS
+from rexrank.text import to_markdown
 
 DATASET = PRIVATE_DATASETS[0]
 EMPTY_SHARE = 0.10

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rexrank.backend.ledger import Ledger
-from rexrank.backend.security import Checked, SubmissionRejected, Touched, check_submission
+from rexrank.rules import Checked, SubmissionRejected, Touched, check_submission
 from rexrank.submission import SUBMISSIONS
 
 
@@ -151,8 +151,8 @@ def _main_cards(api, repo_id: str, main: str, files: list[str], ledger: Ledger) 
 
     from huggingface_hub import hf_hub_download
 
-    from rexrank.backend.security import check_card
     from rexrank.errors import InputError
+    from rexrank.rules import check_card
     from rexrank.submission import CARD
 
     names = {}

@@ -17,14 +17,15 @@ from pathlib import Path
 from rexrank import stats
 from rexrank.backend import ledger
 from rexrank.backend.pull import open_submission
-from rexrank.backend.security import SubmissionRejected, to_markdown
 from rexrank.data import align, load_predictions, load_split
 from rexrank.data.identity import identify
 from rexrank.official import SPLITS
 from rexrank.results import ModelInfo, Result
+from rexrank.rules import SubmissionRejected
 from rexrank.scorecard import MetricSet, file_sha256, score
 from rexrank.scorers import AVAILABLE, JUDGED
 from rexrank.submission import PUBLIC_DATASETS, SUBMISSIONS
+from rexrank.text import to_markdown
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,104 @@
+"""JSON from untrusted bytes, parsed with limits: size before parsing, strict UTF-8, no repeated keys, NaN, Infinity
+or overflowing numbers, then nesting depth and item count walked with an explicit stack."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from rexrank.errors import InputError
+from rexrank.rules.layout import MAX_BYTES, KiB, MiB
+from rexrank.text import shown as _show
+
+
+@dataclass(frozen=True)
+class JsonLimits:
+    max_bytes: int
+    max_depth: int  # containers nested in one another, the top one counting 1
+    max_items: int  # object members plus array elements, all levels together
+
+
+CARD_JSON = JsonLimits(MAX_BYTES["card"], max_depth=2, max_items=256)
+RESULT_JSON = JsonLimits(MAX_BYTES["results"], max_depth=32, max_items=50_000)
+LINE_JSON = JsonLimits(64 * KiB, max_depth=1, max_items=8)  # one predictions line
+MAX_LINES = 100_000  # predictions lines (ReXGradient's test set has about 10,000 studies)
+RADRBENCH_JSON = JsonLimits(MAX_BYTES["radrbench"], max_depth=5, max_items=20_000)
+MAX_RADRBENCH_ROWS = 200  # (source, task) rows: RadRBench-CXR has about a dozen
+PANDAS_JSON = JsonLimits(256 * KiB, max_depth=4, max_items=20_000)
+MAX_ROWS = 100_000
+MAX_COLUMNS = 256
+MAX_UNCOMPRESSED = 256 * MiB
+MAX_STUDY_ID = 128
+MAX_PROBLEMS_PER_FILE = 10
+
+
+class _Refused(Exception):
+    """One problem with one file's contents (internal: becomes a line of SubmissionRejected)."""
+
+
+
+def _no_repeats(pairs: list[tuple[str, Any]]) -> dict:
+    seen: dict = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _Refused(f"key {_show(key, 40)!r} appears more than once")
+        seen[key] = value
+    return seen
+
+
+def _constant(name: str) -> float:
+    raise _Refused(f"{name} is not a JSON number (no NaN or Infinity)")
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Refused(f"number {_show(text, 40)} overflows")
+    return value
+
+
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > 32:
+        raise _Refused(f"integer of {len(text)} digits")
+    return int(text)
+
+
+def parse_json(data: bytes, limits: JsonLimits) -> Any:
+    """JSON from untrusted bytes: size checked before parsing, strict UTF-8, repeated keys, NaN, Infinity and
+    overflowing numbers refused, then depth and item count walked with an explicit stack. Raises InputError."""
+    if len(data) > limits.max_bytes:
+        raise InputError(f"{len(data)} bytes of JSON, more than the {limits.max_bytes} allowed")
+    try:
+        text = data.decode("utf-8")
+        value = json.loads(text, object_pairs_hook=_no_repeats, parse_constant=_constant, parse_float=_float,
+                           parse_int=_int)
+    except UnicodeDecodeError as err:
+        raise InputError(f"not UTF-8 text (byte {err.start})") from None
+    except json.JSONDecodeError as err:
+        raise InputError(f"not valid JSON ({_show(err.msg, 60)}: line {err.lineno} column {err.colno})") from None
+    except RecursionError:
+        raise InputError(f"JSON nested deeper than {limits.max_depth} levels") from None
+    except _Refused as err:
+        raise InputError(str(err)) from None
+    except ValueError as err:  # an integer past Python's digit limit, and the like
+        raise InputError(f"not valid JSON ({_show(str(err), 60)})") from None
+    _check_shape(value, limits)
+    return value
+
+
+def _check_shape(value: Any, limits: JsonLimits) -> None:
+    items = 0
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            if depth > limits.max_depth:
+                raise InputError(f"JSON nested deeper than {limits.max_depth} levels")
+            items += len(node)
+            if items > limits.max_items:
+                raise InputError(f"more than {limits.max_items} JSON members and elements")
+            stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
+
+

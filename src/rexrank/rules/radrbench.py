@@ -1,0 +1,205 @@
+"""`radrbench/radrbench-cxr.accuracy.json`, as `rexrank score-radrbench` writes it: accuracy rows, and where the
+submission carries them, RadRScore and the free-text task's RaTEScore."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from rexrank.errors import InputError
+from rexrank.rules.contents import MEAN_SLACK
+from rexrank.rules.layout import KiB
+from rexrank.rules.limits import MAX_PROBLEMS_PER_FILE, MAX_RADRBENCH_ROWS, RADRBENCH_JSON, JsonLimits, parse_json
+from rexrank.scorers import metric_class
+from rexrank.submission import RADRSCORE_PARTS
+from rexrank.text import shown as _show
+
+_RADRBENCH_KEYS = {"dataset", "model", "signature", "missing_outputs", "rows", "radrscore", "ratescore"}
+_OPTIONAL_BLOCKS = {"radrscore", "ratescore"}  # absent in files of earlier rexranks, null when not computed
+_RADRBENCH_ROW = ("source", "task", "items", "correct", "accuracy", "low", "high", "failures")
+_RADRBENCH_TASKS = ("binary", "single", "multi", "multi_no_option", "temporal")
+_RADRBENCH_SOURCE = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
+_FAILURE_NAME = re.compile(r"[a-z_]{1,40}")
+
+
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _fraction(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0.0 <= value <= 1.0
+
+
+def _radrbench_row(number: int, row: object) -> list[str]:
+    where = f"rows[{number}]"
+    if not isinstance(row, dict):
+        return [f"{where}: expected an object, got {type(row).__name__}"]
+    if set(row) != set(_RADRBENCH_ROW):
+        extra, missing = sorted(set(row) - set(_RADRBENCH_ROW)), sorted(set(_RADRBENCH_ROW) - set(row))
+        said = (f"unknown field(s) {_show(', '.join(extra), 80)}" if extra else "",
+                f"missing {', '.join(missing)}" if missing else "")
+        return [f"{where}: " + "; ".join(p for p in said if p)]
+    problems = []
+    source, task = row["source"], row["task"]
+    if not isinstance(source, str) or not _RADRBENCH_SOURCE.fullmatch(source):
+        problems.append(f"{where}: source {_show(source, 40)!r} is not a lower-case name")
+    if task not in (*_RADRBENCH_TASKS, "all") or (task == "all" and source != "all"):
+        problems.append(f"{where}: task {_show(task, 40)!r} is not one of {', '.join(_RADRBENCH_TASKS)} (or all "
+                        "with source all)")
+    if not _count(row["items"]) or row["items"] == 0:
+        problems.append(f"{where}: items is not a positive whole number")
+    elif not _count(row["correct"]) or row["correct"] > row["items"]:
+        problems.append(f"{where}: correct is not a whole number from 0 to items")
+    elif not all(_fraction(row[k]) for k in ("accuracy", "low", "high")):
+        problems.append(f"{where}: accuracy, low and high must be numbers from 0 to 1")
+    elif not row["low"] - 1e-9 <= row["accuracy"] <= row["high"] + 1e-9:
+        problems.append(f"{where}: accuracy {row['accuracy']} is outside its CI [{row['low']}, {row['high']}]")
+    elif abs(row["accuracy"] - row["correct"] / row["items"]) > 1e-9:
+        problems.append(f"{where}: accuracy {row['accuracy']} is not correct / items")
+    failures = row["failures"]
+    try:
+        counts = parse_json(failures.encode("utf-8"), JsonLimits(4 * KiB, 1, 16)) if isinstance(failures, str) \
+            else None
+    except (InputError, UnicodeEncodeError):
+        counts = None
+    if not isinstance(counts, dict) or not all(isinstance(k, str) and _FAILURE_NAME.fullmatch(k) and _count(v)
+                                               for k, v in counts.items()):
+        problems.append(f"{where}: failures is not a JSON object of answer failure -> count")
+    return problems
+
+
+_RADRSCORE_KEYS = {"signature", "unparseable", "failed", "rows"}
+_RADRSCORE_ROW = {"source", "task", "items", *(f"{p}{e}" for p in RADRSCORE_PARTS for e in ("", "_low", "_high", "_n"))}
+
+
+def _radrscore_row(number: int, row: object) -> list[str]:
+    where = f"radrscore.rows[{number}]"
+    if not isinstance(row, dict) or set(row) != _RADRSCORE_ROW:
+        fields = sorted(set(row) ^ _RADRSCORE_ROW) if isinstance(row, dict) else []
+        return [f"{where}: expected an object with the fields `rexrank score-radrbench` writes"
+                + (f" (differs in {_show(', '.join(fields), 120)})" if fields else "")]
+    problems = []
+    if not isinstance(row["source"], str) or not (row["source"] == "all" or _RADRBENCH_SOURCE.fullmatch(row["source"])):
+        problems.append(f"{where}: source {_show(row['source'], 40)!r} is not a lower-case name")
+    if row["task"] not in (*_RADRBENCH_TASKS, "all"):
+        problems.append(f"{where}: task {_show(row['task'], 40)!r} is not a RadRBench-CXR task")
+    if not _count(row["items"]) or row["items"] == 0:
+        return [*problems, f"{where}: items is not a positive whole number"]
+    for part in RADRSCORE_PARTS:
+        value, low, high, n = (row[f"{part}{e}"] for e in ("", "_low", "_high", "_n"))
+        if not _count(n) or n > row["items"]:
+            problems.append(f"{where}: {part}_n is not a whole number from 0 to items")
+        elif n == 0 and (value, low, high) != (None, None, None):
+            problems.append(f"{where}: {part} has a value over no scored item")
+        elif n and not all(_fraction(x) for x in (value, low, high)):
+            problems.append(f"{where}: {part}, {part}_low and {part}_high must be numbers from 0 to 1")
+        elif n and not low - 1e-9 <= value <= high + 1e-9:
+            problems.append(f"{where}: {part} {value} is outside its CI [{low}, {high}]")
+    return problems
+
+
+def _radrscore_problems(block: object) -> list[str]:
+    """The `radrscore` part of the RadRBench-CXR file (RadRScore per source and task, where a judge scored it)."""
+    if not isinstance(block, dict):
+        return ["radrscore: expected null or an object"]
+    if set(block) != _RADRSCORE_KEYS:
+        return [f"radrscore: expected the fields {', '.join(sorted(_RADRSCORE_KEYS))}"]
+    problems = []
+    if not isinstance(block["signature"], str) or not block["signature"].startswith("radrscore:") \
+            or len(block["signature"]) > 300:
+        problems.append("radrscore.signature: expected a radrscore signature")
+    if not (_count(block["unparseable"]) and _count(block["failed"])):
+        problems.append("radrscore: unparseable and failed must be whole numbers")
+    rows = block["rows"]
+    if not isinstance(rows, list) or not 1 <= len(rows) <= MAX_RADRBENCH_ROWS:
+        return [*problems, f"radrscore.rows: expected a list of 1 to {MAX_RADRBENCH_ROWS} rows"]
+    for number, row in enumerate(rows):
+        problems += _radrscore_row(number, row)
+        if len(problems) > MAX_PROBLEMS_PER_FILE:
+            return problems
+    keys = [(r["source"], r["task"]) for r in rows] if not problems else []
+    if keys and (len(set(keys)) != len(keys) or keys.count(("all", "all")) != 1):
+        problems.append("radrscore.rows: each (source, task) once, and one row with source and task all")
+    return problems
+
+
+_RATESCORE_ROW = {"source", "task", "items", "ratescore", "low", "high"}
+
+
+def _ratescore_problems(block: object, rows: list) -> list[str]:
+    """The `ratescore` part of the RadRBench-CXR file: RaTEScore of the free-text task per source and over all."""
+    if not isinstance(block, dict) or set(block) != {"signature", "rows"}:
+        return ["ratescore: expected null or an object with signature and rows"]
+    problems = []
+    current = f"ratescore:{metric_class('ratescore').version}|"
+    if not isinstance(block["signature"], str) or not block["signature"].startswith(current) \
+            or len(block["signature"]) > 300:
+        problems.append(f"ratescore.signature: expected a signature of this rexrank's RaTEScore ({current}...)")
+    found = block["rows"]
+    if not isinstance(found, list) or not 1 <= len(found) <= MAX_RADRBENCH_ROWS:
+        return [*problems, f"ratescore.rows: expected a list of 1 to {MAX_RADRBENCH_ROWS} rows"]
+    items = {(r["source"], r["task"]): r["items"] for r in rows}
+    for number, row in enumerate(found):
+        where = f"ratescore.rows[{number}]"
+        if not isinstance(row, dict) or set(row) != _RATESCORE_ROW:
+            problems.append(f"{where}: expected the fields {', '.join(sorted(_RATESCORE_ROW))}")
+            continue
+        numbers = [row[k] for k in ("ratescore", "low", "high")]
+        if row["task"] != "multi_no_option":
+            problems.append(f"{where}: task {_show(row['task'], 40)!r}: RaTEScore is for the free-text task only")
+        elif items and items.get((row["source"], row["task"])) != row["items"]:
+            problems.append(f"{where}: {_show(row['source'], 40)} has no accuracy row of {row['items']!r} items")
+        elif not all(isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in numbers):
+            problems.append(f"{where}: ratescore, low and high must be numbers")
+        elif not row["low"] - MEAN_SLACK <= row["ratescore"] <= row["high"] + MEAN_SLACK:
+            problems.append(f"{where}: ratescore {row['ratescore']} is outside its CI [{row['low']}, {row['high']}]")
+    return problems
+
+
+def check_radrbench(data: bytes) -> dict:
+    """`radrbench/radrbench-cxr.accuracy.json` (what `rexrank score-radrbench` writes): parsed with limits, known
+    fields only, each row's numbers consistent, one `all` row; its model text bounded. Returns the parsed object."""
+    value = parse_json(data, RADRBENCH_JSON)
+    if not isinstance(value, dict):
+        raise InputError(f"expected a JSON object, got {type(value).__name__}")
+    extra = sorted(set(value) - _RADRBENCH_KEYS)
+    missing = sorted(_RADRBENCH_KEYS - set(value) - _OPTIONAL_BLOCKS)
+    if extra or missing:
+        raise InputError("; ".join(p for p in (f"unknown field(s) {_show(', '.join(extra), 80)}" if extra else "",
+                                               f"missing {', '.join(missing)}" if missing else "") if p))
+    problems = []
+    if value["dataset"] != "radrbench-cxr":
+        problems.append(f"dataset {_show(value['dataset'], 40)!r}, expected radrbench-cxr")
+    model = value["model"]
+    if not isinstance(model, str) or not model.strip() or len(model) > 100:
+        problems.append("model: expected text of 1 to 100 characters")
+    sig = value["signature"]
+    if not isinstance(sig, str) or not sig.startswith("radrbench-accuracy:") or len(sig) > 300:
+        problems.append("signature: expected a radrbench-accuracy signature")
+    if not _count(value["missing_outputs"]):
+        problems.append("missing_outputs: expected a whole number")
+    rows = value["rows"]
+    if not isinstance(rows, list) or not 1 <= len(rows) <= MAX_RADRBENCH_ROWS:
+        problems.append(f"rows: expected a list of 1 to {MAX_RADRBENCH_ROWS} rows")
+        rows = []
+    for number, row in enumerate(rows):
+        problems += _radrbench_row(number, row)
+        if len(problems) > MAX_PROBLEMS_PER_FILE:
+            break
+    if not problems:
+        keys = [(r["source"], r["task"]) for r in rows]
+        if len(set(keys)) != len(keys):
+            problems.append("rows: a (source, task) appears more than once")
+        if keys.count(("all", "all")) != 1:
+            problems.append("rows: expected one row with source and task all")
+        elif sum(r["items"] for r in rows if r["source"] != "all") != rows[keys.index(("all", "all"))]["items"]:
+            problems.append("rows: the all row's items is not the sum of the per-source rows")
+    if value.get("radrscore") is not None:
+        problems += _radrscore_problems(value["radrscore"])
+    if value.get("ratescore") is not None:
+        problems += _ratescore_problems(value["ratescore"], rows if not problems else [])
+    if problems:
+        raise InputError("; ".join(problems[:MAX_PROBLEMS_PER_FILE]))
+    return value
+
+
