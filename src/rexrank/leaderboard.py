@@ -34,17 +34,16 @@ from rexrank.backend.aggregate import (
     radrbench_rows,
     ranked_rows,
 )
+from rexrank.catalog import BOARD_METRICS, TASK_TITLES, TEST_SETS
 from rexrank.files import write_text
-from rexrank.official import METRIC_COLUMNS
 from rexrank.results import BOARD_DECIMALS, MetricResult, ModelInfo, Result
 from rexrank.signature import Signature
 from rexrank.submission import CARD, RADRSCORE_PARTS, SUBMISSIONS
 from rexrank.text import safe_url, sanitize_text, to_markdown
 
-DATASETS = {"rexgradient": "ReXGradient", "mimic-cxr": "MIMIC-CXR", "iu-xray": "IU-Xray",
-            "chexpert-plus": "CheXpert Plus"}
-TASKS = {"findings": "Findings", "findings_impression": "Findings + Impression"}
-TITLES = {metric: title for title, metric in METRIC_COLUMNS.items()}  # as ReXrank's tables name them
+DATASETS = {name: t.title for name, t in TEST_SETS.items()}
+TASKS = TASK_TITLES
+TITLES = {m.name: m.title for m in BOARD_METRICS}  # as ReXrank's tables name them
 
 
 def value_with_ci(value: float | None, low: float | None, high: float | None,

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
+from rexrank.catalog import BOARD_METRICS, TEST_SETS
 from rexrank.errors import InputError
 from rexrank.reports import FINDINGS, FINDINGS_IMPRESSION
 from rexrank.results import MetricResult, ModelInfo, Result
@@ -23,13 +24,10 @@ from rexrank.scorers.radcliq import COMPONENTS, RADCLIQ_V1
 
 HEADER = ("Rank", "Date", "Model Name", "Institution", "Model URL", "BLEU", "BertScore", "SembScore", "RadGraph",
           "1/RadCliQ-v1", "RaTEScore", "GREEN", "1/FineRadScore")
-METRIC_COLUMNS = {"BLEU": "bleu2", "BertScore": "bertscore", "SembScore": "semb_score", "RadGraph": "radgraph",
-                  "1/RadCliQ-v1": "radcliq_v1", "RaTEScore": "ratescore", "GREEN": "green",
-                  "1/FineRadScore": "fineradscore"}
+METRIC_COLUMNS = {m.title: m.name for m in BOARD_METRICS}  # a table's column -> our metric name
 INVERSE_COLUMNS = ("1/RadCliQ-v1", "1/FineRadScore")  # published as 1 / mean
-DATASETS = {"gradienthealth": "rexgradient", "mimiccxr": "mimic-cxr", "iu_xray": "iu-xray",
-            "chexpertplus": "chexpert-plus"}
-SPLITS = {"rexgradient": "test", "mimic-cxr": "test", "iu-xray": "test", "chexpert-plus": "valid"}
+DATASETS = {t.official_key: t.name for t in TEST_SETS.values()}  # a table's file key -> our dataset name
+SPLITS = {t.name: t.split for t in TEST_SETS.values()}
 _NAME = re.compile(r"^(findings_)?result_(" + "|".join(DATASETS) + r")$")
 
 

@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rexrank import __version__
+from rexrank.catalog import DATASETS, PRIVATE_DATASETS, PUBLIC_DATASETS  # noqa: F401 (read from here too)
 from rexrank.data.split import jsonl_records, listing
 from rexrank.errors import InputError
 from rexrank.reports import TASKS
@@ -34,9 +35,6 @@ from rexrank.scorers import METRICS, metric_class
 
 SUBMISSIONS = "submissions"
 CARD = "submission.json"
-PUBLIC_DATASETS = ("mimic-cxr", "iu-xray", "chexpert-plus")
-PRIVATE_DATASETS = ("rexgradient",)
-DATASETS = PUBLIC_DATASETS + PRIVATE_DATASETS
 ID = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from rexrank.backend import ledger
+from rexrank.catalog import BOARD_METRICS
 from rexrank.files import atomic_path, write_text
 from rexrank.results import Result, ResultError
 from rexrank.submission import CARD, RADRBENCH_RESULT, RADRSCORE_PARTS, SUBMISSIONS
@@ -35,8 +36,7 @@ RADRBENCH_TYPES = {"items": "Int64", "correct": "Int64", "missing_outputs": "Int
                    "low": "float64", "high": "float64", "radrscore_items": "Int64",
                    **{f"{part}{end}": "float64" for part in RADRSCORE_PARTS for end in ("", "_low", "_high")},
                    "ratescore": "float64", "ratescore_low": "float64", "ratescore_high": "float64"}
-# The board's columns, in ReXrank's order (official.METRIC_COLUMNS).
-METRICS = ("bleu2", "bertscore", "semb_score", "radgraph", "radcliq_v1", "ratescore", "green", "fineradscore")
+METRICS = tuple(m.name for m in BOARD_METRICS)  # the board's columns, in ReXrank's order
 
 
 BASE = ("submission", "model", "institution", "url", "paper", "date", "trained_on", "dataset", "split", "task",

@@ -24,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from rexrank import __version__
+from rexrank.catalog import TEST_SETS
 from rexrank.data.split import listing, read_json
 from rexrank.errors import InputError
 from rexrank.reports import FINDINGS, FINDINGS_IMPRESSION, TASKS, build_references, section
@@ -33,8 +34,8 @@ from rexrank.reports import FINDINGS, FINDINGS_IMPRESSION, TASKS, build_referenc
 COLUMNS = ("study_id", "findings", "impression", "reference_findings", "reference_findings_impression",
            "image_paths", "views", "context", "source")
 # Study counts of the official splits (docs/metrics.md §10).
-OFFICIAL = {("mimic-cxr", "test"): 2347, ("iu-xray", "test"): 590, ("iu-xray", "valid"): 296,
-            ("chexpert-plus", "valid"): 200, ("rexgradient", "test"): 10000}
+OFFICIAL = {(t.name, split): n for t in TEST_SETS.values()
+            for split, n in ((t.split, t.studies), *t.other_splits.items())}
 
 
 @dataclass(frozen=True)

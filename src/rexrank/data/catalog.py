@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rexrank.catalog import TEST_SETS
 from rexrank.data import chexpert_plus, iu_xray, mimic, radrbench, rexgradient
 from rexrank.data.build import Build, DatasetInfo, read_rexrank_json, write_dataset
 from rexrank.errors import InputError
@@ -57,7 +58,7 @@ IU_XRAY = DatasetInfo(
   year={2016}
 }
 """ + REXRANK_CITATION,
-    "https://openi.nlm.nih.gov/", credentialed=False)
+    "https://openi.nlm.nih.gov/", credentialed=TEST_SETS["iu-xray"].credentialed)
 
 CHEXPERT_PLUS = DatasetInfo(
     "chexpert-plus", "CheXpert Plus (ReXrank)",

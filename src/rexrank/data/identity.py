@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from rexrank.catalog import TEST_SETS
 from rexrank.data.split import Split
 from rexrank.llm.guard import DataUse, credentialed
 
 # The official splits whose ids rexrank ships (`resources/splits/`), and whether their text is public.
-OFFICIAL_SPLITS = {("mimic-cxr", "test"): False, ("chexpert-plus", "valid"): False, ("iu-xray", "test"): True,
-                   ("iu-xray", "valid"): True}
+OFFICIAL_SPLITS = {(t.name, split): not t.credentialed for t in TEST_SETS.values()
+                   for split in (t.split, *t.other_splits) if not t.private}
 
 
 def built_as(source: str) -> str | None:

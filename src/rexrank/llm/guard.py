@@ -19,12 +19,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from rexrank.catalog import OTHER_CREDENTIALED, TEST_SETS
 from rexrank.errors import InputError
 
 # Report text of these datasets is under a data use agreement; matched on the name or Hub id with case and
 # punctuation ignored ("MIMIC_CXR", "rexrank/mimic-cxr-test", "byrLLCC/RadRBench-CXR", ReXrank's "gradienthealth").
-CREDENTIALED_DATASETS = {"mimic-cxr": "MIMIC-CXR", "chexpert-plus": "CheXpert Plus", "rexgradient": "ReXGradient",
-                         "gradienthealth": "ReXGradient", "radrbench-cxr": "RadRBench-CXR"}
+CREDENTIALED_DATASETS = {key: t.title for t in TEST_SETS.values() if t.credentialed
+                         for key in (t.name, t.official_key)} | OTHER_CREDENTIALED
 
 
 @dataclass(frozen=True)

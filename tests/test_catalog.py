@@ -1,0 +1,30 @@
+"""The catalog is the one definition of the test sets and the board's metrics: what other modules show, check and
+count is read from it, and it agrees with the official splits rexrank ships."""
+
+from rexrank import catalog
+from rexrank.data.build import OFFICIAL, official_ids
+from rexrank.scorers import METRICS
+
+
+def test_every_official_size_is_the_number_of_ids_rexrank_ships():
+    for (name, split), studies in OFFICIAL.items():
+        ids = official_ids(name, split)
+        assert ids is None and catalog.TEST_SETS[name].private or len(ids) == studies, (name, split)
+
+
+def test_the_board_metrics_are_metrics_and_the_sets_partition_into_public_and_private():
+    assert {m.name for m in catalog.BOARD_METRICS} <= set(METRICS)
+    assert set(catalog.PUBLIC_DATASETS).isdisjoint(catalog.PRIVATE_DATASETS)
+    assert set(catalog.DATASETS) == set(catalog.TEST_SETS) and catalog.PRIVATE_DATASETS == ("rexgradient",)
+
+
+def test_what_other_modules_name_comes_from_the_catalog():
+    from rexrank import leaderboard, official, submission
+    from rexrank.backend import aggregate
+    from rexrank.llm.guard import credentialed
+
+    assert leaderboard.DATASETS == {n: t.title for n, t in catalog.TEST_SETS.items()}
+    assert official.DATASETS["gradienthealth"] == "rexgradient" and official.SPLITS["chexpert-plus"] == "valid"
+    assert submission.DATASETS == catalog.DATASETS and aggregate.METRICS[4] == "radcliq_v1"
+    assert [credentialed(t.name) for t in catalog.TEST_SETS.values()] == ["ReXGradient", "MIMIC-CXR", None,
+                                                                          "CheXpert Plus"]
