@@ -25,8 +25,10 @@ sys.path[:0] = [str(ROOT / "benchmarks")]
 
 from models import timed  # noqa: E402
 
-from rexrank import leaderboard as lb  # noqa: E402
-from rexrank.backend.aggregate import aggregate  # noqa: E402
+from rexrank.board import views  # noqa: E402
+from rexrank.board.aggregate import aggregate  # noqa: E402
+from rexrank.board.sources import BoardSource, read_board  # noqa: E402
+from rexrank.demo.board import demo_results_repo  # noqa: E402
 
 
 def median_ms(fn, runs: int = 5) -> float:
@@ -35,19 +37,19 @@ def median_ms(fn, runs: int = 5) -> float:
 
 def shaping(board) -> list[tuple[str, float]]:
     return [
-        ("table: one dataset and task", median_ms(lambda: lb.table(board, "mimic-cxr", "findings"))),
-        ("table: search 'lab 1'", median_ms(lambda: lb.table(board, "mimic-cxr", "findings", "lab 1"))),
-        ("table: sorted by GREEN", median_ms(lambda: lb.table(board, "mimic-cxr", "findings", sort_by="green"))),
-        ("overview (mean rank across datasets)", median_ms(lambda: lb.overview(board, "findings"))),
-        ("rank ranges (stability plot's data)", median_ms(lambda: lb.rank_ranges(board, "mimic-cxr", "findings"))),
-        ("model list", median_ms(lambda: lb.model_names(board))),
+        ("table: one dataset and task", median_ms(lambda: views.table(board, "mimic-cxr", "findings"))),
+        ("table: search 'lab 1'", median_ms(lambda: views.table(board, "mimic-cxr", "findings", "lab 1"))),
+        ("table: sorted by GREEN", median_ms(lambda: views.table(board, "mimic-cxr", "findings", sort_by="green"))),
+        ("overview (mean rank across datasets)", median_ms(lambda: views.overview(board, "findings"))),
+        ("rank ranges (stability plot's data)", median_ms(lambda: views.rank_ranges(board, "mimic-cxr", "findings"))),
+        ("model list", median_ms(lambda: views.model_names(board))),
     ]
 
 
 def served(repo: Path, chromium: str | None) -> list[tuple[str, float]]:
     from gradio_client import Client
 
-    from rexrank.leaderboard_app import build
+    from rexrank.board.app import build
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -58,7 +60,7 @@ def served(repo: Path, chromium: str | None) -> list[tuple[str, float]]:
                                                                server_port=port, quiet=True))[0]))
     try:
         client = Client(app.local_url, verbose=False)
-        everything = list(lb.TITLES)
+        everything = list(views.TITLES)
         client.predict("mimic-cxr", "", everything, "rank", api_name="/tables")  # first call: warm-up
         rows.append(("API /tables, both tasks' tables (warm)", median_ms(
             lambda: client.predict("iu-xray", "", everything, "rank", api_name="/tables"))))
@@ -66,7 +68,7 @@ def served(repo: Path, chromium: str | None) -> list[tuple[str, float]]:
             lambda: client.predict("mimic-cxr", "", everything, "rank", "findings", "task", "", api_name="/refresh"),
             runs=3)))
         if chromium:
-            board = lb.read_board(repo)
+            board = read_board(repo)
             tops = {d: board[(board["dataset"] == d) & (board["task"] == "findings") & (board["rank"] == 1)]
                     ["model"].iloc[0] for d in ("rexgradient", "iu-xray")}
             assert tops["rexgradient"] != tops["iu-xray"], "the switch would not show"
@@ -110,11 +112,11 @@ def main() -> None:
     parser.add_argument("--chromium", default="/usr/bin/chromium", help="'' to skip the browser")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="rexrank-bench-board-") as tmp:
-        repo = lb.demo_results_repo(Path(tmp) / "results", crowd=args.models)
+        repo = demo_results_repo(Path(tmp) / "results", crowd=args.models)
         seconds, board = timed(lambda: aggregate(repo))
         results = len(list(repo.rglob("results/*.json"))) + len(list(repo.glob("imported/*.json")))
         rows = [(f"aggregate: {results:,} result files -> {len(board):,} rows", 1000 * seconds)]
-        source = lb.BoardSource(repo)
+        source = BoardSource(repo)
         rows.append(("read the board (BoardSource.load)", median_ms(source.load)))
         rows += shaping(source.board)
         rows += served(repo, args.chromium if args.chromium and Path(args.chromium).exists() else None)

@@ -3,7 +3,7 @@ local folder holding leaderboard.parquet); with nothing set, the embedded synthe
 
 import os
 
-from rexrank.leaderboard_app import build
+from rexrank.board.app import build
 
 demo = build(os.environ.get("REXRANK_RESULTS"), float(os.environ.get("REXRANK_REFRESH_S", "300")))
 

@@ -2,16 +2,17 @@
 numbers, bars and card, and how stable each rank is given the CIs."""
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
 from fixtures.board import result, results_repo, reviewed
 
-from rexrank.backend.aggregate import COLUMNS, RADRBENCH_COLUMNS, aggregate
-from rexrank.leaderboard import (
+from rexrank.board.aggregate import aggregate
+from rexrank.board.schema import COLUMNS, RADRBENCH_COLUMNS, empty_board
+from rexrank.board.sources import read_board, read_radrbench
+from rexrank.board.views import (
     TITLES,
-    demo_board,
-    empty_board,
     model_bars,
     model_card,
     model_cell,
@@ -22,7 +23,6 @@ from rexrank.leaderboard import (
     radrbench_bars,
     radrbench_table,
     rank_ranges,
-    read_radrbench,
     table,
     value_with_ci,
 )
@@ -106,7 +106,7 @@ def test_a_models_bars_are_ordered_with_whiskers_only_where_there_is_a_ci(tmp_pa
     assert model_numbers(model_bars(full, "B")).to_dict("records") == [
         {"Dataset": "MIMIC-CXR", "Task": "Findings", "1/RadCliQ-v1": "1.100 ± 0.100"}]
 
-    careful = model_bars(demo_board(), "Demo-Careful")  # every metric on every dataset and task, in ReXrank's order
+    careful = model_bars(read_board(None), "Demo-Careful")  # every metric on every dataset and task, in ReXrank's order
     assert len(careful) == 8 * 4 * 2 and list(dict.fromkeys(careful["metric"])) == list(TITLES.values())
     assert careful["group"].tolist()[:3] == ["ReXGradient · Findings", "ReXGradient · Findings + Impression",
                                              "MIMIC-CXR · Findings"]
@@ -125,7 +125,7 @@ def test_a_models_card_is_safe_text_with_a_safe_link(tmp_path):
     b = model_card(full, "B")
     assert "**Date:** 2026\\-11\\-20" in b and "**Trained on:** mimic\\-cxr" in b and "verified" in b
     assert "imported" in model_card(full, "Official D")
-    careful = model_card(demo_board(), "Demo-Careful")
+    careful = model_card(read_board(None), "Demo-Careful")
     assert "(https://example.org/careful)" in careful and "8 dataset and task pairs" in careful
     assert model_card(full, "nobody").startswith("No numbers for")
 
@@ -251,3 +251,20 @@ def test_the_demo_board_has_synthetic_radrbench_rows(tmp_path):
     assert shown["Overall"].tolist()[0] == "0.920 [0.800, 1.000]" and shown["Unreadable"].tolist() == [1, 7]
     repo = results_repo(tmp_path)  # a folder without radrbench.parquet: its submissions, none with RadRBench-CXR
     assert read_radrbench(repo).empty
+
+
+def test_the_about_tab_is_the_metric_registry_and_cites_the_docs_shipped_in_the_repo():
+    from rexrank.board.views import about
+    from rexrank.catalog import BOARD_METRICS
+    from rexrank.scorers import metric_class
+
+    text, docs = about(), (Path(__file__).parents[1] / "docs" / "metrics.md").read_text(encoding="utf-8")
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "docs/metrics.md §" in line]
+    assert [row.split(" | ")[0].removeprefix("| ") for row in rows] == [m.title for m in BOARD_METRICS]
+    for metric, row in zip(BOARD_METRICS, rows):
+        cls = metric_class(metric.name)
+        assert cls.summary and cls.summary in row and cls.empty_prediction in row
+        assert f"\n## {cls.section} " in docs, f"{metric.name} cites {cls.section}, which docs/metrics.md lacks"
+    # BERTScore is rescaled with bert-score's baseline (docs/metrics.md §2): the hand-written text said the opposite.
+    assert "rescaled with bert-score's baseline" in rows[1] and "no baseline" not in text
+    assert "|boot:1000:seed=0|rexrank:" in text  # a real signature, made by the code that signs BLEU-2

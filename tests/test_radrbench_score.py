@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 from test_build_radrbench import built  # noqa: F401  (the built synthetic dataset)
 
-from rexrank.backend.aggregate import aggregate
+from rexrank.board.aggregate import aggregate
+from rexrank.board.views import radrbench_table
 from rexrank.cli import main
 from rexrank.errors import InputError
-from rexrank.leaderboard import radrbench_table
 from rexrank.radrbench.score import load_items
 from rexrank.rules import check_radrbench
 

@@ -13,23 +13,25 @@ import pandas as pd
 import pytest
 from fixtures.board import results_repo
 
-from rexrank import leaderboard as lb
-from rexrank.backend.aggregate import BOARD, COLUMNS, RADRBENCH_BOARD, aggregate
+from rexrank.board import sources, views
+from rexrank.board.aggregate import aggregate
+from rexrank.board.schema import BOARD, COLUMNS, RADRBENCH_BOARD
+from rexrank.demo.board import demo_results_repo
 
 
 def test_a_local_folder_is_read_from_its_leaderboard_parquet(tmp_path):
     board = aggregate(results_repo(tmp_path))
-    source = lb.BoardSource(tmp_path)
+    source = sources.BoardSource(tmp_path)
     shown, banner = source.load()
     assert banner == "" and source.banner == ""
     assert shown["model"].tolist() == board["model"].tolist() and shown["rank"].tolist() == board["rank"].tolist()
-    assert lb.table(shown, "mimic-cxr", "findings")["Model"].tolist()[:2] == ["B", "Official D"]
+    assert views.table(shown, "mimic-cxr", "findings")["Model"].tolist()[:2] == ["B", "Official D"]
 
 
 def test_a_folder_without_a_board_yet_is_ranked_in_memory_and_left_untouched(tmp_path):
     results_repo(tmp_path)
-    shown = lb.read_board(tmp_path)
-    assert lb.table(shown, "mimic-cxr", "findings")["Rank"].tolist() == ["1", "2", "3", ""]  # C made otherwise
+    shown = sources.read_board(tmp_path)
+    assert views.table(shown, "mimic-cxr", "findings")["Rank"].tolist() == ["1", "2", "3", ""]  # C made otherwise
     assert not (tmp_path / BOARD).exists()
 
 
@@ -37,42 +39,43 @@ def test_a_result_of_an_unknown_schema_version_is_left_out_under_a_banner(tmp_pa
     results_repo(tmp_path)  # no leaderboard.parquet: the Space ranks the folder's results itself
     bad = tmp_path / "submissions" / "lab-c" / "results" / "mimic-cxr.findings.json"
     bad.write_text(bad.read_text().replace('"schema_version": 1', '"schema_version": 2'))
-    shown, banner = lb.BoardSource(tmp_path).load()
+    shown, banner = sources.BoardSource(tmp_path).load()
     assert banner.startswith("⚠️ 1 result file left out: ") and "schema_version 2 is not 1" in banner
     assert "mimic-cxr.findings.json" in banner
-    assert lb.table(shown, "mimic-cxr", "findings")["Model"].tolist() == ["B", "Official D", "A"]
+    assert views.table(shown, "mimic-cxr", "findings")["Model"].tolist() == ["B", "Official D", "A"]
 
 
 def test_a_missing_folder_gives_a_banner_and_keeps_the_last_good_table(tmp_path):
     repo = tmp_path / "results"
     repo.mkdir()
     aggregate(results_repo(repo))
-    source = lb.BoardSource(repo)
+    source = sources.BoardSource(repo)
     good, _ = source.load()
     shutil.rmtree(repo)
     shown, banner = source.load()
     assert "Could not read the board" in banner and str(repo) in banner and "showing the table read at" in banner
     assert shown is good and len(shown) == 5
 
-    never = lb.BoardSource(tmp_path / "gone")  # a first failure: an empty board and the banner, not a crash
+    never = sources.BoardSource(tmp_path / "gone")  # a first failure: an empty board and the banner, not a crash
     shown, banner = never.load()
     assert shown.empty and "no results folder" in banner and "no earlier table" in banner
-    assert lb.table(shown, "mimic-cxr", "findings").empty
+    assert views.table(shown, "mimic-cxr", "findings").empty
 
 
 def test_an_empty_results_repo_is_an_empty_table_not_a_crash(tmp_path):
     (tmp_path / "empty").mkdir()
-    for board in (lb.read_board(tmp_path / "empty"), aggregate(tmp_path / "empty"), lb.read_board(tmp_path / "empty")):
-        shown = lb.table(board, "rexgradient", "findings")
+    empty = tmp_path / "empty"
+    for board in (sources.read_board(empty), aggregate(empty), sources.read_board(empty)):
+        shown = views.table(board, "rexgradient", "findings")
         assert shown.empty and "1/RadCliQ-v1" in shown.columns and "Model" in shown.columns
-        assert lb.overview(board, "findings").empty
+        assert views.overview(board, "findings").empty
 
 
 def test_a_board_of_another_schema_shows_missing_columns_blank(tmp_path):
     board = aggregate(results_repo(tmp_path)).drop(columns=["bleu2", "bleu2_low", "bleu2_high", "institution"])
     board["future_metric"] = 1.0
     board.to_parquet(tmp_path / BOARD, index=False)
-    shown = lb.table(lb.read_board(tmp_path), "mimic-cxr", "findings")
+    shown = views.table(sources.read_board(tmp_path), "mimic-cxr", "findings")
     assert shown["BLEU"].tolist() == [""] * 4 and shown["Institution"].tolist() == [""] * 4
 
 
@@ -84,16 +87,16 @@ def test_a_hub_results_repo_downloads_only_the_board_and_survives_the_hub_going_
     aggregate(results_repo(local))
     files = {p.relative_to(local).as_posix(): p.read_bytes() for p in local.rglob("*") if p.is_file()}
     fake_hub.add_repo("rexrank/results", files, repo_type="dataset")
-    source = lb.BoardSource("rexrank/results")
+    source = sources.BoardSource("rexrank/results")
     shown, banner = source.load()
-    assert banner == "" and lb.table(shown, "mimic-cxr", "findings")["Model"].tolist()[0] == "B"
+    assert banner == "" and views.table(shown, "mimic-cxr", "findings")["Model"].tolist()[0] == "B"
     resolved = {p.rsplit("/", 1)[-1] for _, p in fake_hub.requests if "/resolve/" in p}
     assert resolved == {BOARD, RADRBENCH_BOARD}  # the two tables, not the submissions
     assert source.radrbench.empty  # this repo's submissions carry no RadRBench-CXR result
 
     older = {k: v for k, v in files.items() if k != RADRBENCH_BOARD}  # aggregated before the RadRBench-CXR table
     fake_hub.add_repo("rexrank/older", older, repo_type="dataset")
-    old_source = lb.BoardSource("rexrank/older")
+    old_source = sources.BoardSource("rexrank/older")
     _, banner = old_source.load()
     assert banner == "" and old_source.radrbench.empty
 
@@ -102,25 +105,25 @@ def test_a_hub_results_repo_downloads_only_the_board_and_survives_the_hub_going_
     again, banner = source.load()
     assert again is shown and "Could not read the board from rexrank/results" in banner
 
-    restarted = lb.BoardSource("rexrank/results")  # a new process, the Hub still down: the HF cache's copy
+    restarted = sources.BoardSource("rexrank/results")  # a new process, the Hub still down: the HF cache's copy
     cached, banner = restarted.load()
     assert cached["model"].tolist() == shown["model"].tolist() and "copy in the local Hub cache" in banner
 
-    unknown = lb.BoardSource("rexrank/nothing-here")
+    unknown = sources.BoardSource("rexrank/nothing-here")
     shown, banner = unknown.load()
     assert shown.empty and banner
 
 
 def test_the_embedded_demo_board_covers_every_dataset_and_task():
-    lb._DEMO = None
-    board = lb.read_board(None)
-    for dataset in lb.DATASETS:
-        for task in lb.TASKS:
-            shown = lb.table(board, dataset, task)
+    sources._demo.cache_clear()
+    board = sources.read_board(None)
+    for dataset in views.DATASETS:
+        for task in views.TASKS:
+            shown = views.table(board, dataset, task)
             assert shown["Rank"].tolist() == ["1", "2", "3", "4"]
             assert shown.loc[shown["Source"] == "verified", "GREEN"].str.contains("±").all()
     assert set(board.columns) >= set(COLUMNS)
-    assert lb.BoardSource(None).name == "the embedded synthetic demo board"
+    assert sources.BoardSource(None).name == "the embedded synthetic demo board"
 
 
 # --- the app on loopback ----------------------------------------------------------------------------------------------
@@ -139,9 +142,9 @@ def _cells(update) -> pd.DataFrame:
 @pytest.fixture
 def app(tmp_path, monkeypatch):
     monkeypatch.setenv("GRADIO_ANALYTICS_ENABLED", "False")
-    repo = lb.demo_results_repo(tmp_path / "results")
+    repo = demo_results_repo(tmp_path / "results")
     board = aggregate(repo)
-    from rexrank.leaderboard_app import build
+    from rexrank.board.app import build
 
     demo = build(str(repo), refresh_s=3600)
     demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=_free_port(), quiet=True)
@@ -155,12 +158,12 @@ def app(tmp_path, monkeypatch):
 
 def test_the_app_switches_dataset_and_task_and_searches_through_its_api(app):
     client, repo, board = app
-    everything = list(lb.TITLES)
+    everything = list(views.TITLES)
     seen = {}
     for dataset in ("mimic-cxr", "iu-xray"):
         findings, both = client.predict(dataset, "", everything, "rank", api_name="/tables")
         for update, task in ((findings, "findings"), (both, "findings_impression")):
-            got, want = _cells(update), lb.table(board, dataset, task)
+            got, want = _cells(update), views.table(board, dataset, task)
             assert got.columns.tolist() == want.columns.tolist()
             assert got.values.tolist() == want.values.tolist()
             assert update["datatype"][got.columns.get_loc("Model")] == "markdown"
@@ -169,12 +172,12 @@ def test_the_app_switches_dataset_and_task_and_searches_through_its_api(app):
 
     findings, _ = client.predict("chexpert-plus", "template", ["radcliq_v1"], "rank", api_name="/tables")
     got = _cells(findings)
-    want = lb.table(board, "chexpert-plus", "findings", "template", ("radcliq_v1",))
+    want = views.table(board, "chexpert-plus", "findings", "template", ("radcliq_v1",))
     assert got["Model"].tolist() == ["[Demo\\-Template](https://example.org/template)"]
     assert got["1/RadCliQ-v1"].tolist() == want["1/RadCliQ-v1"].tolist() and "BLEU" not in got.columns
 
     overview = _cells(client.predict("findings_impression", api_name="/overview"))
-    assert overview.values.tolist() == lb.overview(board, "findings_impression").values.tolist()
+    assert overview.values.tolist() == views.overview(board, "findings_impression").values.tolist()
 
 
 def test_the_app_sorts_by_a_metric_as_numbers_not_text(app):
@@ -184,7 +187,7 @@ def test_the_app_sorts_by_a_metric_as_numbers_not_text(app):
     shown = board[(board["dataset"] == "mimic-cxr") & (board["task"] == "findings")]
     numbers = shown.set_index("model")["green"]
     order = [m for m in numbers.sort_values(ascending=False, na_position="last").index]
-    names = {lb.model_cell(m, u): m for m, u in zip(shown["model"], shown["url"])}
+    names = {views.model_cell(m, u): m for m, u in zip(shown["model"], shown["url"])}
     assert [names[m] for m in got["Model"]] == order  # best GREEN first, the imported row (no GREEN) last
     assert got["GREEN"].tolist()[-1] == "" and got["Rank"].tolist() != ["1", "2", "3", "4"]
 
@@ -195,7 +198,7 @@ def test_the_model_page_gives_its_bars_numbers_and_card_through_its_api(app):
     assert reasoning.get("visible") is False  # no RadRBench-CXR result: no reasoning plot
     assert plot["type"] == "matplotlib" and plot["plot"].startswith("data:image/")
     assert len(base64.b64decode(plot["plot"].split(",", 1)[1])) > 10_000  # a rendered figure, not a blank
-    want = lb.model_numbers(lb.model_bars(board, "Demo-Template"))
+    want = views.model_numbers(views.model_bars(board, "Demo-Template"))
     got = _cells(numbers)
     assert got.columns.tolist() == want.columns.tolist() and got.values.tolist() == want.values.tolist()
     assert got["1/RadCliQ-v1"].str.contains("±").all() and len(got) == 8
@@ -216,7 +219,7 @@ def test_rank_stability_through_the_api(app):
     client, repo, board = app
     findings, _ = client.predict("iu-xray", "", ["radcliq_v1"], "rank", api_name="/tables")
     got = _cells(findings)
-    assert got["Rank range"].tolist() == lb.table(board, "iu-xray", "findings")["Rank range"].tolist()
+    assert got["Rank range"].tolist() == views.table(board, "iu-xray", "findings")["Rank range"].tolist()
     assert got["Rank range"].tolist() == ["1–2", "1–2", "3", "4"]  # the demo's imported row sits in Careful's CI
     plot = client.predict("iu-xray", "findings", api_name="/stability")
     assert plot["type"] == "matplotlib" and len(base64.b64decode(plot["plot"].split(",", 1)[1])) > 5_000
@@ -247,7 +250,7 @@ def test_the_radrbench_tab_through_the_api(app):
     client, repo, board = app
     table = pd.read_parquet(repo / RADRBENCH_BOARD)
     for view in ("task", "source", "radrscore"):
-        got, want = _cells(client.predict(view, "", api_name="/radrbench")), lb.radrbench_table(table, view)
+        got, want = _cells(client.predict(view, "", api_name="/radrbench")), views.radrbench_table(table, view)
         assert got.columns.tolist() == want.columns.tolist()
         assert got.astype(str).values.tolist() == want.astype(str).values.tolist()
     got = _cells(client.predict("task", "", api_name="/radrbench"))
@@ -309,8 +312,8 @@ def test_the_board_in_a_browser_switches_dataset_and_task_and_searches(app, tmp_
 
     def expected(dataset, task, search="", sort_by=None):
         shown = board[(board["dataset"] == dataset) & (board["task"] == task)]
-        want = lb.table(board, dataset, task, search, sort_by=sort_by)
-        names = dict(zip([lb.model_cell(m, u) for m, u in zip(shown["model"], shown["url"])], shown["model"]))
+        want = views.table(board, dataset, task, search, sort_by=sort_by)
+        names = dict(zip([views.model_cell(m, u) for m, u in zip(shown["model"], shown["url"])], shown["model"]))
         return [[r, names[m], g] for r, m, g in zip(want["Rank"], want["Model"], want["GREEN"])]
 
     def seen(rows, headers):
@@ -362,14 +365,14 @@ def test_the_board_in_a_browser_switches_dataset_and_task_and_searches(app, tmp_
             page.get_by_label("Model", exact=True).click()
             page.get_by_role("option", name="Demo-Shuffled").click()
             page.get_by_role("heading", name="Demo-Shuffled").wait_for(timeout=20_000)
-            want = lb.model_numbers(lb.model_bars(board, "Demo-Shuffled")).values.tolist()
+            want = views.model_numbers(views.model_bars(board, "Demo-Shuffled")).values.tolist()
             assert _wait_for(page, lambda rows: rows == want) == want
             page.locator(".gradio-container img[src^='data:image']:visible").first.wait_for(timeout=20_000)
             page.screenshot(path=tmp_path / "model-demo-shuffled.png", full_page=True)
 
             page.get_by_role("tab", name="RadRBench-CXR").click()  # accuracy per task type, then per source
             radr = pd.read_parquet(repo / RADRBENCH_BOARD)
-            want = lb.radrbench_table(radr, "task")
+            want = views.radrbench_table(radr, "task")
             overall = [["1", "Demo-Reasoner", want["Overall"][0]], ["2", "Demo-Guesser", want["Overall"][1]]]
 
             def radr_seen(rows):
@@ -385,7 +388,7 @@ def test_the_board_in_a_browser_switches_dataset_and_task_and_searches(app, tmp_
                 "[role=columnheader]:visible").all_inner_texts()))
             page.screenshot(path=tmp_path / "radrbench-by-source.png", full_page=True)
             page.get_by_label("Reasoning (RadRScore)").check()
-            reasoner = lb.radrbench_table(radr, "radrscore")["RadRScore"][0]
+            reasoner = views.radrbench_table(radr, "radrscore")["RadRScore"][0]
             assert _wait_for(page, lambda rows: any(reasoner in row for row in rows))
             page.screenshot(path=tmp_path / "radrbench-radrscore.png", full_page=True)
 
@@ -411,7 +414,7 @@ def test_the_board_in_a_browser_switches_dataset_and_task_and_searches(app, tmp_
 
 
 def test_rexrank_leaderboard_launches_the_app_with_its_options(monkeypatch):
-    import rexrank.leaderboard_app as app_module
+    import rexrank.board.app as app_module
     from rexrank.cli import main
 
     calls = []

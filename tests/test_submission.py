@@ -12,7 +12,7 @@ from rendered import table_rows
 
 from rexrank import demo
 from rexrank.backend.__main__ import main as backend
-from rexrank.backend.aggregate import aggregate
+from rexrank.board.aggregate import aggregate
 from rexrank.cli import main
 from rexrank.submission import ModelCard
 

@@ -11,7 +11,8 @@ from fixtures.board import results_repo
 from test_submission_security import BASE, SID, clean_files, refused, touched, write
 
 from rexrank.backend.__main__ import main as backend
-from rexrank.backend.aggregate import RADRBENCH_COLUMNS, aggregate
+from rexrank.board.aggregate import aggregate
+from rexrank.board.schema import RADRBENCH_COLUMNS
 from rexrank.cli import main
 from rexrank.demo import radrbench as rdemo
 from rexrank.rules import Touched, check_radrbench, check_submission

@@ -157,7 +157,7 @@ def _demo_radrbench(out: Path) -> None:
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     try:
-        from rexrank.leaderboard_app import main as launch
+        from rexrank.board.app import main as launch
     except ImportError as err:  # gradio is the `space` extra
         print(f"rexrank: error: the leaderboard needs gradio ({err}); pip install 'rexrank[space]'", file=sys.stderr)
         return BAD_INPUT

@@ -39,8 +39,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.job == "aggregate":
-            from rexrank.backend.aggregate import aggregate as run
-            from rexrank.backend.aggregate import aggregate_hub
+            from rexrank.board.aggregate import aggregate as run
+            from rexrank.board.aggregate import aggregate_hub
 
             board, where = (run(args.repo), args.repo) if args.repo else aggregate_hub(args.hub)
             ranked = board["rank"].notna().sum()

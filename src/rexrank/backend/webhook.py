@@ -135,7 +135,7 @@ class Worker:
 
         settings, api = self.settings, HfApi(token=self.settings.token)
         if job.name == "aggregate":
-            from rexrank.backend.aggregate import aggregate_hub
+            from rexrank.board.aggregate import aggregate_hub
 
             board, _ = aggregate_hub(settings.results_repo, token=settings.token)
             return f"aggregate: {int(board['rank'].notna().sum())} ranked rows of {len(board)}"

@@ -26,6 +26,8 @@ class Scorer:
     statistic: ClassVar[str] = "mean"  # how the dataset value is made from per-study scores
     bounds: ClassVar[tuple[float, float]] = UNBOUNDED  # every per-study score lies here (what the math guarantees)
     empty_prediction: ClassVar[str] = ""  # what an empty candidate scores, in words (docs/metrics.md)
+    summary: ClassVar[str] = ""  # what it measures, in a line (the board's About tab)
+    section: ClassVar[str] = ""  # where docs/metrics.md defines it: "§2"
     cacheable: ClassVar[bool] = False  # features worth keeping across runs (model outputs)
     cache: FeatureCache | None = None
 
@@ -77,6 +79,8 @@ class Composite:
     statistic: ClassVar[str] = "mean"
     bounds: ClassVar[tuple[float, float]] = UNBOUNDED
     empty_prediction: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    section: ClassVar[str] = ""
 
     def combine(self, columns: Mapping[str, np.ndarray]) -> np.ndarray:
         raise NotImplementedError
@@ -95,6 +99,8 @@ class Judged:
     bounds: ClassVar[tuple[float, float]] = UNBOUNDED
     details: ClassVar[dict[str, str]] = {}  # per-study detail columns beside the score: name -> "number" or "text"
     empty_prediction: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    section: ClassVar[str] = ""
 
     @classmethod
     def from_options(cls, judge: Mapping[str, Any], device: str | None = None, progress: bool = True) -> Judged:

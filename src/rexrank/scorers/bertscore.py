@@ -82,6 +82,9 @@ class BertScore(Scorer):
     version = "1"
     # No bounds: raw F is 2PR/(P+R), unbounded when P and R have opposite signs (cosines can be negative).
     empty_prediction = "raw F 0, rescaled (0 - 0.8473319) / (1 - 0.8473319) = -5.5502"
+    summary = ("BERTScore F1 with distilroberta-base (layer 5, no idf), rescaled with bert-score's baseline: token "
+               "embeddings matched by cosine.")
+    section = "§2"
 
     cacheable = True
 

@@ -69,6 +69,9 @@ class Bleu2(Scorer):
     version = "1"
     bounds = (0.0, 1.0)
     empty_prediction = "0: no unigram can match"
+    summary = ("BLEU-2: unigram and bigram precision against the reference with the brevity penalty, sentence by "
+               "sentence (NLTK method1 smoothing).")
+    section = "§1"
 
     def features(self, texts: Sequence[str]) -> list[Ngrams]:
         return [ngrams(t) for t in texts]

@@ -22,6 +22,9 @@ class FineRadScore(Judged):
     bounds = (0.0, math.inf)  # severities 0-4, per study their max or their sum
     details = {"fineradscore.max": "number", "fineradscore.sum": "number", "fineradscore.corrections": "text"}
     empty_prediction = "judged as written: no line to correct, so only inserted lines (usually severe)"
+    summary = ("An LLM judge corrects the prediction line by line and grades each correction's severity (0-4); per "
+               "study the maximum; the board shows 1 / the mean.")
+    section = "§8"
 
     def __init__(self, judge: fineradscore.Backend, shots: fineradscore.Shots | str | None = None, how: str = "max"):
         fineradscore.aggregate([], how)

@@ -19,6 +19,9 @@ class Green(Judged):
     bounds = (0.0, 1.0)  # matched / (matched + errors)
     details = {f"green.{key}": "number" for key in green.COUNT_KEYS}
     empty_prediction = "judged as written (an empty candidate matches nothing: usually 0)"
+    summary = ("A fine-tuned LLM judge counts matched findings and clinically significant errors: matched / (matched"
+               " + significant errors).")
+    section = "§7"
 
     def __init__(self, backend: green.Backend):
         self.backend = backend

@@ -66,6 +66,9 @@ class RadCliQ(Composite):
     needs = COMPONENTS
     statistic = "inverse_mean"
     empty_prediction = "its components' empty-prediction scores, combined"
+    summary = ("BLEU-2, BERTScore, SembScore and RadGraph combined by a linear model fitted to radiologists' error "
+               "counts; the board shows 1 / the mean (higher is better).")
+    section = "§5"
 
     def __init__(self, name: str, model: LinearComposite):
         self.name, self.model = name, model

@@ -136,6 +136,9 @@ class RadGraphF1(Scorer):
     bounds = (0.0, 1.0)
     cacheable = True
     empty_prediction = "the graph of the single word None (what the reference substitutes); usually 0"
+    summary = ("RadGraph F1 (partial reward): overlap of the clinical entities and relations RadGraph extracts from "
+               "each report.")
+    section = "§4"
 
     def __init__(self, **runtime):
         super().__init__(**runtime)

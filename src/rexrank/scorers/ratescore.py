@@ -138,6 +138,9 @@ class RaTEScore(Scorer):
     # No bounds: a harmonic mean of two signed weighted cosines, unbounded when their signs differ.
     cacheable = True
     empty_prediction = "0.5 (a report without entities)"
+    summary = ("Medical entities tagged by RaTE-NER and matched by BioLORD embeddings, weighted by entity type: the "
+               "F-measure of the two directions.")
+    section = "§6"
 
     def __init__(self, weights: str = "0.6.0", **runtime):
         super().__init__(**runtime)

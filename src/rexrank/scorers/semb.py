@@ -59,6 +59,8 @@ class SembScore(Scorer):
     bounds = (-1.0, 1.0)  # a cosine
     cacheable = True
     empty_prediction = "cosine with the embedding of [CLS][SEP] (a fixed vector), not 0"
+    summary = "Cosine similarity of the CheXbert embeddings of the prediction and the reference."
+    section = "§3"
 
     def __init__(self, **runtime):
         super().__init__(**runtime)

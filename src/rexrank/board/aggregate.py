@@ -18,30 +18,18 @@ from pathlib import Path
 import pandas as pd
 
 from rexrank.backend import ledger
-from rexrank.catalog import BOARD_METRICS
+from rexrank.board.schema import (
+    BOARD,
+    COLUMNS,
+    METRICS,
+    RADRBENCH_BOARD,
+    RADRBENCH_COLUMNS,
+    RADRBENCH_TYPES,
+    RANK_BY,
+)
 from rexrank.files import atomic_path, write_text
 from rexrank.results import Result, ResultError
 from rexrank.submission import CARD, RADRBENCH_RESULT, RADRSCORE_PARTS, SUBMISSIONS
-
-RANK_BY = "radcliq_v1"
-BOARD = "leaderboard.parquet"
-RADRBENCH_BOARD = "radrbench.parquet"
-# One row per (model, source, task) and a source/task "all" row per model; accuracy with its bootstrap CI, and where
-# the submission was judged, RadRScore and its components over the group's items with reasoning annotations.
-RADRBENCH_COLUMNS = ("submission", "model", "institution", "url", "date", "source", "task", "items", "correct",
-                     "accuracy", "low", "high", "failures", "missing_outputs", "signature", "radrscore_items",
-                     *(f"{part}{end}" for part in RADRSCORE_PARTS for end in ("", "_low", "_high")),
-                     "radrscore_signature", "ratescore", "ratescore_low", "ratescore_high", "ratescore_signature")
-RADRBENCH_TYPES = {"items": "Int64", "correct": "Int64", "missing_outputs": "Int64", "accuracy": "float64",
-                   "low": "float64", "high": "float64", "radrscore_items": "Int64",
-                   **{f"{part}{end}": "float64" for part in RADRSCORE_PARTS for end in ("", "_low", "_high")},
-                   "ratescore": "float64", "ratescore_low": "float64", "ratescore_high": "float64"}
-METRICS = tuple(m.name for m in BOARD_METRICS)  # the board's columns, in ReXrank's order
-
-
-BASE = ("submission", "model", "institution", "url", "paper", "date", "trained_on", "dataset", "split", "task",
-        "provenance", "rexrank_version", "created")
-COLUMNS = (*BASE, *(f"{m}{part}" for m in METRICS for part in ("", "_low", "_high", "_signature", "_key")))
 
 
 def _row(result: Result, submission: str | None, card: dict) -> dict:

@@ -1,44 +1,21 @@
 """Shaping the board for display: pure DataFrame in, DataFrame out (the Space renders; nothing here needs Gradio).
 
-Input is `leaderboard.parquet` as the aggregate job writes it (`rexrank.backend.aggregate.COLUMNS`). Text that came
-from a submission is sanitised here, once: the `Model` column is markdown (the name escaped, a link only to a safe
-http(s) URL), so a name with HTML or markdown in it shows as text; every other column is plain text.
+Input is `leaderboard.parquet` as the aggregate job writes it (`rexrank.board.schema.COLUMNS`). Text that came from a
+submission is sanitised here, once: the `Model` column is markdown (the name escaped, a link only to a safe http(s)
+URL), so a name with HTML or markdown in it shows as text; every other column is plain text.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
-import random
-import re
-import tempfile
-from datetime import UTC, datetime
-from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 
-from rexrank import demo
-from rexrank.backend import ledger
-from rexrank.backend.aggregate import (
-    BOARD,
-    COLUMNS,
-    METRICS,
-    RADRBENCH_BOARD,
-    RADRBENCH_COLUMNS,
-    RADRBENCH_TYPES,
-    RANK_BY,
-    aggregate,
-    radrbench_rows,
-    ranked_rows,
-)
+from rexrank.board.schema import METRICS, RADRBENCH_COLUMNS, RANK_BY
 from rexrank.catalog import BOARD_METRICS, TASK_TITLES, TEST_SETS
-from rexrank.files import write_text
-from rexrank.results import BOARD_DECIMALS, MetricResult, ModelInfo, Result
-from rexrank.signature import Signature
-from rexrank.submission import CARD, RADRSCORE_PARTS, SUBMISSIONS
+from rexrank.results import BOARD_DECIMALS
 from rexrank.text import safe_url, sanitize_text, to_markdown
 
 DATASETS = {name: t.title for name, t in TEST_SETS.items()}
@@ -312,215 +289,39 @@ def _num(x) -> float | None:
     return None if x is None or pd.isna(x) else float(x)
 
 
-# --- Where the board comes from: the Space's loading, testable without Gradio ---------------------------------------
+def about() -> str:
+    """The About tab: how rows are ranked, then a row per board metric from the metric registry (what it measures,
+    what an empty prediction scores, where docs/metrics.md defines it), then what a signature is, with a real one."""
+    from rexrank.scorers import metric_class
+    from rexrank.scorers.bleu import Bleu2
 
-RESULTS_ENV = "REXRANK_RESULTS"
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-
-
-def empty_radrbench() -> pd.DataFrame:
-    return pd.DataFrame(columns=list(RADRBENCH_COLUMNS)).astype(RADRBENCH_TYPES)
-
-
-def read_radrbench(results: str | os.PathLike | None) -> pd.DataFrame:
-    """The RadRBench-CXR table of a results repo, as `read_board` reads the board: the demo's for None/""; a local
-    folder's `radrbench.parquet` (or its submissions aggregated in memory); a Hub repo's `radrbench.parquet`, an
-    empty table when the repo has none yet (an aggregate job older than the RadRBench-CXR table)."""
-    if not results:
-        demo_board()
-        return _DEMO_RADRBENCH.copy()
-    path = Path(results).expanduser()
-    if path.is_dir():
-        if (path / RADRBENCH_BOARD).is_file():
-            return pd.read_parquet(path / RADRBENCH_BOARD).reindex(columns=list(RADRBENCH_COLUMNS))
-        return radrbench_rows(path)
-    from huggingface_hub import hf_hub_download
-    from huggingface_hub.errors import EntryNotFoundError
-
-    try:
-        return pd.read_parquet(hf_hub_download(str(results), RADRBENCH_BOARD, repo_type="dataset")).reindex(
-            columns=list(RADRBENCH_COLUMNS))
-    except EntryNotFoundError:
-        return empty_radrbench()
-
-
-def empty_board() -> pd.DataFrame:
-    """A board with the aggregate job's columns and no rows."""
-    return _conform(pd.DataFrame(columns=list(COLUMNS)))
-
-
-def _conform(board: pd.DataFrame) -> pd.DataFrame:
-    # A table written by an older or newer aggregate job: the columns we show, missing ones blank (never 0).
-    return board.reindex(columns=list(dict.fromkeys([*COLUMNS, "rank", "unranked", *board.columns])))
-
-
-def read_board(results: str | os.PathLike | None) -> pd.DataFrame:
-    """The board of a results repo: `None`/"" the embedded synthetic demo board; an existing local folder its
-    `leaderboard.parquet` (or, when it has none yet, its merged submissions and imported rows ranked in memory); a
-    Hub dataset id `owner/name` its `leaderboard.parquet` only (through the HF cache). Raises when it cannot."""
-    if not results:
-        return demo_board()
-    path = Path(results).expanduser()
-    if path.is_dir():
-        if (path / BOARD).is_file():
-            return _conform(pd.read_parquet(path / BOARD))
-        return _conform(ranked_rows(path))  # attrs["unreadable"] survives the reindex
-    if path.exists():
-        raise FileNotFoundError(f"{results} is a file; give the results repo folder that holds {BOARD}")
-    if not _HUB_ID.match(str(results)) or str(results).startswith((".", "~")):
-        raise FileNotFoundError(f"no results folder at {results}")
-    from huggingface_hub import constants, get_hf_file_metadata, hf_hub_download, hf_hub_url
-
-    if not constants.HF_HUB_OFFLINE:  # hf_hub_download alone would quietly serve a stale cached copy
-        get_hf_file_metadata(hf_hub_url(str(results), BOARD, repo_type="dataset"))
-    return _conform(pd.read_parquet(hf_hub_download(str(results), BOARD, repo_type="dataset")))
-
-
-def _hub_cached(results) -> pd.DataFrame | None:
-    """The board of a Hub results repo as the local HF cache last saw it (a Space restarted while the Hub is down)."""
-    if not results or Path(results).exists() or not _HUB_ID.match(str(results)):
-        return None
-    try:
-        from huggingface_hub import hf_hub_download
-
-        return _conform(pd.read_parquet(hf_hub_download(str(results), BOARD, repo_type="dataset",
-                                                        local_files_only=True)))
-    except Exception:
-        return None
-
-
-class BoardSource:
-    """The board the Space shows: `load()` rereads the results repo; when that fails the last good table stays, with
-    a banner saying why (a first failure shows an empty board and the banner, never a blank page)."""
-
-    def __init__(self, results: str | os.PathLike | None = None):
-        self.results = results
-        self.board: pd.DataFrame = empty_board()
-        self.radrbench: pd.DataFrame = empty_radrbench()
-        self.banner = ""
-        self.loaded: str | None = None  # when the shown table was read (UTC)
-
-    @property
-    def name(self) -> str:
-        return str(self.results) if self.results else "the embedded synthetic demo board"
-
-    def load(self) -> tuple[pd.DataFrame, str]:
-        try:
-            board = read_board(self.results)
-        except Exception as error:  # the Hub down, a repo without a board yet, a broken file: keep what we had
-            kept = f"showing the table read at {self.loaded}" if self.loaded else "no earlier table to show"
-            if self.loaded is None and (cached := _hub_cached(self.results)) is not None:
-                self.board, kept = cached, "showing the copy in the local Hub cache"
-            reason = sanitize_text(f"{type(error).__name__}: {error}", 300)
-            self.banner = f"⚠️ Could not read the board from {sanitize_text(self.name, 200)} ({reason}); {kept}."
-            return self.board, self.banner
-        unreadable = board.attrs.get("unreadable") or []
-        self.board, self.banner = board, "" if not unreadable else sanitize_text(
-            f"⚠️ {len(unreadable)} result file{'s' * (len(unreadable) != 1)} left out: {'; '.join(unreadable[:3])}"
-            + ("; ..." if len(unreadable) > 3 else ""), 600)
-        try:  # the board read, so the repo is there: a RadRBench-CXR table that fails keeps the last one
-            self.radrbench = read_radrbench(self.results)
-        except Exception as error:
-            self.banner = (f"⚠️ Could not read the RadRBench-CXR table from {sanitize_text(self.name, 200)} "
-                           f"({sanitize_text(f'{type(error).__name__}: {error}', 300)}); showing the last one read.")
-        self.loaded = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-        return self.board, self.banner
-
-
-_DEMO: pd.DataFrame | None = None
-_DEMO_RADRBENCH: pd.DataFrame | None = None
-
-
-def demo_results_repo(root: str | os.PathLike, crowd: int = 0) -> Path:
-    """A results repo of synthetic numbers (no scoring, no network) for the three demo systems on every dataset and
-    task, plus one imported row per dataset and task: what the board shows when no results repo is named. `crowd`
-    adds that many more synthetic models (a board of thousands of rows, for benchmarks/leaderboard.py)."""
-    root = Path(root)
-    rng = random.Random(0)
-    quality = {"demo-careful": 1.0, "demo-template": 0.75, "demo-shuffled": 0.55}
-    systems = demo.systems()
-    for i in range(crowd):
-        key = f"synthetic-{i:05d}"
-        systems[key] = {"name": f"Synthetic-{i:05d}", "institution": f"Lab {i % 97}", "url": f"https://example.org/{key}",
-                        "trained_on": ["synthetic"]}
-        quality[key] = rng.uniform(0.4, 1.1)
-    for key, card in systems.items():
-        folder = root / SUBMISSIONS / key
-        (folder / "results").mkdir(parents=True, exist_ok=True)
-        write_text(folder / CARD, json.dumps({**card, "date": "2026-11-01"}, indent=2) + "\n")
-        written = {}
-        for dataset in DATASETS:
-            for task in TASKS:
-                metrics = _demo_metrics(rng, quality[key] * rng.uniform(0.9, 1.1))
-                result = Result(ModelInfo(card["name"], card["institution"], card["url"]), dataset, "test", task,
-                                metrics, counts={"scored": 500}, created="2026-11-01T00:00:00Z")
-                written[f"{dataset}.{task}"] = result.write(folder / "results" / f"{dataset}.{task}.json").read_bytes()
-        ledger.record_folder(root, key, owner=key, name=card["name"], institution=card["institution"], files=written,
-                             pr=0, head="0" * 40, job="demo")  # synthetic numbers, ranked as if reviewed
-    _demo_radrbench(root)
-    (root / "imported").mkdir(parents=True, exist_ok=True)
-    for dataset in DATASETS:
-        for task in TASKS:
-            value = round(0.6 + 0.4 * rng.random(), 3)
-            Result(ModelInfo("Demo-Imported (synthetic)", "rexrank demo"), dataset, "test", task,
-                   {"radcliq_v1": MetricResult(value, statistic="inverse_mean"),
-                    "bleu2": MetricResult(round(0.1 + 0.1 * rng.random(), 3))},
-                   provenance="imported", created="2026-11-01T00:00:00Z"
-                   ).write(root / "imported" / f"{dataset}.{task}.demo-imported.json")
-    return root
-
-
-def _demo_radrbench(root: Path) -> None:
-    """The demo's two synthetic reasoning models scored on its synthetic RadRBench-CXR items, as submissions."""
-    from rexrank.demo import radrbench as rdemo
-    from rexrank.radrbench.score import load_items, load_outputs, score_outputs, write_results
-
-    items = load_items(rdemo.dataset(root / "radrbench-build" / "radrbench-cxr"))
-    for (key, card), quality in zip(rdemo.MODELS.items(), (0.75, 0.35)):
-        folder = root / SUBMISSIONS / key
-        write_text(folder / CARD, json.dumps({**card, "date": "2026-11-01"}, indent=2) + "\n")
-        scores = score_outputs(items, load_outputs(rdemo.output_file(key)))
-        write_results(folder / "radrbench", card["name"], scores, *_demo_radrscore(scores.rows, quality))
-
-
-def _demo_radrscore(accuracy: pd.DataFrame, quality: float) -> tuple[pd.DataFrame, SimpleNamespace]:
-    """Synthetic RadRScore rows for the demo (no judge runs offline), shaped as `score-radrbench` writes them: per
-    source and task and overall, every item judged, each part with a CI."""
-    rng = random.Random(quality)
-    groups = accuracy[(accuracy["source"] != "all") | (accuracy["task"] == "all")]
     rows = []
-    for source, task, items in zip(groups["source"], groups["task"], groups["items"]):
-        row = {"source": source, "task": task, "items": int(items)}
-        parts = {part: min(0.95, quality * rng.uniform(0.85, 1.15)) for part in RADRSCORE_PARTS[1:]}
-        for part, value in {"radrscore": sum(parts.values()) / 3, **parts}.items():
-            half = rng.uniform(0.04, 0.1)
-            row |= {part: round(value, 4), f"{part}_low": round(max(0.0, value - half), 4),
-                    f"{part}_high": round(min(1.0, value + half), 4), f"{part}_n": int(items)}
-        rows.append(row)
-    judged = SimpleNamespace(signature="radrscore:1|demo:synthetic", unparseable=0, failed=0)
-    return pd.DataFrame(rows), judged
-
-
-def _demo_metrics(rng: random.Random, quality: float) -> dict[str, MetricResult]:
-    centre = {"bleu2": 0.20, "bertscore": 0.45, "semb_score": 0.45, "radgraph": 0.25, "radcliq_v1": 0.85,
-              "ratescore": 0.52, "green": 0.30, "fineradscore": 0.40}
-    out = {}
-    for name in METRICS:
-        value = centre[name] * quality * rng.uniform(0.95, 1.05)
-        half = value * rng.uniform(0.02, 0.05)
-        signature = Signature(name, "1", settings={"demo": "synthetic"}, bootstrap=(1000, 0))
-        statistic = "inverse_mean" if name == "radcliq_v1" else "mean"
-        mean = 1 / value if name == "radcliq_v1" else value
-        out[name] = MetricResult(round(value, 4), round(mean, 4), round(value - half, 4), round(value + half, 4), 500,
-                                 statistic, signature=signature)
-    return out
-
-
-def demo_board() -> pd.DataFrame:
-    """The embedded synthetic demo board, built once per process (a fraction of a second)."""
-    global _DEMO, _DEMO_RADRBENCH
-    if _DEMO is None:
-        with tempfile.TemporaryDirectory(prefix="rexrank-demo-board-") as tmp:
-            _DEMO = _conform(aggregate(demo_results_repo(tmp)))
-            _DEMO_RADRBENCH = pd.read_parquet(Path(tmp) / RADRBENCH_BOARD)
-    return _DEMO.copy()
+    for metric in BOARD_METRICS:
+        cls = metric_class(metric.name)
+        rows.append(f"| {metric.title} | {cls.summary} | {cls.empty_prediction} | docs/metrics.md {cls.section} |")
+    example = Bleu2(progress=False).signature().with_bootstrap(1000, 0)
+    return "\n".join([
+        "### Ranking",
+        "Rows are ranked within each dataset and task by **1/RadCliQ-v1** (higher is better); **Sort by** orders them "
+        "by another metric's number, best first, blanks last (the rank stays the 1/RadCliQ-v1 rank). Numbers are "
+        "means over the test split's studies with a 95% bootstrap CI (`value ± half-width`, or `[low, high]` when "
+        "not symmetric); a blank cell is a metric that was not reported, never 0. **verified** rows were scored by "
+        "rexrank (each number carries a signature); **imported** rows come from ReXrank's official table, without "
+        "CIs or signatures.",
+        "",
+        "**Rank range** is how far a rank could move given the 1/RadCliQ-v1 CIs: the best is 1 + the models whose CI "
+        "lies wholly above this one's, the worst the number of models whose CI reaches this one's low bound (itself "
+        "included). A range like `1–2` means the neighbours are statistically indistinguishable (an imported "
+        "number, without a CI, counts as its own interval).",
+        "",
+        "### Metrics",
+        "| Metric | What it measures | An empty prediction scores | Defined in |",
+        "|---|---|---|---|",
+        *rows,
+        "",
+        "### Signatures",
+        "Every verified number carries a signature in the manner of sacrebleu: the metric and its version, the model "
+        "weights at their commit, the settings that change the number, the bootstrap and the package version, e.g. "
+        f"BLEU-2's `{example}`. RadCliQ-v1's names each of its components'. Two numbers made with different "
+        "RadCliQ-v1 settings are never ranked together: such a row is listed unranked with the reason in **Note**.",
+    ])

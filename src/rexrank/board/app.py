@@ -1,5 +1,5 @@
 """The leaderboard Space's Gradio app (`space/app.py` and `rexrank leaderboard` run it). Wiring only: the board's
-loading and shaping live in `rexrank.leaderboard`."""
+loading is `rexrank.board.sources`, its shaping `rexrank.board.views`."""
 
 from __future__ import annotations
 
@@ -7,40 +7,10 @@ import os
 
 import pandas as pd
 
-from rexrank import leaderboard as lb
-from rexrank.backend.aggregate import METRICS
-
-ABOUT = """
-### Ranking
-Rows are ranked within each dataset and task by **1/RadCliQ-v1** (higher is better); **Sort by** orders them by
-another metric's number, best first, blanks last (the rank stays the 1/RadCliQ-v1 rank). Numbers are means over the
-test split's studies with a 95% bootstrap CI (`value ± half-width`, or `[low, high]` when not symmetric); a blank
-cell is a metric that was not reported, never 0. **verified** rows were scored by rexrank (each number carries a
-signature); **imported** rows come from ReXrank's official table, without CIs or signatures.
-
-**Rank range** is how far a rank could move given the 1/RadCliQ-v1 CIs: the best is 1 + the models whose CI lies
-wholly above this one's, the worst the number of models whose CI reaches this one's low bound (itself included). A
-range like `1–2` means the neighbours are statistically indistinguishable (an imported number, without a CI, counts
-as its own interval).
-
-### Metrics
-| Metric | What it measures |
-|---|---|
-| BLEU | BLEU-2: bigram overlap with the reference report. |
-| BertScore | BERTScore F1 with `distilroberta-base` (layer 5, no idf, no baseline rescaling). |
-| SembScore | Cosine similarity of the CheXbert embeddings of candidate and reference. |
-| RadGraph | RadGraph F1: overlap of entities and relations (partial reward). |
-| 1/RadCliQ-v1 | Inverse of RadCliQ-v1: BLEU-2, BERTScore, SembScore, RadGraph fitted to radiologists' errors. |
-| RaTEScore | Entity-aware similarity of medical entities (RaTE NER + BioLORD embeddings). |
-| GREEN | LLM-judged share of matched findings among clinically significant errors. |
-| 1/FineRadScore | Inverse of the LLM-judged, severity-weighted line-by-line error score. |
-
-### Signatures
-Every verified number carries a signature in the manner of sacrebleu, e.g.
-`radcliq-v1|bertscore:distilroberta-base@<rev>:L5:idf=no|chexbert@<rev>|radgraph:v1@<rev>|boot:1000:seed=0|rexrank:<version>`.
-Two numbers made with different RadCliQ-v1 settings are never ranked together: such a row is listed unranked with the
-reason in **Note**.
-"""
+from rexrank.board import views
+from rexrank.board.schema import METRICS
+from rexrank.board.sources import RESULTS_ENV, BoardSource
+from rexrank.text import sanitize_text
 
 RADRBENCH_ABOUT = """
 **RadRBench-CXR** (the chest X-ray reasoning benchmark of ChestX-Reasoner): accuracy of each model's `<answer>`,
@@ -93,7 +63,7 @@ def _frame(shown: pd.DataFrame):
 
 
 def model_figure(bars: pd.DataFrame):
-    """A model's bars (`rexrank.leaderboard.model_bars`): a panel per metric, a bar per dataset and task, 95% CI
+    """A model's bars (`views.model_bars`): a panel per metric, a bar per dataset and task, 95% CI
     whiskers (none where a number has no CI). A matplotlib Figure, made without pyplot (no global state)."""
     from matplotlib.figure import Figure
 
@@ -104,8 +74,8 @@ def model_figure(bars: pd.DataFrame):
         figure.text(0.5, 0.5, "No numbers for this model", ha="center", va="center")
         return figure
     axes = figure.subplots(-(-len(metrics) // columns), columns, squeeze=False).ravel()
-    datasets = [d for d in lb.DATASETS.values() if d in set(bars["dataset"])] + sorted(
-        set(bars["dataset"]) - set(lb.DATASETS.values()))
+    datasets = [d for d in views.DATASETS.values() if d in set(bars["dataset"])] + sorted(
+        set(bars["dataset"]) - set(views.DATASETS.values()))
     tasks = list(dict.fromkeys(bars["task"]))
     width = 0.8 / max(1, len(tasks))
     for ax, metric in zip(axes, metrics):
@@ -141,12 +111,12 @@ def radrbench_figure(table: pd.DataFrame, top: int = 12):
         ax.text(0.5, 0.5, "No RadRBench-CXR results", ha="center", va="center", transform=ax.transAxes)
         ax.set_axis_off()
         return figure
-    tasks = list(lb.RADRBENCH_TASKS.values())
+    tasks = list(views.RADRBENCH_TASKS.values())
     width = 0.8 / len(models)
     for m, model in enumerate(models):
-        bars = lb.radrbench_bars(table, model)
+        bars = views.radrbench_bars(table, model)
         x = [tasks.index(t) + (m - (len(models) - 1) / 2) * width for t in bars["task"]]
-        ax.bar(x, bars["accuracy"], width, label=lb.sanitize_text(model, 40))
+        ax.bar(x, bars["accuracy"], width, label=sanitize_text(model, 40))
         ax.errorbar(x, bars["accuracy"], yerr=[bars["err_low"], bars["err_high"]], fmt="none", capsize=3,
                     elinewidth=1, ecolor="#222")
     ax.set_xticks(range(len(tasks)), tasks, fontsize=9)
@@ -161,7 +131,7 @@ def radrbench_figure(table: pd.DataFrame, top: int = 12):
 
 
 def stability_figure(ranges: pd.DataFrame, title: str, top: int = 30):
-    """Rank stability (`rexrank.leaderboard.rank_ranges`): each ranked model's 1/RadCliQ-v1 and 95% CI, best first,
+    """Rank stability (`views.rank_ranges`): each ranked model's 1/RadCliQ-v1 and 95% CI, best first,
     labelled with its rank range; CIs that overlap are neighbours the data cannot tell apart. The first `top` only."""
     from matplotlib.figure import Figure
 
@@ -180,7 +150,7 @@ def stability_figure(ranges: pd.DataFrame, title: str, top: int = 30):
         ax.errorbar(shown["value"][at], [v for v, a in zip(y, at) if a], fmt="o", color=colour, capsize=3,
                     xerr=[(shown["value"] - shown["low"])[at], (shown["high"] - shown["value"])[at]],
                     label="rank certain" if certain else "rank could change (CIs overlap)")
-    labels = [f"{int(r)}. {lb.sanitize_text(m, 40)}  [{rr}]"
+    labels = [f"{int(r)}. {sanitize_text(m, 40)}  [{rr}]"
               for r, m, rr in zip(shown["rank"], shown["model"], shown["Rank range"])]
     ax.set_yticks(y, labels, fontsize=9)
     for label in ax.get_yticklabels():
@@ -197,40 +167,40 @@ def build(results: str | None = None, refresh_s: float = 300.0):
     RadRBench-CXR, model page, about, submit; reread on the button and every `refresh_s` seconds."""
     import gradio as gr
 
-    source = lb.BoardSource(results)
+    source = BoardSource(results)
     source.load()
-    metric_choices = [(lb.TITLES[m], m) for m in METRICS]
+    metric_choices = [(views.TITLES[m], m) for m in METRICS]
     sort_choices = [("Rank (1/RadCliQ-v1)", "rank"), *metric_choices]
-    datasets, first_dataset = [(label, key) for key, label in lb.DATASETS.items()], next(iter(lb.DATASETS))
+    datasets, first_dataset = [(label, key) for key, label in views.DATASETS.items()], next(iter(views.DATASETS))
 
     def tables(dataset: str, search: str, metrics: list[str], sort_by: str):
         chosen = tuple(m for m in METRICS if m in (metrics or []))
-        return tuple(_frame(lb.table(source.board, dataset, task, search or "", chosen, sort_by or "rank"))
-                     for task in lb.TASKS)
+        return tuple(_frame(views.table(source.board, dataset, task, search or "", chosen, sort_by or "rank"))
+                     for task in views.TASKS)
 
     def overview(task: str):
-        return _frame(lb.overview(source.board, task))
+        return _frame(views.overview(source.board, task))
 
     def model_page(model: str | None):
-        bars = lb.model_bars(source.board, model or "")
+        bars = views.model_bars(source.board, model or "")
         reasoning = source.radrbench[source.radrbench["model"] == (model or "")]
-        return (model_figure(bars), lb.model_card(source.board, model or "", source.radrbench),
-                _frame(lb.model_numbers(bars)),
+        return (model_figure(bars), views.model_card(source.board, model or "", source.radrbench),
+                _frame(views.model_numbers(bars)),
                 gr.Plot(radrbench_figure(reasoning), visible=not reasoning.empty))
 
     def model_choices(model: str | None):
-        names = lb.model_names(source.board, source.radrbench)
+        names = views.model_names(source.board, source.radrbench)
         return gr.Dropdown(choices=names, value=model if model in names else (names[0] if names else None))
 
     def stability(dataset: str, task: str):
-        title = f"Rank stability: {lb.DATASETS.get(dataset, dataset)}, {lb.TASKS.get(task, task)}"
-        return stability_figure(lb.rank_ranges(source.board, dataset, task), title)
+        title = f"Rank stability: {views.DATASETS.get(dataset, dataset)}, {views.TASKS.get(task, task)}"
+        return stability_figure(views.rank_ranges(source.board, dataset, task), title)
 
     def refreshed(model: str | None, dataset: str, task: str):
         return model_choices(model), stability(dataset, task)
 
     def radrbench(view: str, search: str):
-        return _frame(lb.radrbench_table(source.radrbench, view or "task", search or ""))
+        return _frame(views.radrbench_table(source.radrbench, view or "task", search or ""))
 
     def radrbench_plot():
         return radrbench_figure(source.radrbench)
@@ -255,33 +225,33 @@ def build(results: str | None = None, refresh_s: float = 300.0):
                 metrics = gr.CheckboxGroup(metric_choices, value=list(METRICS), label="Metric columns")
                 boards = []
                 with gr.Tabs():
-                    for label in lb.TASKS.values():
+                    for label in views.TASKS.values():
                         with gr.Tab(label):
                             boards.append(gr.Dataframe(label=label, interactive=False, wrap=True))
             with gr.Tab("Overview"):
                 with gr.Row():
-                    overview_task = gr.Radio([(label, key) for key, label in lb.TASKS.items()],
-                                             value=next(iter(lb.TASKS)), label="Task")
+                    overview_task = gr.Radio([(label, key) for key, label in views.TASKS.items()],
+                                             value=next(iter(views.TASKS)), label="Task")
                     stability_dataset = gr.Dropdown(datasets, value=first_dataset, label="Rank stability on")
                 overview_table = gr.Dataframe(label="Mean rank across datasets", interactive=False)
                 stability_plot = gr.Plot(label="Rank stability on the chosen dataset (1/RadCliQ-v1, 95% CIs)")
             with gr.Tab("RadRBench-CXR"):
                 with gr.Row():
-                    radr_view = gr.Radio([(label, key) for key, label in lb.RADRBENCH_VIEWS.items()], value="task",
+                    radr_view = gr.Radio([(label, key) for key, label in views.RADRBENCH_VIEWS.items()], value="task",
                                          label="Columns", scale=2)
                     radr_search = gr.Textbox(label="Search model or institution", scale=2)
                 radr_table = gr.Dataframe(label="RadRBench-CXR, 95% CIs", interactive=False, wrap=True)
                 radr_plot = gr.Plot(label="Accuracy per task type, 95% CIs")
                 gr.Markdown(RADRBENCH_ABOUT)
             with gr.Tab("Model"):
-                names = lb.model_names(source.board, source.radrbench)
+                names = views.model_names(source.board, source.radrbench)
                 model = gr.Dropdown(names, value=names[0] if names else None, label="Model")
                 model_card = gr.Markdown()
                 model_plot = gr.Plot(label="Each metric across datasets and tasks, with 95% CIs")
                 model_table = gr.Dataframe(label="The numbers", interactive=False, wrap=True)
                 model_radr = gr.Plot(label="RadRBench-CXR accuracy per task type, 95% CIs", visible=False)
             with gr.Tab("About"):
-                gr.Markdown(ABOUT)
+                gr.Markdown(views.about())
             with gr.Tab("Submit"):
                 gr.Markdown(SUBMIT)
 
@@ -312,5 +282,5 @@ def build(results: str | None = None, refresh_s: float = 300.0):
 
 
 def main(results: str | None = None, port: int | None = None) -> None:
-    results = results if results is not None else os.environ.get(lb.RESULTS_ENV)
+    results = results if results is not None else os.environ.get(RESULTS_ENV)
     build(results, float(os.environ.get("REXRANK_REFRESH_S", "300"))).launch(server_port=port)

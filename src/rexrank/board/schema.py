@@ -1,0 +1,44 @@
+"""The board's tables as the aggregate job writes them and every reader reads them: `leaderboard.parquet`, one row
+per (model, dataset, task), and `radrbench.parquet`, one row per (model, source, task)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from rexrank.catalog import BOARD_METRICS
+from rexrank.submission import RADRSCORE_PARTS
+
+BOARD = "leaderboard.parquet"
+RADRBENCH_BOARD = "radrbench.parquet"
+RANK_BY = "radcliq_v1"
+METRICS = tuple(m.name for m in BOARD_METRICS)  # the board's columns, in ReXrank's order
+
+BASE = ("submission", "model", "institution", "url", "paper", "date", "trained_on", "dataset", "split", "task",
+        "provenance", "rexrank_version", "created")
+# Each metric's value, 95% CI, signature and the signature's point key (what ranking compares).
+COLUMNS = (*BASE, *(f"{m}{part}" for m in METRICS for part in ("", "_low", "_high", "_signature", "_key")))
+
+# One row per (model, source, task) and a source/task "all" row per model; accuracy with its bootstrap CI, and where
+# the submission was judged, RadRScore and its components over the group's items with reasoning annotations.
+RADRBENCH_COLUMNS = ("submission", "model", "institution", "url", "date", "source", "task", "items", "correct",
+                     "accuracy", "low", "high", "failures", "missing_outputs", "signature", "radrscore_items",
+                     *(f"{part}{end}" for part in RADRSCORE_PARTS for end in ("", "_low", "_high")),
+                     "radrscore_signature", "ratescore", "ratescore_low", "ratescore_high", "ratescore_signature")
+RADRBENCH_TYPES = {"items": "Int64", "correct": "Int64", "missing_outputs": "Int64", "accuracy": "float64",
+                   "low": "float64", "high": "float64", "radrscore_items": "Int64",
+                   **{f"{part}{end}": "float64" for part in RADRSCORE_PARTS for end in ("", "_low", "_high")},
+                   "ratescore": "float64", "ratescore_low": "float64", "ratescore_high": "float64"}
+
+
+def conform(board: pd.DataFrame) -> pd.DataFrame:
+    """A board written by an older or newer aggregate job: the columns we show, missing ones blank (never 0)."""
+    return board.reindex(columns=list(dict.fromkeys([*COLUMNS, "rank", "unranked", *board.columns])))
+
+
+def empty_board() -> pd.DataFrame:
+    """A board with the aggregate job's columns and no rows."""
+    return conform(pd.DataFrame(columns=list(COLUMNS)))
+
+
+def empty_radrbench() -> pd.DataFrame:
+    return pd.DataFrame(columns=list(RADRBENCH_COLUMNS)).astype(RADRBENCH_TYPES)

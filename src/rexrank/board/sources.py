@@ -1,0 +1,137 @@
+"""Where the board comes from, testable without Gradio: a results repo (a local folder or a Hub dataset), or, when
+none is named, the embedded synthetic demo board; and `BoardSource`, the Space's table that outlives a failed read."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
+
+import pandas as pd
+
+from rexrank.board.aggregate import aggregate, radrbench_rows, ranked_rows
+from rexrank.board.schema import (
+    BOARD,
+    RADRBENCH_BOARD,
+    RADRBENCH_COLUMNS,
+    conform,
+    empty_board,
+    empty_radrbench,
+)
+from rexrank.text import sanitize_text
+
+RESULTS_ENV = "REXRANK_RESULTS"
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+def read_radrbench(results: str | os.PathLike | None) -> pd.DataFrame:
+    """The RadRBench-CXR table of a results repo, as `read_board` reads the board: the demo's for None/""; a local
+    folder's `radrbench.parquet` (or its submissions aggregated in memory); a Hub repo's `radrbench.parquet`, an
+    empty table when the repo has none yet (an aggregate job older than the RadRBench-CXR table)."""
+    if not results:
+        return demo_tables()[1]
+    path = Path(results).expanduser()
+    if path.is_dir():
+        if (path / RADRBENCH_BOARD).is_file():
+            return pd.read_parquet(path / RADRBENCH_BOARD).reindex(columns=list(RADRBENCH_COLUMNS))
+        return radrbench_rows(path)
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import EntryNotFoundError
+
+    try:
+        return pd.read_parquet(hf_hub_download(str(results), RADRBENCH_BOARD, repo_type="dataset")).reindex(
+            columns=list(RADRBENCH_COLUMNS))
+    except EntryNotFoundError:
+        return empty_radrbench()
+
+
+def read_board(results: str | os.PathLike | None) -> pd.DataFrame:
+    """The board of a results repo: `None`/"" the embedded synthetic demo board; an existing local folder its
+    `leaderboard.parquet` (or, when it has none yet, its merged submissions and imported rows ranked in memory); a
+    Hub dataset id `owner/name` its `leaderboard.parquet` only (through the HF cache). Raises when it cannot."""
+    if not results:
+        return demo_tables()[0]
+    path = Path(results).expanduser()
+    if path.is_dir():
+        if (path / BOARD).is_file():
+            return conform(pd.read_parquet(path / BOARD))
+        return conform(ranked_rows(path))  # attrs["unreadable"] survives the reindex
+    if path.exists():
+        raise FileNotFoundError(f"{results} is a file; give the results repo folder that holds {BOARD}")
+    if not _HUB_ID.match(str(results)) or str(results).startswith((".", "~")):
+        raise FileNotFoundError(f"no results folder at {results}")
+    from huggingface_hub import constants, get_hf_file_metadata, hf_hub_download, hf_hub_url
+
+    if not constants.HF_HUB_OFFLINE:  # hf_hub_download alone would quietly serve a stale cached copy
+        get_hf_file_metadata(hf_hub_url(str(results), BOARD, repo_type="dataset"))
+    return conform(pd.read_parquet(hf_hub_download(str(results), BOARD, repo_type="dataset")))
+
+
+def _hub_cached(results) -> pd.DataFrame | None:
+    """The board of a Hub results repo as the local HF cache last saw it (a Space restarted while the Hub is down)."""
+    if not results or Path(results).exists() or not _HUB_ID.match(str(results)):
+        return None
+    try:
+        from huggingface_hub import hf_hub_download
+
+        return conform(pd.read_parquet(hf_hub_download(str(results), BOARD, repo_type="dataset",
+                                                        local_files_only=True)))
+    except Exception:
+        return None
+
+
+class BoardSource:
+    """The board the Space shows: `load()` rereads the results repo; when that fails the last good table stays, with
+    a banner saying why (a first failure shows an empty board and the banner, never a blank page)."""
+
+    def __init__(self, results: str | os.PathLike | None = None):
+        self.results = results
+        self.board: pd.DataFrame = empty_board()
+        self.radrbench: pd.DataFrame = empty_radrbench()
+        self.banner = ""
+        self.loaded: str | None = None  # when the shown table was read (UTC)
+
+    @property
+    def name(self) -> str:
+        return str(self.results) if self.results else "the embedded synthetic demo board"
+
+    def load(self) -> tuple[pd.DataFrame, str]:
+        try:
+            board = read_board(self.results)
+        except Exception as error:  # the Hub down, a repo without a board yet, a broken file: keep what we had
+            kept = f"showing the table read at {self.loaded}" if self.loaded else "no earlier table to show"
+            if self.loaded is None and (cached := _hub_cached(self.results)) is not None:
+                self.board, kept = cached, "showing the copy in the local Hub cache"
+            reason = sanitize_text(f"{type(error).__name__}: {error}", 300)
+            self.banner = f"⚠️ Could not read the board from {sanitize_text(self.name, 200)} ({reason}); {kept}."
+            return self.board, self.banner
+        unreadable = board.attrs.get("unreadable") or []
+        self.board, self.banner = board, "" if not unreadable else sanitize_text(
+            f"⚠️ {len(unreadable)} result file{'s' * (len(unreadable) != 1)} left out: {'; '.join(unreadable[:3])}"
+            + ("; ..." if len(unreadable) > 3 else ""), 600)
+        try:  # the board read, so the repo is there: a RadRBench-CXR table that fails keeps the last one
+            self.radrbench = read_radrbench(self.results)
+        except Exception as error:
+            self.banner = (f"⚠️ Could not read the RadRBench-CXR table from {sanitize_text(self.name, 200)} "
+                           f"({sanitize_text(f'{type(error).__name__}: {error}', 300)}); showing the last one read.")
+        self.loaded = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+        return self.board, self.banner
+
+
+@cache
+def _demo() -> tuple[pd.DataFrame, pd.DataFrame]:
+    from rexrank.demo.board import demo_results_repo
+
+    with tempfile.TemporaryDirectory(prefix="rexrank-demo-board-") as tmp:
+        board = conform(aggregate(demo_results_repo(tmp)))
+        return board, pd.read_parquet(Path(tmp) / RADRBENCH_BOARD)
+
+
+def demo_tables() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The embedded synthetic demo board and its RadRBench-CXR table, built once per process (a fraction of a
+    second); copies, so a caller may change them."""
+    board, radrbench = _demo()
+    return board.copy(), radrbench.copy()

@@ -1,0 +1,107 @@
+"""The demo's results repo: synthetic numbers (no scoring, no network) for the demo systems, laid out as a real
+results repo (submissions with cards, results and ledger records; imported rows; RadRBench-CXR results), so the
+board the Space shows with no results repo named is made by the same aggregate job as a real one."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+from types import SimpleNamespace
+
+import pandas as pd
+
+from rexrank import demo
+from rexrank.backend import ledger
+from rexrank.board.schema import METRICS
+from rexrank.catalog import TASK_TITLES, TEST_SETS
+from rexrank.files import write_text
+from rexrank.results import MetricResult, ModelInfo, Result
+from rexrank.signature import Signature
+from rexrank.submission import CARD, RADRSCORE_PARTS, SUBMISSIONS
+
+
+def demo_results_repo(root: str | os.PathLike, crowd: int = 0) -> Path:
+    """A results repo of synthetic numbers (no scoring, no network) for the three demo systems on every dataset and
+    task, plus one imported row per dataset and task: what the board shows when no results repo is named. `crowd`
+    adds that many more synthetic models (a board of thousands of rows, for benchmarks/leaderboard.py)."""
+    root = Path(root)
+    rng = random.Random(0)
+    quality = {"demo-careful": 1.0, "demo-template": 0.75, "demo-shuffled": 0.55}
+    systems = demo.systems()
+    for i in range(crowd):
+        key = f"synthetic-{i:05d}"
+        systems[key] = {"name": f"Synthetic-{i:05d}", "institution": f"Lab {i % 97}", "url": f"https://example.org/{key}",
+                        "trained_on": ["synthetic"]}
+        quality[key] = rng.uniform(0.4, 1.1)
+    for key, card in systems.items():
+        folder = root / SUBMISSIONS / key
+        (folder / "results").mkdir(parents=True, exist_ok=True)
+        write_text(folder / CARD, json.dumps({**card, "date": "2026-11-01"}, indent=2) + "\n")
+        written = {}
+        for dataset in TEST_SETS:
+            for task in TASK_TITLES:
+                metrics = _demo_metrics(rng, quality[key] * rng.uniform(0.9, 1.1))
+                result = Result(ModelInfo(card["name"], card["institution"], card["url"]), dataset, "test", task,
+                                metrics, counts={"scored": 500}, created="2026-11-01T00:00:00Z")
+                written[f"{dataset}.{task}"] = result.write(folder / "results" / f"{dataset}.{task}.json").read_bytes()
+        ledger.record_folder(root, key, owner=key, name=card["name"], institution=card["institution"], files=written,
+                             pr=0, head="0" * 40, job="demo")  # synthetic numbers, ranked as if reviewed
+    _demo_radrbench(root)
+    (root / "imported").mkdir(parents=True, exist_ok=True)
+    for dataset in TEST_SETS:
+        for task in TASK_TITLES:
+            value = round(0.6 + 0.4 * rng.random(), 3)
+            Result(ModelInfo("Demo-Imported (synthetic)", "rexrank demo"), dataset, "test", task,
+                   {"radcliq_v1": MetricResult(value, statistic="inverse_mean"),
+                    "bleu2": MetricResult(round(0.1 + 0.1 * rng.random(), 3))},
+                   provenance="imported", created="2026-11-01T00:00:00Z"
+                   ).write(root / "imported" / f"{dataset}.{task}.demo-imported.json")
+    return root
+
+
+def _demo_radrbench(root: Path) -> None:
+    """The demo's two synthetic reasoning models scored on its synthetic RadRBench-CXR items, as submissions."""
+    from rexrank.demo import radrbench as rdemo
+    from rexrank.radrbench.score import load_items, load_outputs, score_outputs, write_results
+
+    items = load_items(rdemo.dataset(root / "radrbench-build" / "radrbench-cxr"))
+    for (key, card), quality in zip(rdemo.MODELS.items(), (0.75, 0.35)):
+        folder = root / SUBMISSIONS / key
+        write_text(folder / CARD, json.dumps({**card, "date": "2026-11-01"}, indent=2) + "\n")
+        scores = score_outputs(items, load_outputs(rdemo.output_file(key)))
+        write_results(folder / "radrbench", card["name"], scores, *_demo_radrscore(scores.rows, quality))
+
+
+def _demo_radrscore(accuracy: pd.DataFrame, quality: float) -> tuple[pd.DataFrame, SimpleNamespace]:
+    """Synthetic RadRScore rows for the demo (no judge runs offline), shaped as `score-radrbench` writes them: per
+    source and task and overall, every item judged, each part with a CI."""
+    rng = random.Random(quality)
+    groups = accuracy[(accuracy["source"] != "all") | (accuracy["task"] == "all")]
+    rows = []
+    for source, task, items in zip(groups["source"], groups["task"], groups["items"]):
+        row = {"source": source, "task": task, "items": int(items)}
+        parts = {part: min(0.95, quality * rng.uniform(0.85, 1.15)) for part in RADRSCORE_PARTS[1:]}
+        for part, value in {"radrscore": sum(parts.values()) / 3, **parts}.items():
+            half = rng.uniform(0.04, 0.1)
+            row |= {part: round(value, 4), f"{part}_low": round(max(0.0, value - half), 4),
+                    f"{part}_high": round(min(1.0, value + half), 4), f"{part}_n": int(items)}
+        rows.append(row)
+    judged = SimpleNamespace(signature="radrscore:1|demo:synthetic", unparseable=0, failed=0)
+    return pd.DataFrame(rows), judged
+
+
+def _demo_metrics(rng: random.Random, quality: float) -> dict[str, MetricResult]:
+    centre = {"bleu2": 0.20, "bertscore": 0.45, "semb_score": 0.45, "radgraph": 0.25, "radcliq_v1": 0.85,
+              "ratescore": 0.52, "green": 0.30, "fineradscore": 0.40}
+    out = {}
+    for name in METRICS:
+        value = centre[name] * quality * rng.uniform(0.95, 1.05)
+        half = value * rng.uniform(0.02, 0.05)
+        signature = Signature(name, "1", settings={"demo": "synthetic"}, bootstrap=(1000, 0))
+        statistic = "inverse_mean" if name == "radcliq_v1" else "mean"
+        mean = 1 / value if name == "radcliq_v1" else value
+        out[name] = MetricResult(round(value, 4), round(mean, 4), round(value - half, 4), round(value + half, 4), 500,
+                                 statistic, signature=signature)
+    return out
