@@ -5,7 +5,7 @@ import pytest
 from fixtures.reports import reports
 
 from rexrank.models.ratescore import merge_entities
-from rexrank.scorers import compute
+from rexrank.scorers import Scorer, compute
 from rexrank.scorers.ratescore import WEIGHTS, RaTEScore
 
 
@@ -103,9 +103,10 @@ def test_near_tie_rescoring_keeps_per_study_scores_equal_across_batch_sizes(loca
     scorers = {size: RaTEScore(progress=False, batch_size=size) for size in (1, 16)}
     bound = float32_bound(scorers[1].model.encoder.net.config)
     scores = {size: s(texts, references) for size, s in scorers.items()}
-    features = scorers[1].paired_features(texts, references)
+    features = Scorer.paired_features(scorers[1], texts, references)  # the batched vectors, before any rescoring
     tied = [near_tie((c[2], c[1].tolist()), (r[2], r[1].tolist())) for c, r in zip(*features)]
     assert 0 < sum(tied) < len(tied)  # both kinds of pair are here
+    assert scorers[1].rescored == sum(tied)  # given per-report vectors by paired_features, scored by math alone
     for i, rescored in enumerate(tied):
         if rescored:  # scored on the reference's own per-report vectors: the same bits whatever the batch
             assert scores[1][i] == scores[16][i]

@@ -12,7 +12,7 @@ Entity vectors are computed once per distinct text, where the reference computes
 two differ in the last float32 bits (cosines by < 1e-6). That moves a score by rounding only, unless a best
 match is a near tie between key entities of different types (an entity text found twice in a report, once
 negated, ties exactly): then the winner decides the weight, and CPU `topk` picks among exact ties by the
-row's other values. Such pairs are rescored with the reference's own per-report vectors.
+row's other values. Such pairs get the reference's own per-report vectors (`paired_features`).
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ class RaTEScore(Scorer):
         self.weights = WEIGHTS[weights]
         self.ner, self.encoder = resolve("RATE_NER"), resolve("BIOLORD")
         self._model = None
-        self.rescored = 0  # pairs of the last `score` rescored with per-report vectors (near ties)
+        self.rescored = 0  # pairs of the last `paired_features` given per-report vectors (near ties)
 
     @property
     def model(self):
@@ -161,24 +161,29 @@ class RaTEScore(Scorer):
     def features(self, texts: Sequence[str]) -> list[tuple[np.ndarray, ...]]:
         return self.model.features(texts, self.progress)
 
-    def score(self, candidates, references) -> np.ndarray:
-        exact: dict[tuple[str, ...], np.ndarray] = {}  # a report's vectors as the reference computes them
+    def paired_features(self, predictions: Sequence[str], references: Sequence[str]) -> tuple[list, list]:
+        """Each text's features computed once (and cached); then a pair whose best match is a near tie between
+        types gets, for both reports, the vectors the reference computes report by report, so `score` is math
+        alone and a near tie is decided as the reference decides it."""
+        candidates, refs = super().paired_features(predictions, references)
+        exact: dict[tuple[str, ...], np.ndarray] = {}
 
-        def reference_vectors(texts: np.ndarray) -> np.ndarray:
-            key = tuple(texts.tolist())
+        def own(features: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+            key = tuple(features[0].tolist())
             if key not in exact:
                 exact[key] = self.model.encoder.embed(list(key))
-            return exact[key]
+            return (features[0], features[1], exact[key], *features[3:])
 
-        scores = []
         self.rescored = 0
-        for c, r in zip(candidates, references, strict=True):
-            candidate, reference = (c[2], c[1].tolist()), (r[2], r[1].tolist())
-            if near_tie(candidate, reference):
-                candidate, reference = (reference_vectors(c[0]), candidate[1]), (reference_vectors(r[0]), reference[1])
+        for i, (c, r) in enumerate(zip(candidates, refs, strict=True)):
+            if near_tie((c[2], c[1].tolist()), (r[2], r[1].tolist())):
+                candidates[i], refs[i] = own(c), own(r)
                 self.rescored += 1
-            scores.append(ratescore_pair(candidate, reference, self.weights))
-        return np.array(scores)
+        return candidates, refs
+
+    def score(self, candidates, references) -> np.ndarray:
+        return np.array([ratescore_pair((c[2], c[1].tolist()), (r[2], r[1].tolist()), self.weights)
+                         for c, r in zip(candidates, references, strict=True)])
 
     def cache_namespace(self) -> str:  # entities and vectors do not depend on the weights
         return Signature(self.name, self.version, models=self._models()).point_key
