@@ -16,7 +16,10 @@ from conftest import ROOT
 from rexrank import demo
 from rexrank.cli import main
 from rexrank.errors import InputError
-from rexrank.fineradscore import (
+from rexrank.llm import Judge, JudgeUnavailable
+from rexrank.results import Result
+from rexrank.scorers.base import Problem
+from rexrank.scorers.fineradscore import (
     JSON_FORMAT,
     PROMPT,
     PROMPT_VERSION,
@@ -36,8 +39,6 @@ from rexrank.fineradscore import (
     shots_digest,
     split_lines,
 )
-from rexrank.llm import Judge, JudgeUnavailable
-from rexrank.results import Result
 
 
 def entry(severity, correction="[delete]", comments="", categories=("False prediction of finding",)):
@@ -111,7 +112,7 @@ def test_shots_from_a_json_file_are_named_by_digest(tmp_path, monkeypatch):
     path.write_text(json.dumps(turns))
     shots = load_shots(path)
     assert shots.messages == tuple(turns) and shots.name == f"file-{shots_digest(turns)[:12]}"
-    monkeypatch.setattr("rexrank.fineradscore.REFERENCE_SHOTS_SHA256", shots_digest(turns))
+    monkeypatch.setattr("rexrank.scorers.fineradscore.prompt.REFERENCE_SHOTS_SHA256", shots_digest(turns))
     assert load_shots(path).name == "reference@3f5e1dc"  # the reference's own turns are named as such
     for bad in ([], turns[:1], [turns[1], turns[0]], [{"role": "user", "content": 1}, turns[1]]):
         path.write_text(json.dumps(bad))
@@ -252,7 +253,8 @@ def test_judge_end_to_end_repair_unparseable_failed_truncated(fake_openai, tmp_p
     assert result.max_severity == [None, None, 3, 3, 4, None]
     assert result.sum_severity == [None, None, 3, 4, 7, None] and result.scores == result.max_severity
     assert (result.failed, result.unparseable, result.truncated, result.repaired) == (1, 2, 1, 1)
-    assert result.failed_flags == [True, False, False, False, False, False]
+    failed, unreadable = Problem.FAILED, Problem.UNPARSEABLE  # the cut reply is unreadable; its count is apart
+    assert result.problems == [failed, unreadable, None, None, None, unreadable]
     assert result.truncated_flags == [False, True, False, False, False, False]
     assert result.repaired_flags == [False, False, False, False, True, False]
     assert result.errors[0].startswith("HTTP 500") and result.errors[1].startswith("cut at the judge's max_tokens")

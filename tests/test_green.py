@@ -9,12 +9,13 @@ import math
 import pytest
 
 from rexrank.errors import InputError
-from rexrank.green import (
+from rexrank.llm import Judge, Reply
+from rexrank.models.green import LocalGreen
+from rexrank.scorers.green import (
     CHAT_TEMPLATE,
     COUNT_KEYS,
     PROMPT_VERSION,
     VLLM_CHAT_TEMPLATE,
-    LocalGreen,
     Parsed,
     build_prompt,
     clean_completion,
@@ -23,7 +24,6 @@ from rexrank.green import (
     score,
     truncate_words,
 )
-from rexrank.llm import Judge, Reply
 
 SIG = "[Clinically Significant Errors]:"
 INSIG = "[Clinically Insignificant Errors]:"
@@ -375,8 +375,8 @@ def green_layout(tiny_llama, tmp_path):
 
 
 def test_the_repositorys_tokenizer_code_runs_only_when_asked_and_the_signature_says_so(green_layout, tiny_llama):
-    from rexrank.green import compute
     from rexrank.models import ModelUnavailable
+    from rexrank.scorers.green import compute
 
     with pytest.raises(ModelUnavailable, match="runs downloaded code only when asked: pass --green-trust-remote-code"):
         LocalGreen(green_layout, progress=False)

@@ -4,7 +4,7 @@ import evaluate
 import pytest
 from conftest import ROOT
 
-from rexrank.green import PROMPT_VERSION, build_prompt
+from rexrank.scorers.green import PROMPT_VERSION, build_prompt
 
 
 def answer(significant_a: int, matched: str) -> str:

@@ -1,6 +1,8 @@
 """Every metrics/<name>/ folder is an `evaluate` module and a Space, as-is."""
 
 import ast
+import json
+import math
 import re
 
 import evaluate
@@ -117,14 +119,52 @@ def test_radcliq_module_combines_the_four_components_once(local_models):
     assert "radgraph:1" in out["signature"] and "boot:100:seed=0" in out["signature"]
 
 
-@pytest.mark.parametrize("name", MODULES)
-def test_the_space_app_builds(name):
+def space_app(name: str):
     import importlib.util
-
-    import gradio as gr
 
     spec = importlib.util.spec_from_file_location(f"space_app_{name}", ROOT / "metrics" / name / "app.py")
     app = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(app)  # builds the interface; launching is the Space's job
+    return app
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_the_space_app_builds(name):
+    import gradio as gr
+
+    app = space_app(name)
     assert isinstance(app.demo, gr.Blocks) and app.demo.title
     assert "## Metric Description" in app.demo.article  # the metric card below the widget
+
+
+# One reply every judged reader can read: GREEN's sections, FineRadScore's corrections object (none needed), and
+# each RadRScore stage's JSON (key observations and the three counts).
+GREEN_ANSWER = ("[Explanation]:\nSame.\n\n[Clinically Significant Errors]:\n"
+                + "\n".join(f"({k}) Error: 0." for k in "abcdef")
+                + "\n\n[Clinically Insignificant Errors]:\n(a) Error: 0.\n\n[Matched Findings]:\n1. Effusion.")
+RADRSCORE_ANSWER = json.dumps({"key_conclusion": [{"observation": "effusion", "status": "absent"}],
+                               "effective_count": 1, "ineffective_count": 0, "recalled_count": 1,
+                               "correct_count": 1})
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_the_space_answers_what_its_module_computes(name, local_models, fake_openai, monkeypatch, tmp_path):
+    """Submitting the Space's own example returns exactly what `evaluate.load` of the same folder computes (the
+    judged metrics' judge from the Space's secrets, here a loopback fake)."""
+    monkeypatch.setenv("REXRANK_CACHE", str(tmp_path / "cache.sqlite"))
+    monkeypatch.setenv("REXRANK_JUDGE_URL", fake_openai.url)
+    monkeypatch.setenv("REXRANK_JUDGE_MODEL", fake_openai.model)
+    fake_openai.replies = lambda prompt: {"green": GREEN_ANSWER, "fineradscore": "{}"}.get(name, RADRSCORE_ANSWER)
+    app = space_app(name)
+    example = [component.value for component in app.demo.input_components]
+    shown = app.demo.fn(*example)
+    module = evaluate.load(str(ROOT / "metrics" / name))
+    if name == "radrscore":
+        prediction, steps, report = example
+        steps = [line.strip() for line in steps.splitlines() if line.strip()]
+        want = module.compute(predictions=[prediction], references=[steps], reports=[report], dataset=None)
+    else:
+        want = module.compute(predictions=example[0].splitlines(), references=example[1].splitlines())
+    assert shown == want
+    key = {"radcliq": "radcliq_v1", "sembscore": "semb_score"}.get(name, name)
+    assert isinstance(shown[key], float) and not math.isnan(shown[key]) and shown["signature"]

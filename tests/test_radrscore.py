@@ -9,7 +9,8 @@ import pytest
 
 from rexrank.errors import InputError
 from rexrank.llm import Judge, credentialed
-from rexrank.radrbench.radrscore import (
+from rexrank.scorers.base import Problem
+from rexrank.scorers.radrscore import (
     PROMPT_VERSION,
     SYSTEM,
     chat,
@@ -157,9 +158,11 @@ def test_known_scores_denominators_and_unreadable_replies(fake_openai, judge):
     assert result.factuality == [1.0, 0.0, None, None, None, None, 0.0]
     assert result.effectiveness == [0.75, 0.0, None, None, None, None, 0.25]
     assert result.scores == [0.75, 0.0, None, None, None, None, pytest.approx(1.75 / 3)]
-    assert result.mean() == pytest.approx((0.75 + 0.0 + 1.75 / 3) / 3)
-    assert result.mean("completeness") == pytest.approx(2 / 3) and result.mean("effectiveness") == pytest.approx(1 / 3)
-    assert result.problems == [None, None, "effectiveness: unparseable", "completeness: unparseable",
+    assert result.mean == pytest.approx((0.75 + 0.0 + 1.75 / 3) / 3)
+    assert result.mean_of("completeness") == pytest.approx(2 / 3)
+    assert result.mean_of("effectiveness") == pytest.approx(1 / 3)
+    assert result.problems == [None, None, *[Problem.UNPARSEABLE] * 4, None]  # counted by kind, not by message
+    assert result.messages == [None, None, "effectiveness: unparseable", "completeness: unparseable",
                                "reference_findings: unparseable", "factuality: unparseable", None]
     assert (result.unparseable, result.failed, result.truncated, result.out_of_range) == (4, 0, 0, 1)
     assert result.counts[0] == {"reference_observations": 4, "prediction_observations": 2, "recalled": 2,
@@ -184,9 +187,10 @@ def test_a_failed_call_is_counted_apart_and_never_scored(fake_openai, judge):
     fake_openai.fail(400)  # the first request is rejected: no retry for a 4xx
     judge.concurrency = 1
     result = radrscore(["<answer>A</answer>"], ["Look at the heart."], ["Normal heart."], judge)
-    assert result.completeness == [None] and result.scores == [None] and math.isnan(result.mean())
+    assert result.completeness == [None] and result.scores == [None] and math.isnan(result.mean)
     assert (result.failed, result.unparseable) == (1, 0)
-    assert result.problems[0].startswith("reference_findings: failed: HTTP 400")
+    assert result.problems == [Problem.FAILED]
+    assert result.messages[0].startswith("reference_findings: failed: HTTP 400")
     assert fake_openai.calls == 3  # stage one only
 
 
@@ -199,7 +203,7 @@ def test_a_reply_cut_at_max_tokens_is_unreadable_and_counted(fake_openai, judge)
     judge.concurrency = 1
     result = radrscore(["<answer>A</answer>"], ["Look at the heart."], ["Normal heart."], judge)
     assert (result.truncated, result.unparseable, result.failed) == (1, 1, 0)
-    assert result.problems == ["reference_findings: unparseable"]
+    assert result.problems == [Problem.UNPARSEABLE] and result.messages == ["reference_findings: unparseable"]
 
 
 def test_credentialed_text_is_refused_to_a_public_endpoint(monkeypatch, fake_openai):
@@ -225,4 +229,4 @@ def test_bad_input_is_named():
 
 def test_no_items_make_no_calls(fake_openai, judge):
     result = radrscore([], [], [], judge)
-    assert result.scores == [] and math.isnan(result.mean()) and fake_openai.calls == 0
+    assert result.scores == [] and math.isnan(result.mean) and fake_openai.calls == 0

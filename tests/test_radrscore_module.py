@@ -6,7 +6,7 @@ import evaluate
 import pytest
 from conftest import ROOT
 
-from rexrank.radrbench.radrscore import (
+from rexrank.scorers.radrscore import (
     PROMPT_VERSION,
     completeness_prompt,
     effectiveness_prompt,

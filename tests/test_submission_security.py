@@ -786,8 +786,8 @@ def test_a_result_is_checked_against_its_table_and_predictions(tmp_path):
 
 
 def test_a_judged_metric_keeps_its_detail_columns_and_not_scored_studies(tmp_path):
-    from rexrank import green
     from rexrank.scorecard import estimates
+    from rexrank.scorers import green
     from rexrank.signature import Signature
 
     scores = [0.5, np.nan, 0.25, 1.0, 0.0, np.nan]  # two studies the judge could not score

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from rexrank.widget import metric_widget
 
-demo = metric_widget("bertscore", "bertscore", "BERTScore (ReXrank)", Path(__file__).with_name("README.md"),
+demo = metric_widget("bertscore", "BERTScore (ReXrank)", Path(__file__).with_name("README.md"),
                      ("Heart size is normal.", "The heart size is within normal limits."))
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from rexrank.widget import metric_widget
 
-demo = metric_widget("bleu2", "bleu2", "BLEU-2 (ReXrank)", Path(__file__).with_name("README.md"),
+demo = metric_widget("bleu2", "BLEU-2 (ReXrank)", Path(__file__).with_name("README.md"),
                      ("No pleural effusion.", "No pleural effusion or pneumothorax."))
 
 if __name__ == "__main__":

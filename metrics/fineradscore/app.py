@@ -3,12 +3,10 @@ signature. The judge comes from the Space's secrets (REXRANK_JUDGE_URL, REXRANK_
 
 from pathlib import Path
 
-from rexrank.fineradscore import compute
 from rexrank.widget import metric_widget
 
-demo = metric_widget("fineradscore", "fineradscore", "FineRadScore", Path(__file__).with_name("README.md"),
-                     ("Right lower lobe opacity. No pneumothorax.", "Left lower lobe opacity. No pneumothorax."),
-                     judged=compute)
+demo = metric_widget("fineradscore", "FineRadScore", Path(__file__).with_name("README.md"),
+                     ("Right lower lobe opacity. No pneumothorax.", "Left lower lobe opacity. No pneumothorax."))
 
 if __name__ == "__main__":
     demo.launch()

@@ -3,8 +3,9 @@ OpenAI-compatible endpoint."""
 
 import evaluate
 
-from rexrank.fineradscore import MAX_TOKENS, compute
 from rexrank.hf_metric import REXRANK_CITATION, report_metric_info
+from rexrank.scorers import compute
+from rexrank.scorers.fineradscore import MAX_TOKENS
 
 _CITATION = """\
 @inproceedings{huang2024fineradscore,
@@ -77,6 +78,6 @@ class FineRadScore(evaluate.Metric):
 
     def _compute(self, predictions, references, judge_url=None, judge_model=None, shots=None, how="max",
                  dataset=None, allow_endpoints=(), concurrency=8, max_tokens=MAX_TOKENS):
-        return compute(predictions, references, dataset=dataset, shots=shots, how=how, judge_url=judge_url,
-                       judge_model=judge_model, allow_endpoints=allow_endpoints, concurrency=concurrency,
-                       max_tokens=max_tokens)
+        return compute("fineradscore", predictions, references, dataset=dataset, shots=shots, how=how,
+                       judge_url=judge_url, judge_model=judge_model, allow_endpoints=allow_endpoints,
+                       concurrency=concurrency, max_tokens=max_tokens)

@@ -3,11 +3,10 @@ from the Space's secrets (REXRANK_JUDGE_URL, REXRANK_JUDGE_MODEL, OPENAI_API_KEY
 
 from pathlib import Path
 
-from rexrank.green import compute
 from rexrank.widget import metric_widget
 
-demo = metric_widget("green", "green", "GREEN", Path(__file__).with_name("README.md"),
-                     ("Small left effusion.", "Small left pleural effusion."), judged=compute)
+demo = metric_widget("green", "GREEN", Path(__file__).with_name("README.md"),
+                     ("Small left effusion.", "Small left pleural effusion."))
 
 if __name__ == "__main__":
     demo.launch()

@@ -2,8 +2,8 @@
 
 import evaluate
 
-from rexrank.green import compute
 from rexrank.hf_metric import REXRANK_CITATION, report_metric_info
+from rexrank.scorers import compute
 
 _CITATION = """\
 @inproceedings{ostmeier-etal-2024-green,
@@ -79,7 +79,7 @@ class Green(evaluate.Metric):
     def _compute(self, predictions, references, judge_url=None, judge_model=None, model_path=None, dataset=None,
                  allow_endpoints=(), concurrency=8, max_tokens=None, device=None, dtype=None, batch_size=8,
                  max_length=2048, trust_remote_code=False):
-        return compute(predictions, references, dataset=dataset, judge_url=judge_url, judge_model=judge_model,
+        return compute("green", predictions, references, dataset=dataset, judge_url=judge_url, judge_model=judge_model,
                        model_path=model_path, allow_endpoints=allow_endpoints, concurrency=concurrency,
                        max_tokens=max_tokens, device=device, dtype=dtype, batch_size=batch_size,
                        max_length=max_length, trust_remote_code=trust_remote_code)

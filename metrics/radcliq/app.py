@@ -4,7 +4,7 @@ from pathlib import Path
 
 from rexrank.widget import metric_widget
 
-demo = metric_widget("radcliq_v1", "radcliq_v1", "RadCliQ-v1 (ReXrank)", Path(__file__).with_name("README.md"),
+demo = metric_widget("radcliq_v1", "RadCliQ-v1 (ReXrank)", Path(__file__).with_name("README.md"),
                      ("No acute cardiopulmonary process.", "No acute process."))
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 import evaluate
 
 from rexrank.hf_metric import CXR_REPORT_METRIC_CITATION, REXRANK_CITATION, report_metric_info
-from rexrank.scorecard import composite_report
+from rexrank.scorers import compute
 
 _CITATION = REXRANK_CITATION + CXR_REPORT_METRIC_CITATION
 
@@ -44,5 +44,5 @@ class RadCliQ(evaluate.Metric):
                                   reference_urls=["https://rexrank.ai", "https://doi.org/10.1016/j.patter.2023.100802"])
 
     def _compute(self, predictions, references, device=None, batch_size=32, resamples=1000, seed=0):
-        return composite_report("radcliq_v1", predictions, references, resamples, seed, device=device,
-                                batch_size=batch_size)
+        return compute("radcliq_v1", predictions, references, resamples=resamples, seed=seed, device=device,
+                       batch_size=batch_size)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from rexrank.widget import metric_widget
 
-demo = metric_widget("radgraph", "radgraph", "RadGraph-F1 (ReXrank)", Path(__file__).with_name("README.md"),
+demo = metric_widget("radgraph", "RadGraph-F1 (ReXrank)", Path(__file__).with_name("README.md"),
                      ("Small left pleural effusion.", "Small left effusion."))
 
 if __name__ == "__main__":

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import gradio as gr
 
-from rexrank.radrbench.radrscore import compute
+from rexrank.scorers import compute
 
 
 def score(prediction: str, reasoning: str, report: str) -> dict:
     """One item: reasoning steps one per line."""
     steps = [line.strip() for line in reasoning.splitlines() if line.strip()]
-    return compute([prediction], [steps], [report], dataset=None)  # pasted text, not a dataset
+    return compute("radrscore", [prediction], [steps], reports=[report], dataset=None)  # pasted text, not a dataset
 
 
 demo = gr.Interface(

@@ -5,7 +5,7 @@ import evaluate
 
 from rexrank.hf_metric import report_metric_info
 from rexrank.radrbench import CITATION
-from rexrank.radrbench.radrscore import compute
+from rexrank.scorers import compute
 
 _CITATION = CITATION
 
@@ -73,6 +73,6 @@ class RadRScore(evaluate.Metric):
                  dataset="radrbench-cxr", allow_endpoints=(), concurrency=8, max_tokens=4096, temperature=0.0):
         if reports is None:
             raise ValueError("RadRScore needs reports=[...]: the original report of each item")
-        return compute(predictions, references, reports, dataset=dataset, judge_url=judge_url,
+        return compute("radrscore", predictions, references, reports=reports, dataset=dataset, judge_url=judge_url,
                        judge_model=judge_model, allow_endpoints=allow_endpoints, concurrency=concurrency,
                        max_tokens=max_tokens, temperature=temperature)

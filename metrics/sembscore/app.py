@@ -4,7 +4,7 @@ from pathlib import Path
 
 from rexrank.widget import metric_widget
 
-demo = metric_widget("semb_score", "semb_score", "SembScore (ReXrank)", Path(__file__).with_name("README.md"),
+demo = metric_widget("semb_score", "SembScore (ReXrank)", Path(__file__).with_name("README.md"),
                      ("Mild cardiomegaly.", "The heart is mildly enlarged."))
 
 if __name__ == "__main__":

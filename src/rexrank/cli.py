@@ -365,8 +365,8 @@ def cmd_score_radrbench(args: argparse.Namespace) -> int:
     open_ended = _open_ended(items, outputs, args)
     reasoning = None
     if args.judge_model or os.environ.get("REXRANK_JUDGE_MODEL"):
-        from rexrank.radrbench.radrscore import judge_for
         from rexrank.radrbench.score import reasoning_rows, reasoning_table
+        from rexrank.scorers.radrscore import judge_for
 
         judge = judge_for(args.judge_url, args.judge_model, concurrency=args.judge_concurrency,
                           allow_endpoints=args.allow_endpoint, progress=True)

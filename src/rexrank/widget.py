@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
-from rexrank.scorers import COMPOSITES, compute
+from rexrank.scorers import compute
 
 
-def metric_widget(name: str, key: str, title: str, card: Path, example: tuple[str, str],
-                  judged: Callable[[list[str], list[str]], dict] | None = None):
-    """`judged`: the compute function of an LLM-judged metric (its judge from the Space's secrets)."""
+def metric_widget(name: str, title: str, card: Path, example: tuple[str, str]):
+    """The Space of metric `name`: what its `evaluate` module returns for the pasted pairs. A judged metric's judge
+    comes from the Space's secrets (REXRANK_JUDGE_URL, REXRANK_JUDGE_MODEL, OPENAI_API_KEY)."""
     import gradio as gr
 
     def score(predictions: str, references: str) -> dict:
@@ -18,13 +17,7 @@ def metric_widget(name: str, key: str, title: str, card: Path, example: tuple[st
         preds, refs = predictions.splitlines(), references.splitlines()
         if len(preds) != len(refs):
             raise gr.Error(f"{len(preds)} prediction lines but {len(refs)} reference lines")
-        if judged is not None:
-            return judged(preds, refs)
-        if name in COMPOSITES:
-            from rexrank.scorecard import composite_report
-
-            return composite_report(name, preds, refs)
-        return compute(name, preds, refs, key=key)
+        return compute(name, preds, refs)
 
     return gr.Interface(
         fn=score,

@@ -1,6 +1,7 @@
 """RadRBench-CXR (MAGIC-AI4Med/ChestX-Reasoner, data `byrLLCC/RadRBench-CXR`): answer accuracy with one parser for
-every model (`answers`) and the judged reasoning score RadRScore (`radrscore`). Not a report metric: these score a
-model's `<think>...</think><answer>...</answer>` outputs on the benchmark's questions."""
+every model (`answers`), the benchmark's tables (`score`); its judged reasoning score RadRScore is a metric like the
+others (`rexrank.scorers.radrscore`). Not a report benchmark: these score a model's
+`<think>...</think><answer>...</answer>` outputs on the benchmark's questions."""
 
 CITATION = """\
 @article{fan2025chestx,

@@ -140,7 +140,7 @@ def reasoning_rows(items: pd.DataFrame, outputs: dict[tuple[str, str], object], 
                    seed: int = stats.SEED) -> tuple[pd.DataFrame, object]:
     """RadRScore's Rc, Rf, Re and their mean per source and task, over the items with reasoning annotations
     (reference steps and the original report), each with a bootstrap CI over the items the judge scored."""
-    from rexrank.radrbench.radrscore import DATASET, radrscore
+    from rexrank.scorers.radrscore import DATASET, radrscore
 
     has_steps = items["reason_steps"].map(lambda steps: steps is not None and len(steps) > 0)
     reasoned = items[has_steps & items["original_report"].notna()]

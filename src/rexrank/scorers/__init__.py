@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from importlib import import_module
 
 from rexrank.errors import InputError
 from rexrank.reports import check_pairs
@@ -60,15 +61,28 @@ def parse_metrics(text: str | None) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def compute(name: str, predictions: Sequence[str], references: Sequence[str], **options) -> dict:
-    """What an `evaluate` module returns: `{name: mean, name_per_sample: [...], "signature": ..., **extras}`, with
-    the metric's one name, and its old names' keys beside it (`sembscore`, `radgraph_combined`).
+def compute(name: str, predictions: Sequence, references: Sequence, **options) -> dict:
+    """What the `evaluate` module of `name` returns (every `metrics/<name>/` module calls this).
 
-    `name` may be an alias; `options` go to the scorer (idf, device, batch_size).
+    A per-text scorer: `{name: mean, name_per_sample: [...], "signature": ..., **extras}`, with its old names' keys
+    beside it (`sembscore`, `radgraph_combined`); `options` go to the scorer (idf, device, batch_size, weights). A
+    composite: the per-study composite, its mean and 1/mean with a CI (`options`: resamples, seed, device,
+    batch_size). A judged metric, and RadRScore (`reports=` the original reports): the module's own output, its
+    judge from `options` or the environment. `name` may be an alias.
     """
     name = canonical(name)
-    if name not in SCORERS:
-        raise InputError(f"{name!r} is not a per-text scorer: known scorers are {', '.join(SCORERS)}")
+    if name in SCORERS:
+        return _scored(name, predictions, references, **options)
+    if name in COMPOSITES:
+        from rexrank.scorecard import composite_report  # the scorecard builds on this registry
+
+        return composite_report(name, predictions, references, **options)
+    if name in JUDGED or name == "radrscore":
+        return import_module(f"rexrank.scorers.{name}").compute(predictions, references, **options)
+    raise InputError(f"unknown metric {name!r}: known metrics are {', '.join((*METRICS, 'radrscore'))}")
+
+
+def _scored(name: str, predictions: Sequence[str], references: Sequence[str], **options) -> dict:
     check_pairs(predictions, references)
     scorer = SCORERS[name](**{"progress": False} | options)
     candidates, refs = scorer.paired_features(list(predictions), list(references))

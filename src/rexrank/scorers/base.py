@@ -1,13 +1,17 @@
-"""The two shapes of a metric.
+"""The shapes of a metric.
 
 A `Scorer` turns texts into features (inference, cacheable, computed once per distinct text) and
-features into per-study scores (pure math). A `Composite` combines other metrics' per-study columns.
+features into per-study scores (pure math). A `Composite` combines other metrics' per-study columns. A
+`Judged` metric asks an LLM about each pair; what it returns is a `Judgements`: a score per study, or the
+`Problem` that left it unscored.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, ClassVar
 
 import numpy as np
@@ -89,6 +93,53 @@ class Composite:
         return Signature(self.name, self.version, components=tuple(components))
 
 
+class Problem(StrEnum):
+    """Why a judged study has no score: it is left out of the mean and counted, never scored 0."""
+
+    FAILED = "failed"  # the call failed after the judge's retries, or came back without an answer
+    UNPARSEABLE = "unparseable"  # an answer the metric's reader cannot read
+    CUT = "cut"  # an answer cut at the length limit, which the metric does not score (GREEN: its later errors)
+
+
+@dataclass(kw_only=True)
+class Judgements:
+    """What a judged metric computed over a list of pairs: each study's score, or None with its `Problem` and why in
+    words; whether a reply was cut at the length limit (scored or not); the signature. Each metric adds its own
+    per-study columns."""
+
+    scores: list[float | None]
+    problems: list[Problem | None]
+    messages: list[str | None]
+    truncated_flags: list[bool]
+    signature: str
+
+    @property
+    def failed(self) -> int:
+        return self.problems.count(Problem.FAILED)
+
+    @property
+    def unparseable(self) -> int:
+        return self.problems.count(Problem.UNPARSEABLE)
+
+    @property
+    def truncated(self) -> int:
+        return sum(self.truncated_flags)
+
+    @property
+    def mean(self) -> float:
+        """Mean over the scored studies (NaN when none was)."""
+        return mean_scored(self.scores)
+
+    def tally(self) -> dict[str, int]:
+        """The counts every judged metric reports."""
+        return {"unparseable": self.unparseable, "failed": self.failed, "truncated": self.truncated}
+
+
+def mean_scored(values: Sequence[float | None]) -> float:
+    scored = [v for v in values if v is not None]
+    return sum(scored) / len(scored) if scored else math.nan
+
+
 class Judged:
     """A metric an LLM judges pair by pair: per-study scores (NaN where the reply could not be read or the call
     failed: left out of the mean and counted, never scored 0), per-study detail columns, and counts."""
@@ -108,10 +159,25 @@ class Judged:
         `allow_endpoints`, and the metric's own); MetricUnavailable when it cannot run here."""
         raise NotImplementedError
 
+    def judge(self, predictions: Sequence[str], references: Sequence[str], dataset: DataUse | str | None
+              ) -> Judgements:
+        raise NotImplementedError
+
+    def detail(self, result: Judgements) -> dict[str, list]:
+        """The per-study columns beside the score (`details` names them)."""
+        return {}
+
+    def extras(self, result: Judgements) -> dict[str, Any]:
+        """Corpus-level numbers beside the counts."""
+        return {}
+
     def run(self, predictions: Sequence[str], references: Sequence[str], dataset: DataUse | str | None
             ) -> tuple[np.ndarray, dict[str, list], dict[str, Any]]:
-        """(scores, detail columns for the per-study table, extras for the result)."""
-        raise NotImplementedError
+        """(scores, detail columns for the per-study table, extras for the result: the counts and the metric's own
+        numbers under its name)."""
+        result = self.judge(predictions, references, dataset)
+        scores = np.array([np.nan if s is None else s for s in result.scores], dtype=np.float64)
+        return scores, self.detail(result), {self.name: {**result.tally(), **self.extras(result)}}
 
     def signature(self) -> Signature:
         raise NotImplementedError

@@ -1,44 +1,369 @@
-"""GREEN in the scorecard: `rexrank.green` through a judge endpoint or a local model (docs/metrics.md §7)."""
+"""GREEN (Ostmeier et al., Findings of EMNLP 2024) as Stanford-AIMI/GREEN's `green_score` computes it.
+
+Reference: github.com/Stanford-AIMI/GREEN at d72c1951 — `green_score/utils.py` (`make_prompt`, `clean_responses`)
+and `green_score/green.py` (`GREEN.__init__`, `get_response`, `parse_error_counts`, `compute_green`). What it does:
+
+- Prompt: each report cut to its first 300 whitespace-separated words, rejoined with single spaces (so runs of
+  whitespace and newlines collapse even in short reports), put into the prompt below, sent as the one human turn
+  of a conversation that also holds an empty assistant turn, rendered by the reference's own chat template (which
+  replaces the tokenizer's), and tokenized with a BOS in front and an EOS behind (`add_eos_token=True`).
+- Decoding: greedy, `max_length=2048` counting prompt and answer together, batches of 8 left-padded with EOS. A
+  padded batch shares one limit, so there a study's room depends on its neighbours; we give every study its own
+  (2048 minus its own prompt), which is the reference's rule at batch size 1 and does not depend on batching.
+- Cleaning: decode with transformers 4's space clean-up (" ." -> "."), keep what follows the last `<|assistant|>`
+  and then the last `[Explanation]:`, or, when the answer echoes the template's `[Explanation]:\\n    <Explanation>\\n`,
+  only what lies between its first and second `[Explanation]:` (the answer is then lost); drop `</s>`, `<unk>`.
+- Parsing: a section is `[Name]:` up to the first blank line; one that starts with "No" counts 0. Significant and
+  insignificant errors: the lines `(a) ...`..`(f) ...` (else `(1)`..`(6)`), found anywhere in the section, sorted
+  as strings; a line's count is the first integer right after ": " and right before "."; a line without one
+  counts 0. Matched findings: the integer that opens the section, right before ".".
+- GREEN = 0 when matched is 0, else matched / (matched + the six significant counts). Insignificant errors do not
+  count.
+
+Where the reference falls back silently we do not: it scores a study whose answer lacks the significant-errors or
+the matched-findings section, or whose section gives no count at all, as if the counts were 0 (so 0, or 1 when
+only the errors are missing). Such an answer is unparseable here: its score is None and it is counted. Every
+answer the reference can read is read the same way, quirks included (a count without its trailing period is 0).
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
 
-import numpy as np
-
-from rexrank import green
+from rexrank.llm import Reply
 from rexrank.llm.guard import DataUse
-from rexrank.scorers.base import Judged
+from rexrank.reports import check_pairs
+from rexrank.scorers.base import Judged, Judgements, Problem
 from rexrank.signature import Signature
+
+REFERENCE = "Stanford-AIMI/GREEN@d72c1951e69683b93405968901fd4f14cc6c27b0"
+PROMPT_VERSION = "green-d72c195"  # the prompt text below; unchanged since 6fa533d (2024-09-22), where the cut came in
+VERSION = "2"  # 2: an answer cut at the length limit is never scored (1 scored it when a section parsed)
+MAX_WORDS = 300
+MAX_LENGTH = 2048  # prompt plus answer, in tokens
+
+# Verbatim from Stanford-AIMI/GREEN, green_score/utils.py `make_prompt` at d72c1951 (their f-string's {text1} and
+# {text2} are {reference} and {candidate} here). The model was fine-tuned on this text: it is part of the metric.
+PROMPT = (
+    "Objective: Evaluate the accuracy of a candidate radiology report in comparison to a reference radiology report "
+    "composed by expert radiologists.\n"
+    "\n"
+    "    Process Overview: You will be presented with:\n"
+    "\n"
+    "    1. The criteria for making a judgment.\n"
+    "    2. The reference radiology report.\n"
+    "    3. The candidate radiology report.\n"
+    "    4. The desired format for your assessment.\n"
+    "\n"
+    "    1. Criteria for Judgment:\n"
+    "\n"
+    "    For each candidate report, determine:\n"
+    "\n"
+    "    The count of clinically significant errors.\n"
+    "    The count of clinically insignificant errors.\n"
+    "\n"
+    "    Errors can fall into one of these categories:\n"
+    "\n"
+    "    a) False report of a finding in the candidate.\n"
+    "    b) Missing a finding present in the reference.\n"
+    "    c) Misidentification of a finding's anatomic location/position.\n"
+    "    d) Misassessment of the severity of a finding.\n"
+    "    e) Mentioning a comparison that isn't in the reference.\n"
+    "    f) Omitting a comparison detailing a change from a prior study.\n"
+    "    Note: Concentrate on the clinical findings rather than the report's writing style. Evaluate only the findings "
+    "that appear in both reports.\n"
+    "\n"
+    "    2. Reference Report:\n"
+    "    {reference}\n"
+    "\n"
+    "    3. Candidate Report:\n"
+    "    {candidate}\n"
+    "\n"
+    "    4. Reporting Your Assessment:\n"
+    "\n"
+    "    Follow this specific format for your output, even if no errors are found:\n"
+    "    ```\n"
+    "    [Explanation]:\n"
+    "    <Explanation>\n"
+    "\n"
+    "    [Clinically Significant Errors]:\n"
+    "    (a) <Error Type>: <The number of errors>. <Error 1>; <Error 2>; ...; <Error n>\n"
+    "    ....\n"
+    "    (f) <Error Type>: <The number of errors>. <Error 1>; <Error 2>; ...; <Error n>\n"
+    "\n"
+    "    [Clinically Insignificant Errors]:\n"
+    "    (a) <Error Type>: <The number of errors>. <Error 1>; <Error 2>; ...; <Error n>\n"
+    "    ....\n"
+    "    (f) <Error Type>: <The number of errors>. <Error 1>; <Error 2>; ...; <Error n>\n"
+    "\n"
+    "    [Matched Findings]:\n"
+    "    <The number of matched findings>. <Finding 1>; <Finding 2>; ...; <Finding n>\n"
+    "    ```\n"
+)
+
+# Verbatim from Stanford-AIMI/GREEN, green_score/green.py `GREEN.__init__` at d72c1951: set on the tokenizer in
+# place of its own. Messages are {"from": "human" | "gpt" | "system", "value": ...}.
+CHAT_TEMPLATE = (
+    "{% for message in messages %}\n{% if message['from'] == 'human' %}\n{{ '<|user|>\n' + message['value'] + "
+    "eos_token }}\n{% elif message['from'] == 'system' %}\n{{ '<|system|>\n' + message['value'] + eos_token }}\n"
+    "{% elif message['from'] == 'gpt' %}\n{{ '<|assistant|>\n'  + message['value'] + eos_token }}\n{% endif %}\n"
+    "{% if loop.last and add_generation_prompt %}\n{{ '<|assistant|>' }}\n{% endif %}\n{% endfor %}"
+)
+
+# A vLLM server for GREEN's pinned checkpoint (rexrank.models.registry): its tokenizer is the repository's own
+# code (tokenization_chexagent.py, a slow sentencepiece tokenizer; no tokenizer.json), hence --trust-remote-code
+# and --tokenizer-mode slow, both at the pinned commit; a context of 2,048 tokens, prompt and answer, as the
+# reference's max_length; float16, as the reference runs it; vLLM's own sampling defaults, not the repository's
+# generation_config.json; VLLM_CHAT_TEMPLATE (below) written to green.jinja.
+VLLM_COMMAND = ("vllm serve StanfordAIMI/GREEN-RadLlama2-7b --revision 832389d56bbd45a36bbd61dfa4f0be76e99f1dad "
+                "--tokenizer-revision 832389d56bbd45a36bbd61dfa4f0be76e99f1dad "
+                "--code-revision 832389d56bbd45a36bbd61dfa4f0be76e99f1dad --trust-remote-code --tokenizer-mode slow "
+                "--max-model-len 2048 --dtype float16 --generation-config vllm --chat-template green.jinja")
+
+# Ours: for an OpenAI-compatible server (`vllm serve ... --chat-template FILE`), one user message rendered to the
+# reference's text for [human prompt, empty gpt turn] plus generation prompt, with the BOS and the EOS its tokenizer
+# call adds written out (chat servers tokenize the rendered text without adding special tokens).
+VLLM_CHAT_TEMPLATE = (
+    "{% if messages | length != 1 or messages[0]['role'] != 'user' %}"
+    "{{ raise_exception('GREEN takes exactly one user message') }}{% endif %}"
+    "{{ bos_token + '<|user|>\n' + messages[0]['content'] + eos_token + '\n<|assistant|>\n' + eos_token + "
+    "'\n<|assistant|>\n' + eos_token }}"
+)
+
+SUBCATEGORIES = {  # the reference's names of the error kinds (a)-(f)
+    "a": "False report of a finding in the candidate",
+    "b": "Missing a finding present in the reference",
+    "c": "Misidentification of a finding's anatomic location/position",
+    "d": "Misassessment of the severity of a finding",
+    "e": "Mentioning a comparison that isn't in the reference",
+    "f": "Omitting a comparison detailing a change from a prior study",
+}
+SIGNIFICANT = "Clinically Significant Errors"
+INSIGNIFICANT = "Clinically Insignificant Errors"
+MATCHED = "Matched Findings"
+COUNT_KEYS = (*(f"significant_{k}" for k in SUBCATEGORIES), *(f"insignificant_{k}" for k in SUBCATEGORIES), "matched")
+
+_LETTERED = re.compile(r"\([a-f]\) .*")  # no DOTALL: a line's rest
+_NUMBERED = re.compile(r"\([1-6]\) .*")
+_LINE_COUNT = re.compile(r"(?<=: )\b\d+\b(?=\.)")
+_LEADING_COUNT = re.compile(r"\b\d+\b(?=\.)")  # matched from the section's first character only
+
+
+def truncate_words(text: str, max_words: int = MAX_WORDS) -> str:
+    """The first `max_words` whitespace-separated words, joined by single spaces (as the reference does always)."""
+    return " ".join(text.split()[:max_words])
+
+
+def build_prompt(reference: str, candidate: str) -> str:
+    return PROMPT.format(reference=truncate_words(reference), candidate=truncate_words(candidate))
+
+
+# transformers 4's `clean_up_tokenization`, which the reference's decode applied (`clean_up_tokenization_spaces =
+# True`); transformers 5 skips it for BPE tokenizers, and chat servers do not apply it.
+_DECODE_CLEANUP = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"), (" 'm", "'m"),
+                   (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"))
+
+
+def clean_completion(text: str) -> str:
+    """A raw answer as the reference hands it to its parser: its decode's space clean-up, then `clean_responses`.
+    The reference cleans prompt plus answer; the prompt part always holds "[Explanation]:" and ends at the last
+    "<|assistant|>", so cleaning the answer alone gives the same text. Its test `("a" or "b") in text` is
+    `"a" in text`."""
+    for old, new in _DECODE_CLEANUP:
+        text = text.replace(old, new)
+    text = text.split("<|assistant|>")[-1]
+    if "[Explanation]:\n    <Explanation>\n" in text:  # the template echoed: between the first and second one
+        text = text.split("[Explanation]:")[1]
+    else:
+        text = text.split("[Explanation]:")[-1]
+    return text.replace("</s>", "").replace("<unk>", "")
+
+
+@dataclass(frozen=True)
+class Parsed:
+    significant: tuple[int, ...]  # (a)..(f)
+    insignificant: tuple[int, ...]
+    matched: int
+
+    def counts(self) -> dict[str, int]:
+        return dict(zip(COUNT_KEYS, (*self.significant, *self.insignificant, self.matched)))
+
+
+def _section(text: str, name: str) -> str | None:
+    found = re.search(rf"\[{re.escape(name)}\]:\s*(.*?)(?:\n\s*\n|\Z)", text, re.DOTALL)
+    return None if found is None else found.group(1)
+
+
+def _error_counts(section: str) -> tuple[int, ...] | None:
+    """Counts (a)..(f) of an error section; None when it has neither "No" nor any lettered or numbered line."""
+    if section.startswith("No"):
+        return (0,) * 6
+    lines, labels = sorted(_LETTERED.findall(section)), [f"({k}) " for k in SUBCATEGORIES]
+    if not lines:
+        lines, labels = sorted(_NUMBERED.findall(section)), [f"({i}) " for i in range(1, 7)]
+    if not lines:
+        return None
+    counts = [0] * 6
+    for position, label in enumerate(labels):
+        for line in lines:  # in sorted order: a later line of the same label with a count wins, as in the reference
+            if line.startswith(label) and (count := _LINE_COUNT.search(line)):
+                counts[position] = int(count.group())
+    return tuple(counts)
+
+
+def parse(completion: str) -> Parsed | None:
+    """The counts in a cleaned answer, or None when the score cannot be read from it (see the module docstring)."""
+    significant_text, matched_text = _section(completion, SIGNIFICANT), _section(completion, MATCHED)
+    if significant_text is None or matched_text is None:
+        return None
+    significant = _error_counts(significant_text)
+    if matched_text.startswith("No"):
+        matched = 0
+    elif count := _LEADING_COUNT.match(matched_text):
+        matched = int(count.group())
+    else:
+        return None
+    if significant is None:
+        return None
+    insignificant_text = _section(completion, INSIGNIFICANT)  # not in the score: the reference's zeros when absent
+    insignificant = (_error_counts(insignificant_text) if insignificant_text is not None else None) or (0,) * 6
+    return Parsed(significant, insignificant, matched)
+
+
+def score(parsed: Parsed) -> float:
+    if parsed.matched == 0:
+        return 0.0
+    return parsed.matched / (parsed.matched + sum(parsed.significant))
+
+
+class Backend(Protocol):
+    """What produces GREEN's answers: `rexrank.llm.Judge` (an OpenAI-compatible server) or `LocalGreen`."""
+
+    @property
+    def identity(self) -> str: ...
+
+    def complete(self, prompts: list[str], prompt_version: str, *, dataset: DataUse | str | None) -> list[Reply]: ...
+
+
+@dataclass(kw_only=True)
+class GreenResult(Judgements):
+    counts: list[dict[str, int] | None]  # COUNT_KEYS per study; None where the score is None
+    completions: list[str | None]  # cleaned answers; None where the call failed
+
+    @property
+    def totals(self) -> dict[str, int]:
+        """Each category summed over the parseable studies."""
+        return {key: sum(c[key] for c in self.counts if c is not None) for key in COUNT_KEYS}
+
+    @property
+    def errors(self) -> list[str | None]:
+        """Why a call failed (None for every other study)."""
+        return [m if p is Problem.FAILED else None for p, m in zip(self.problems, self.messages)]
+
+
+def signature(backend: Backend) -> Signature:
+    """The backend's identity carries its length rule (a judge's max_tokens, a local model's max_length)."""
+    return Signature("green", VERSION, settings={"prompt": PROMPT_VERSION, "words": str(MAX_WORDS)},
+                     models={"backend": backend.identity})
+
+
+def green(predictions: Sequence[str], references: Sequence[str], backend: Backend, *,
+          dataset: DataUse | str | None = None) -> GreenResult:
+    """GREEN per study through `backend`. `dataset` names where the reports come from, for the judge's data-use
+    guard (credentialed sets go only to loopback or explicitly allowed endpoints)."""
+    check_pairs(predictions, references)
+    prompts = [build_prompt(r, p) for p, r in zip(predictions, references)]
+    replies = backend.complete(prompts, PROMPT_VERSION, dataset=dataset) if prompts else []
+    scores, counts, completions, problems, messages = [], [], [], [], []
+    for reply in replies:
+        completion = None if reply.error is not None or reply.text is None else clean_completion(reply.text)
+        # An answer cut at the length limit is not scored, even when a section parsed: the errors it would have
+        # listed after the cut are unknown, so its matched findings alone would score it too high.
+        parsed = None if completion is None or reply.truncated else parse(completion)
+        problem, message = (None, None) if parsed is not None else (
+            (Problem.FAILED, reply.error or "no answer") if completion is None else
+            (Problem.CUT, "cut at the length limit") if reply.truncated else
+            (Problem.UNPARSEABLE, "no significant-errors or matched-findings count to read"))
+        completions.append(completion)
+        scores.append(None if parsed is None else score(parsed))
+        counts.append(None if parsed is None else parsed.counts())
+        problems.append(problem)
+        messages.append(message)
+    return GreenResult(scores=scores, problems=problems, messages=messages,
+                       truncated_flags=[r.truncated and r.error is None and r.text is not None for r in replies],
+                       signature=str(signature(backend)), counts=counts, completions=completions)
+
+
+def backend_for(judge_url: str | None = None, judge_model: str | None = None, model_path: str | Path | None = None,
+                *, concurrency: int | str = 8, max_tokens: int | None = None, allow_endpoints: Sequence[str] = (),
+                device: str | None = None, dtype: str | None = None, batch_size: int = 8,
+                max_length: int = MAX_LENGTH, progress: bool = False, trust_remote_code: bool = False) -> Backend:
+    """A local model when `model_path` is given; else the judge endpoint from the arguments or `REXRANK_JUDGE_URL` /
+    `REXRANK_JUDGE_MODEL` (key in `OPENAI_API_KEY`) when one is named; else GREEN's weights through
+    `rexrank.models` (`REXRANK_MODEL_GREEN` or the Hugging Face cache).
+
+    A server hosting GREEN holds the reference's length rule itself: `VLLM_COMMAND` serves the pinned checkpoint
+    with a context of 2,048 tokens, and no `max_tokens` is sent (None), so each answer gets what is left after its
+    prompt, as the reference's `max_length=2048` gives it. Sending `max_tokens=2048` to that server would be refused
+    for every study: vLLM answers 400 when prompt plus max_tokens exceeds --max-model-len; it does not cut."""
+    import os
+
+    from rexrank.llm import Judge
+    from rexrank.models.green import LocalGreen
+
+    local = {"device": device, "dtype": dtype, "batch_size": batch_size, "max_length": max_length,
+             "progress": progress, "trust_remote_code": trust_remote_code}
+    if model_path is not None:
+        return LocalGreen(model_path, **local)
+    if judge_url or judge_model or os.environ.get("REXRANK_JUDGE_URL") or os.environ.get("REXRANK_JUDGE_MODEL"):
+        return Judge(base_url=judge_url, model=judge_model, max_tokens=max_tokens, concurrency=concurrency,
+                     allow_endpoints=tuple(allow_endpoints), progress=progress)
+    return LocalGreen(**local)
+
+
+def compute(predictions: Sequence[str], references: Sequence[str], *, dataset: DataUse | str | None = None,
+            backend: Backend | None = None, **settings) -> dict:
+    """What the `evaluate` module returns; `settings` go to `backend_for` unless a backend is given."""
+    result = green(predictions, references, backend or backend_for(**settings), dataset=dataset)
+    return {"green": result.mean, "green_per_sample": result.scores, "green_counts_per_sample": result.counts,
+            "green_counts": result.totals, "unparseable": result.unparseable, "failed": result.failed,
+            "truncated": result.truncated, "completions": result.completions, "errors": result.errors,
+            "signature": result.signature}
 
 
 class Green(Judged):
+    """GREEN in the scorecard, through a judge endpoint or the local model (docs/metrics.md §7)."""
+
     name = "green"
-    version = green.VERSION
+    version = VERSION
     bounds = (0.0, 1.0)  # matched / (matched + errors)
-    details = {f"green.{key}": "number" for key in green.COUNT_KEYS}
+    details = {f"green.{key}": "number" for key in COUNT_KEYS}
     empty_prediction = "judged as written (an empty candidate matches nothing: usually 0)"
     summary = ("A fine-tuned LLM judge counts matched findings and clinically significant errors: matched / (matched"
                " + significant errors).")
     section = "§7"
 
-    def __init__(self, backend: green.Backend):
+    def __init__(self, backend: Backend):
         self.backend = backend
 
     @classmethod
     def from_options(cls, judge: Mapping[str, Any], device: str | None = None, progress: bool = True) -> Green:
         known = ("judge_url", "judge_model", "concurrency", "allow_endpoints")
-        return cls(green.backend_for(**{k: judge[k] for k in known if k in judge}, device=device, progress=progress,
-                                     trust_remote_code=bool(judge.get("green_trust_remote_code"))))
+        return cls(backend_for(**{k: judge[k] for k in known if k in judge}, device=device, progress=progress,
+                               trust_remote_code=bool(judge.get("green_trust_remote_code"))))
 
-    def run(self, predictions: Sequence[str], references: Sequence[str], dataset: DataUse | str | None):
-        result = green.green(predictions, references, self.backend, dataset=dataset)
-        scores = np.array([np.nan if s is None else s for s in result.scores], dtype=np.float64)
-        detail = {f"green.{key}": [None if c is None else c[key] for c in result.counts] for key in green.COUNT_KEYS}
-        extras = {"green": {"unparseable": result.unparseable, "failed": result.failed,
-                            "truncated": result.truncated, "error_counts": result.totals}}
-        return scores, detail, extras
+    def judge(self, predictions, references, dataset) -> GreenResult:
+        return green(predictions, references, self.backend, dataset=dataset)
+
+    def detail(self, result: GreenResult) -> dict[str, list]:
+        return {f"green.{key}": [None if c is None else c[key] for c in result.counts] for key in COUNT_KEYS}
+
+    def extras(self, result: GreenResult) -> dict[str, Any]:
+        return {"error_counts": result.totals}
 
     def signature(self) -> Signature:
-        return green.signature(self.backend)
+        return signature(self.backend)

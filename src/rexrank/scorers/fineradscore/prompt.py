@@ -1,55 +1,24 @@
-r"""FineRadScore (Huang et al., MLHC 2024) as rajpurkarlab/FineRadScore asks its judge, with ReXrank's per-study max.
-
-Reference: github.com/rajpurkarlab/FineRadScore at 3f5e1dc7: `few_shot_prompt.py` (`PROMPT_LONG`, `JSON_formatting`,
-the example corrections), `gpt4_generations.py` (`generate_gpt4_response`, `generate_gpt4_response_zeroshot`: the
-chat messages) and `run_rexval_experiments.py` (line ids for free-text reports, the check of a reply). The repository
-has no scoring code; docs/reference-notes/fineradscore.md says where the rest comes from. What it does:
-
-- Candidate: split with `re.split(r'(?<!\d)\.(?!\d|$) ', text)` (a period not after a digit, then a space), the first
-  '' and the first ' ' piece dropped, each piece stripped, its double quotes removed, a period added and ".." made
-  ".", then numbered `[i] piece` and joined by spaces. The reference report goes in as written.
-- Messages, few-shot (the authors' main setting): system PROMPT, the example turns (user; assistant = `json.dumps` of
-  the corrections), then the user turn QUERY. Zero-shot: one user turn, PROMPT + JSON_FORMAT + QUERY.
-- Reply: a JSON object whose keys are line ids, or "None" for an inserted line, each value an object with the keys
-  FIELDS (the reference asks again otherwise). A line not listed needs no correction.
-- Severity: Emergent error 4, Urgent error 3, Actionable nonurgent error 2, Not actionable 1 (0: no correction).
-  Per study the max (ReXrank's column) or the sum (called the paper's); the dataset value is 1 / mean over studies.
-
-Ours, where the reference has no rule or one we do not copy (the signature records shots, aggregate and repair):
-the reference asks again up to five times with the same messages at the API's default temperature; we ask once at
-the judge's temperature (0 by default) and, when the reply cannot be read, once more with the reading error quoted.
-A reply still unreadable is unparseable: counted, never scored. A reply that is one ``` fenced block is read. A line
-id beyond the candidate's lines and a severity that is not one of the four labels (or "No error", 0) are reading
-errors. `{}` scores 0 (the reference's fifth example teaches it for a report that needs no correction). Duplicate
-keys: the last wins, as `json.loads` has it. The reference's example turns quote MIMIC-CXR reports, which may not be
-redistributed, so they are not shipped: SYNTHETIC (our own examples, the default), the reference's own from a
-FineRadScore checkout or a JSON file (`load_shots`), or ZERO_SHOT.
-"""
+"""FineRadScore's words to its judge: the reference's prompt, format and user turn verbatim, the example turns
+(ours by default; the reference's only from a checkout or file the user has), the candidate's numbered lines, and our
+repair turn. rajpurkarlab/FineRadScore at 3f5e1dc7 (`few_shot_prompt.py`, `gpt4_generations.py`,
+`run_rexval_experiments.py`)."""
 
 from __future__ import annotations
 
 import ast
 import hashlib
 import json
-import math
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from rexrank.errors import InputError
-from rexrank.llm import JudgeUnavailable, Reply
-from rexrank.llm.guard import DataUse
-from rexrank.reports import check_pairs
-from rexrank.signature import Signature
+from rexrank.scorers.fineradscore.reply import FIELDS, INSERTED
 
 REFERENCE = "rajpurkarlab/FineRadScore@3f5e1dc708d953a92aca536492d78f4e248c44f6"
 PROMPT_VERSION = "fineradscore-3f5e1dc"  # PROMPT, JSON_FORMAT, QUERY and the line numbering; unchanged since c678cc2
-VERSION = "1"
-MAX_TOKENS = 2048  # ours: the reference's GPT-4 call sets none (its Claude call 1024)
-AGGREGATES = ("max", "sum")
 
 # Verbatim from rajpurkarlab/FineRadScore, few_shot_prompt.py `PROMPT_LONG` at 3f5e1dc (the system message of the
 # few-shot conversation; tab, trailing spaces and curly apostrophes included).
@@ -136,11 +105,6 @@ JSON_FORMAT = (
 
 # The reference's user turn (`generate_gpt4_response`, f-string with {pred_target} and {gt_target}).
 QUERY = "Generated Text: {candidate} \n \n Ground Truth Text: {reference}"
-# The reference's four labels (PROMPT above, ReFiSco's scale); "No error" is ReFiSco's fifth, for a line left as is.
-SEVERITIES = {"Emergent error": 4, "Urgent error": 3, "Actionable nonurgent error": 2, "Not actionable": 1}
-NO_ERROR = "No error"
-FIELDS = ("corrections", "clinical severity", "comments", "error category")  # each entry must have them all
-INSERTED = "None"  # the key of a line the judge adds
 # sha256 of the reference's example turns (gpt4_generations.py at 3f5e1dc, as `shots_digest` computes it): a shots
 # file or checkout that matches is named "reference@3f5e1dc" in the signature. Only the digest is kept here.
 REFERENCE_SHOTS_SHA256 = "e901015c0d2ddd1d778d9a199c58f0cb31488bc58f0420da360219be5c226234"
@@ -153,10 +117,6 @@ REPAIR = ("Your reply could not be read: {error}. Reply again with only the JSON
           "correction.")
 
 _SPLIT = re.compile(r"(?<!\d)\.(?!\d|$) ")  # run_rexval_experiments.py: a period not after a digit, then a space
-_FENCE = re.compile(r"```[A-Za-z]*[ \t]*\n(.*?)\n?[ \t]*```", re.DOTALL)
-_LINE_ID = re.compile(r"[0-9]+")
-_LABELS = {NO_ERROR.lower(): 0, **{label.lower(): value for label, value in SEVERITIES.items()},
-           **{label.lower().removesuffix(" error"): value for label, value in SEVERITIES.items()}}
 
 
 def split_lines(text: str) -> list[str]:
@@ -315,219 +275,3 @@ def build_messages(candidate: str, reference: str, shots: Shots = SYNTHETIC) -> 
     if not shots.messages:
         return [{"role": "user", "content": PROMPT + JSON_FORMAT + query}]
     return [{"role": "system", "content": PROMPT}, *map(dict, shots.messages), {"role": "user", "content": query}]
-
-
-class ReplyError(ValueError):
-    """A reply that cannot be read; the message is what the repair turn quotes."""
-
-
-@dataclass(frozen=True)
-class Correction:
-    line: int | None  # the candidate line corrected; None: a line the judge inserts
-    severity: int  # 1..4, 0 for "No error"
-    correction: str  # the corrected line, "[delete]", or the inserted line
-    comments: str = ""
-    categories: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict:
-        return {"line": self.line, "severity": self.severity, "correction": self.correction,
-                "comments": self.comments, "categories": list(self.categories)}
-
-
-def read_severity(value: object) -> int:
-    """A label's severity: the four labels with or without " error", or "No error" (0), any case."""
-    key = " ".join(value.lower().replace("non-urgent", "nonurgent").split()) if isinstance(value, str) else None
-    if key not in _LABELS:
-        raise ReplyError(f"clinical severity {json.dumps(value)} is not one of "
-                         + ", ".join(json.dumps(label) for label in SEVERITIES))
-    return _LABELS[key]
-
-
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
-
-
-def parse(reply: str, lines: int) -> list[Correction]:
-    """The corrections in a reply to a candidate of `lines` lines; ReplyError when it cannot be read."""
-    body = reply.strip()
-    if fenced := _FENCE.fullmatch(body):
-        body = fenced.group(1)
-    try:
-        data = json.loads(body)
-    except json.JSONDecodeError as err:
-        raise ReplyError(f"it is not JSON ({err})") from None
-    if not isinstance(data, dict):
-        raise ReplyError(f"it is a JSON {type(data).__name__}, not an object")
-    corrections = []
-    for key, entry in data.items():
-        if key == INSERTED:
-            line = None
-        elif _LINE_ID.fullmatch(key):
-            line = int(key)
-            if line >= lines:
-                raise ReplyError(f"key \"{key}\" is not a line id: the report has lines 0 to {lines - 1}"
-                                 if lines else f"key \"{key}\" is not a line id: the report has no lines")
-        else:
-            raise ReplyError(f"key {json.dumps(key)} is neither a line id nor \"None\"")
-        if not isinstance(entry, dict) or any(name not in entry for name in FIELDS):
-            raise ReplyError(f"the value of \"{key}\" must be an object with the keys "
-                             + ", ".join(f'"{name}"' for name in FIELDS))
-        try:
-            severity = read_severity(entry["clinical severity"])
-        except ReplyError as err:
-            raise ReplyError(f"line \"{key}\": {err}") from None
-        categories = entry["error category"]
-        corrections.append(Correction(line, severity, _text(entry["corrections"]), _text(entry["comments"]),
-                                      tuple(map(_text, categories if isinstance(categories, list) else [categories]))))
-    return corrections
-
-
-def aggregate(corrections: Sequence[Correction], how: str = "max") -> int:
-    """A study's score: the highest severity (ReXrank) or their sum (the paper); 0 without corrections."""
-    severities = [c.severity for c in corrections]
-    if how == "max":
-        return max(severities, default=0)
-    if how == "sum":
-        return sum(severities)
-    raise InputError(f"unknown FineRadScore aggregate {how!r}: use one of {', '.join(AGGREGATES)}")
-
-
-class Backend(Protocol):
-    """What answers the judge's messages: `rexrank.llm.Judge` (an OpenAI-compatible endpoint)."""
-
-    @property
-    def identity(self) -> str: ...
-
-    def complete(self, prompts: list[list[dict]], prompt_version: str, *,
-                 dataset: DataUse | str | None) -> list[Reply]: ...
-
-
-@dataclass
-class FineRadScoreResult:
-    corrections: list[list[Correction] | None]  # None: not scored (unparseable or failed)
-    replies: list[str | None]  # the reply read, else the last one received
-    errors: list[str | None]  # why a study is not scored
-    failed_flags: list[bool]  # a call failed after the judge's retries
-    truncated_flags: list[bool]  # a reply was cut at max_tokens
-    repaired_flags: list[bool]  # read from the reply to the repair turn
-    aggregate: str = "max"
-    signature: str = ""
-    unparseable: int = field(init=False)
-    failed: int = field(init=False)
-    truncated: int = field(init=False)
-    repaired: int = field(init=False)
-
-    def __post_init__(self):
-        self.failed = sum(self.failed_flags)
-        self.unparseable = sum(c is None for c in self.corrections) - self.failed
-        self.truncated = sum(self.truncated_flags)
-        self.repaired = sum(self.repaired_flags)
-
-    def _per_study(self, how: str) -> list[int | None]:
-        return [None if c is None else aggregate(c, how) for c in self.corrections]
-
-    @property
-    def max_severity(self) -> list[int | None]:
-        return self._per_study("max")
-
-    @property
-    def sum_severity(self) -> list[int | None]:
-        return self._per_study("sum")
-
-    @property
-    def scores(self) -> list[int | None]:
-        return self._per_study(self.aggregate)
-
-    def mean_of(self, how: str) -> float:
-        """Mean per-study score over the scored studies (NaN when none was)."""
-        scored = [s for s in self._per_study(how) if s is not None]
-        return sum(scored) / len(scored) if scored else math.nan
-
-    @property
-    def mean(self) -> float:
-        return self.mean_of(self.aggregate)
-
-    @property
-    def inverse(self) -> float:
-        """The leaderboard's 1/FineRadScore: 1 / mean (inf when every scored report needs no correction)."""
-        return math.inf if self.mean == 0 else 1 / self.mean
-
-
-def signature(judge: Backend, shots: Shots = SYNTHETIC, how: str = "max") -> Signature:
-    return Signature("fineradscore", VERSION, settings={"prompt": PROMPT_VERSION, "shots": shots.name, "agg": how,
-                                                        "repair": "1"},
-                     models={"backend": judge.identity})
-
-
-def fineradscore(predictions: Sequence[str], references: Sequence[str], judge: Backend, *,
-                 shots: Shots | str | os.PathLike | None = None, how: str = "max",
-                 dataset: DataUse | str | None = None) -> FineRadScoreResult:
-    """FineRadScore per study through `judge`. `dataset` names where the reports come from, for the judge's
-    data-use guard (credentialed sets go only to loopback or explicitly allowed endpoints)."""
-    check_pairs(predictions, references)
-    aggregate([], how)  # an unknown aggregate fails before any call
-    shots = shots_for(shots)
-    conversations = [build_messages(p, r, shots) for p, r in zip(predictions, references)]
-    lines = [len(split_lines(p)) for p in predictions]
-    n = len(conversations)
-    corrections: list[list[Correction] | None] = [None] * n
-    replies: list[str | None] = [None] * n
-    errors: list[str | None] = [None] * n
-    failed, truncated, repaired = [False] * n, [False] * n, [False] * n
-    repairs: dict[int, list[dict]] = {}
-    first = judge.complete(conversations, PROMPT_VERSION, dataset=dataset) if conversations else []
-    for i, reply in enumerate(first):
-        if reply.error is not None or reply.text is None:
-            failed[i], errors[i] = True, reply.error or "no answer"
-            continue
-        replies[i], truncated[i] = reply.text, reply.truncated
-        try:
-            corrections[i] = parse(reply.text, lines[i])
-        except ReplyError as err:
-            errors[i] = str(err)
-            if reply.truncated:  # the same budget would cut the answer again
-                errors[i] = f"cut at the judge's max_tokens: {err}"
-            else:
-                repairs[i] = [*conversations[i], {"role": "assistant", "content": reply.text},
-                              {"role": "user", "content": REPAIR.format(error=err)}]
-    second = judge.complete(list(repairs.values()), PROMPT_VERSION, dataset=dataset) if repairs else []
-    for i, reply in zip(repairs, second):
-        if reply.error is not None or reply.text is None:
-            failed[i], errors[i] = True, f"the repair turn failed: {reply.error or 'no answer'}"
-            continue
-        replies[i], truncated[i] = reply.text, truncated[i] or reply.truncated
-        try:
-            corrections[i], errors[i], repaired[i] = parse(reply.text, lines[i]), None, True
-        except ReplyError as err:
-            errors[i] = f"unreadable ({errors[i]}), and after the repair turn: {err}"
-    return FineRadScoreResult(corrections, replies, errors, failed, truncated, repaired, how,
-                              str(signature(judge, shots, how)))
-
-
-def judge_for(judge_url: str | None = None, judge_model: str | None = None, *, concurrency: int | str = 8,
-              max_tokens: int = MAX_TOKENS, allow_endpoints: Sequence[str] = (), progress: bool = False):
-    """The judge endpoint from the arguments or `REXRANK_JUDGE_URL` / `REXRANK_JUDGE_MODEL` (key in
-    `OPENAI_API_KEY`). FineRadScore has no local model: without a judge model it is unavailable."""
-    from rexrank.llm import Judge
-
-    if not (judge_model or os.environ.get("REXRANK_JUDGE_MODEL")):
-        raise JudgeUnavailable("FineRadScore needs an LLM judge behind an OpenAI-compatible endpoint: give "
-                               "--judge-url URL --judge-model NAME (or REXRANK_JUDGE_URL and REXRANK_JUDGE_MODEL; "
-                               "the key in OPENAI_API_KEY)")
-    return Judge(base_url=judge_url, model=judge_model, max_tokens=max_tokens, concurrency=concurrency,
-                 allow_endpoints=tuple(allow_endpoints), progress=progress)
-
-
-def compute(predictions: Sequence[str], references: Sequence[str], *, dataset: DataUse | str | None = None,
-            judge: Backend | None = None, shots: Shots | str | os.PathLike | None = None, how: str = "max",
-            **settings) -> dict:
-    """What the `evaluate` module returns; `settings` go to `judge_for` unless a judge is given."""
-    result = fineradscore(predictions, references, judge or judge_for(**settings), shots=shots, how=how,
-                          dataset=dataset)
-    return {"fineradscore": result.mean, "inv_fineradscore": result.inverse,
-            "fineradscore_per_sample": result.scores, "max_severity_per_sample": result.max_severity,
-            "sum_severity_per_sample": result.sum_severity,
-            "corrections_per_sample": [None if c is None else [x.to_dict() for x in c] for c in result.corrections],
-            "unparseable": result.unparseable, "failed": result.failed, "truncated": result.truncated,
-            "repaired": result.repaired, "replies": result.replies, "errors": result.errors,
-            "signature": result.signature}

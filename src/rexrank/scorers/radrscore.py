@@ -35,12 +35,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from rexrank.errors import InputError
 from rexrank.llm import Judge, Reply
 from rexrank.llm.guard import DataUse
+from rexrank.scorers.base import Judgements, Problem, mean_scored
 from rexrank.signature import Signature
 
 REFERENCE = "MAGIC-AI4Med/ChestX-Reasoner@9a8a00df76110d71f23f60e912b492b5d65f2d39"
@@ -251,39 +252,26 @@ def ratio(part: float, whole: float) -> float:
     return 0.0 if whole == 0 else part / whole
 
 
-@dataclass
-class RadRScoreResult:
+@dataclass(kw_only=True)
+class RadRScoreResult(Judgements):
+    """`scores`: RadRScore per item, the mean of its three components (ours); `messages` say which stage left an
+    item unscored: "<stage>: unparseable" or "<stage>: failed: <error>"."""
+
     completeness: list[float | None]  # per item; None where the item is unscored
     factuality: list[float | None]
     effectiveness: list[float | None]
     counts: list[dict[str, float] | None]  # the judge's counts and the two observation lists' lengths
-    problems: list[str | None]  # why an item is unscored: "<stage>: unparseable" or "<stage>: failed: <error>"
     replies: list[dict[str, str | None]]  # the judge's raw replies by stage (None: not asked, or failed)
-    truncated_flags: list[bool]  # some reply of the item was cut at max_tokens
-    signature: str = ""
-    unparseable: int = field(init=False)
-    failed: int = field(init=False)
-    truncated: int = field(init=False)
-    out_of_range: int = field(init=False)  # scored items with a count above its denominator (Rc or Rf > 1)
-
-    def __post_init__(self):
-        self.failed = sum(p is not None and ": failed: " in p for p in self.problems)
-        self.unparseable = sum(p is not None for p in self.problems) - self.failed
-        self.truncated = sum(self.truncated_flags)
-        self.out_of_range = sum(c is not None and (c["recalled"] > c["reference_observations"]
-                                                   or c["correct"] > c["prediction_observations"])
-                                for c in self.counts)
 
     @property
-    def scores(self) -> list[float | None]:
-        """RadRScore per item: the mean of its three components (ours)."""
-        return [None if rc is None else (rc + rf + re) / 3
-                for rc, rf, re in zip(self.completeness, self.factuality, self.effectiveness)]
+    def out_of_range(self) -> int:
+        """Scored items with a count above its denominator (Rc or Rf > 1)."""
+        return sum(c is not None and (c["recalled"] > c["reference_observations"]
+                                      or c["correct"] > c["prediction_observations"]) for c in self.counts)
 
-    def mean(self, component: str = "radrscore") -> float:
-        """Mean over the scored items of "radrscore" or a component (NaN when none is scored)."""
-        values = [v for v in (self.scores if component == "radrscore" else getattr(self, component)) if v is not None]
-        return sum(values) / len(values) if values else math.nan
+    def mean_of(self, component: str) -> float:
+        """Mean of a component over the scored items (NaN when none is scored)."""
+        return mean_scored(getattr(self, component))
 
 
 def signature(judge: Judge) -> Signature:
@@ -344,15 +332,15 @@ def radrscore(predictions: Sequence[str], references: Sequence[Any], reports: Se
             ok = reply.text is not None and reply.error is None
             read[i][stage] = read_count(read_json(reply.text), key) if ok else None
 
-    completeness, factuality, effectiveness, counts, problems = [], [], [], [], []
+    completeness, factuality, effectiveness, counts, problems, messages = [], [], [], [], [], []
     for item, values in zip(replies, read):
         failed = next((_problem(stage, reply) for stage, reply in item.items()
                        if reply.error is not None or reply.text is None), None)
         unread = next((f"{stage}: unparseable" for stage in STAGES if stage in item and values.get(stage) is None),
                       None)
-        problem = failed or unread
-        problems.append(problem)
-        if problem is not None:
+        problems.append(Problem.FAILED if failed else Problem.UNPARSEABLE if unread else None)
+        messages.append(failed or unread)
+        if problems[-1] is not None:
             for column in (completeness, factuality, effectiveness, counts):
                 column.append(None)
             continue
@@ -367,8 +355,10 @@ def radrscore(predictions: Sequence[str], references: Sequence[Any], reports: Se
         effectiveness.append(ratio(effective, effective + ineffective))
     texts = [{stage: item[stage].text if stage in item else None for stage in STAGES} for item in replies]
     truncated = [any(reply.truncated for reply in item.values()) for item in replies]
-    return RadRScoreResult(completeness, factuality, effectiveness, counts, problems, texts, truncated,
-                           str(signature(judge)))
+    scores = [None if rc is None else (rc + rf + re) / 3 for rc, rf, re in zip(completeness, factuality, effectiveness)]
+    return RadRScoreResult(scores=scores, problems=problems, messages=messages, truncated_flags=truncated,
+                           signature=str(signature(judge)), completeness=completeness, factuality=factuality,
+                           effectiveness=effectiveness, counts=counts, replies=texts)
 
 
 def judge_for(judge_url: str | None = None, judge_model: str | None = None, *, concurrency: int | str = 8,
@@ -384,10 +374,10 @@ def compute(predictions: Sequence[str], references: Sequence[Any], reports: Sequ
             dataset: DataUse | str | None = DATASET, judge: Judge | None = None, **settings) -> dict:
     """What the `evaluate` module returns; `settings` go to `judge_for` unless a judge is given."""
     result = radrscore(predictions, references, reports, judge or judge_for(**settings), dataset=dataset)
-    out = {"radrscore": result.mean(), **{c: result.mean(c) for c in COMPONENTS},
+    out = {"radrscore": result.mean, **{c: result.mean_of(c) for c in COMPONENTS},
            "radrscore_per_sample": result.scores}
     out.update({f"{c}_per_sample": getattr(result, c) for c in COMPONENTS})
     out.update({"counts_per_sample": result.counts, "unparseable": result.unparseable, "failed": result.failed,
-                "truncated": result.truncated, "out_of_range": result.out_of_range, "problems": result.problems,
+                "truncated": result.truncated, "out_of_range": result.out_of_range, "problems": result.messages,
                 "judge_replies": result.replies, "signature": result.signature})
     return out
