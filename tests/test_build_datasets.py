@@ -8,6 +8,7 @@ import datasets
 import pandas as pd
 import pytest
 import yaml
+from fixtures.built import rexrank_json
 
 from rexrank import demo
 from rexrank.cli import main
@@ -15,15 +16,6 @@ from rexrank.data import load_split
 from rexrank.data.build import COLUMNS, compare_with_official, official_ids
 from rexrank.errors import InputError
 from rexrank.results import Result
-
-
-def rexrank_json(path, rows):
-    """The demo studies in ReXrank's split format: bare NaN for a missing section, as ReXrank's files have it."""
-    records = {r["study_id"]: {"image_path": [f"files/{r['study_id']}/view1.jpg"], "key_image_path": None,
-                               "section_findings": r["findings"], "section_impression": r["impression"],
-                               "context": "Cough.", "report": "", "split": "test"} for r in rows}
-    path.write_text(json.dumps(records, indent=1).replace("null", "NaN"))
-    return path
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 from fakehub import use_evaluate_endpoint
-from test_build_datasets import rexrank_json
+from fixtures.built import rexrank_json
 
 from rexrank import __version__, demo
 from rexrank.cli import main

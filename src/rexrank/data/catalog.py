@@ -101,6 +101,7 @@ class Builder:
     originals: Reader | None = None  # the original release's layout; None until a reader exists
     originals_help: str = ""  # which files the original layout needs, for the CLI's help and errors
     always_private: bool = False
+    rexrank_file: str = ""  # ReXrank's split JSON for the default split, where the ReXrank authors publish one
 
     def read(self, sources: Sequence[Path], split: str | None = None, image_root: Path | None = None) -> Build:
         split = split or self.default_split
@@ -132,10 +133,12 @@ def _is_rexrank_split(path: Path) -> bool:
 
 
 BUILDERS: dict[str, Builder] = {
-    "mimic-cxr": Builder(MIMIC_CXR, "test", originals=mimic.read_mimic, originals_help=mimic.HELP),
-    "iu-xray": Builder(IU_XRAY, "test", originals=iu_xray.read_iu_xray, originals_help=iu_xray.HELP),
+    "mimic-cxr": Builder(MIMIC_CXR, "test", originals=mimic.read_mimic, originals_help=mimic.HELP,
+                         rexrank_file="ReXRank_MIMICCXR_test.json"),
+    "iu-xray": Builder(IU_XRAY, "test", originals=iu_xray.read_iu_xray, originals_help=iu_xray.HELP,
+                       rexrank_file="ReXRank_IUXray_test.json"),
     "chexpert-plus": Builder(CHEXPERT_PLUS, "valid", originals=chexpert_plus.read_chexpert_plus,
-                             originals_help=chexpert_plus.HELP),
+                             originals_help=chexpert_plus.HELP, rexrank_file="ReXRank_CheXpertPlus.json"),
     "rexgradient": Builder(REXGRADIENT, "test", originals=rexgradient.read_rexgradient,
                            originals_help=rexgradient.HELP, always_private=True),
 }

@@ -457,6 +457,7 @@ class ItemBuilder:
     default_split: str = SPLIT
     always_private: bool = True
     originals_help: str = "the published JSON files (test files and the *_gt_reasoning files) or their folder"
+    rexrank_file: str = ""  # ReXrank has no split file for it
 
     def read(self, sources: Sequence[Path], split: str | None = None, image_root: Path | None = None) -> ItemBuild:
         return read_radrbench(sources, split, image_root)
