@@ -1,6 +1,6 @@
 """Writes each dataset folder's README.md (`python dataset_scripts/readmes.py`) from what rexrank.data says of the
 dataset: its card's words, the files each reader takes, the official split sizes. Generated so that it cannot drift
-from the builder: tests/test_dataset_scripts.py fails when a folder's README.md is not what this writes."""
+from the builder: tests/data/test_dataset_scripts.py fails when a folder's README.md is not what this writes."""
 
 from __future__ import annotations
 

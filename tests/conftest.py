@@ -25,6 +25,7 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 from fakehub import fake_hub  # noqa: E402,F401  (a fixture: the loopback Hub)
 from fakeopenai import fake_openai, remote_openai  # noqa: E402,F401  (fixtures: judges on loopback and off it)
+from fixtures.radrbench import radrbench_built  # noqa: E402,F401  (a fixture: the synthetic RadRBench-CXR build)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_REFERENCE = ROOT.parent / "shared" / "reference"

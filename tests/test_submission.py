@@ -8,6 +8,7 @@ import datasets
 import pandas as pd
 import pytest
 from fixtures.board import results_repo
+from fixtures.submissions import score
 from rendered import table_rows
 
 from rexrank import demo
@@ -15,14 +16,6 @@ from rexrank.backend.__main__ import main as backend
 from rexrank.board.aggregate import aggregate
 from rexrank.cli import main
 from rexrank.submission import ModelCard
-
-
-def score(out, system="demo-careful", dataset="mimic-cxr"):
-    for task in ("findings", "findings_impression"):
-        assert main(["score", "--predictions", str(demo.predictions(system, task)), "--dataset", str(demo.DATASET),
-                     "--dataset-name", dataset, "--task", task, "--metrics", "bleu2", "--out", str(out),
-                     "--quiet"]) == 0
-    return out
 
 
 def test_the_submission_id_comes_from_institution_and_name():

@@ -5,7 +5,6 @@ import json
 
 import pandas as pd
 import pytest
-from test_build_radrbench import built  # noqa: F401  (the built synthetic dataset)
 
 from rexrank.board.aggregate import aggregate
 from rexrank.board.views import radrbench_table
@@ -21,8 +20,8 @@ def outputs(path, answers):
     return path
 
 
-def test_accuracy_per_source_and_task_with_failures_counted(built, tmp_path, capsys):  # noqa: F811
-    folder = built[0]
+def test_accuracy_per_source_and_task_with_failures_counted(radrbench_built, tmp_path, capsys):
+    folder = radrbench_built[0]
     items = load_items(folder)
     answers = {(c, i): f"<think>Looked.</think><answer>{a}</answer>"
                for c, i, a in zip(items["config"], items["item_id"], items["answer"])}
@@ -49,8 +48,8 @@ def test_accuracy_per_source_and_task_with_failures_counted(built, tmp_path, cap
     assert per_item["correct"].sum() == total["correct"] and "multi_no_option" in out
 
 
-def test_unknown_and_repeated_items_are_named(built, tmp_path, capsys):  # noqa: F811
-    folder = built[0]
+def test_unknown_and_repeated_items_are_named(radrbench_built, tmp_path, capsys):
+    folder = radrbench_built[0]
     first = load_items(folder).iloc[0]
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"config": first["config"], "item_id": "nope", "output": "<answer>A</answer>"}) + "\n")
@@ -76,9 +75,9 @@ def scripted_judge(prompt: str) -> str:
                                           {"observation": "heart", "status": "normal"}]})
 
 
-def test_radrscore_runs_on_the_items_with_reasoning_when_a_judge_is_given(built, tmp_path, capsys,  # noqa: F811
+def test_radrscore_runs_on_the_items_with_reasoning_when_a_judge_is_given(radrbench_built, tmp_path, capsys,
                                                                           fake_openai, monkeypatch):
-    folder = built[0]
+    folder = radrbench_built[0]
     fake_openai.replies = scripted_judge
     monkeypatch.setenv("REXRANK_CACHE", str(tmp_path / "cache.sqlite"))
     items = load_items(folder)
@@ -131,13 +130,13 @@ def test_an_outputs_file_of_another_shape_is_refused_by_name(tmp_path):
         load_outputs(no_config)
 
 
-def test_the_free_text_task_gets_ratescore_beside_exact_match(built, tmp_path, capsys, local_models):  # noqa: F811
+def test_the_free_text_task_gets_ratescore_beside_exact_match(radrbench_built, tmp_path, capsys, local_models):
     """As ChestX-Reasoner scores it: RaTEScore of the answer against the reference answer, per source and over all;
     checked by the submission rules and carried to the board."""
     from rexrank.radrbench.answers import answer_text
     from rexrank.scorers import compute
 
-    folder = built[0]
+    folder = radrbench_built[0]
     items = load_items(folder)
     free = items[items["task"] == "multi_no_option"]
     assert len(free) >= 1

@@ -2,10 +2,10 @@
 numbers, bars and card, and how stable each rank is given the CIs."""
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import ROOT
 from fixtures.board import result, results_repo, reviewed
 
 from rexrank.board.aggregate import aggregate
@@ -258,7 +258,7 @@ def test_the_about_tab_is_the_metric_registry_and_cites_the_docs_shipped_in_the_
     from rexrank.catalog import BOARD_METRICS
     from rexrank.scorers import metric_class
 
-    text, docs = about(), (Path(__file__).parents[1] / "docs" / "metrics.md").read_text(encoding="utf-8")
+    text, docs = about(), (ROOT / "docs" / "metrics.md").read_text(encoding="utf-8")
     rows = [line for line in text.splitlines() if line.startswith("| ") and "docs/metrics.md §" in line]
     assert [row.split(" | ")[0].removeprefix("| ") for row in rows] == [m.title for m in BOARD_METRICS]
     for metric, row in zip(BOARD_METRICS, rows):

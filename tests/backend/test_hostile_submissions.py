@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from fixtures.submissions import score
 from huggingface_hub import HfApi
 from rendered import markup
-from test_submission import score
 
 from rexrank import demo, stats
 from rexrank.backend import ledger

@@ -233,7 +233,7 @@ def test_guard_knows_credentialed_datasets(dataset):
 
 @pytest.mark.parametrize("dataset", [None, "iu-xray", "synthetic"])
 def test_guard_names_no_credentialed_set_for_other_names(dataset):
-    assert credentialed(dataset) is None  # and still not public: tests/test_data_use.py
+    assert credentialed(dataset) is None  # and still not public: tests/data/test_data_use.py
 
 
 def test_guard_refuses_mimic_for_a_public_api(fake_openai):

@@ -8,7 +8,7 @@ import datasets
 import pandas as pd
 import pytest
 from fixtures.board import results_repo
-from test_submission_security import BASE, SID, clean_files, refused, touched, write
+from fixtures.submissions import BASE, SID, clean_files, refused, touched, write
 
 from rexrank.backend.__main__ import main as backend
 from rexrank.board.aggregate import aggregate
@@ -52,7 +52,7 @@ def test_submit_collects_the_radrbench_result_alone(tmp_path, demo_dataset, caps
 
 
 def test_submit_finds_it_in_a_radrbench_subfolder_beside_report_results(tmp_path, demo_dataset, capsys):
-    from test_submission import score
+    from fixtures.submissions import score
 
     results = score(tmp_path / "results")
     score_radrbench(results / "radrbench", demo_dataset)

@@ -9,115 +9,30 @@ import json
 import datasets
 import pytest
 import yaml
+from fixtures.radrbench import (
+    BINARY,
+    BINARY_REASONING,
+    CHEXPERT,
+    CHEXPERT_REASONING,
+    CONFIGS,
+    MULTI,
+    MULTI_FREE,
+    REPORT,
+    RSNA,
+    SIIM,
+    SINGLE,
+    TEMPORAL,
+    TEMPORAL_REASONING,
+    YES_NO,
+    mimic_id,
+    mimic_image,
+    published,
+    write,
+)
 
 from rexrank.cli import main
 from rexrank.data.radrbench import COLUMNS, describe, read_radrbench, relative_image
 from rexrank.errors import InputError
-
-PREFIX = "/cluster/share/ChestXray"  # where the published absolute image paths point (synthetic)
-YES_NO = "\nOptions:\nA) Yes\nB) No"
-
-
-def mimic_image(study: int, view: int = 1) -> str:
-    return f"{PREFIX}/MIMIC-CXR-JPG/files/p10/p1000000{study}/s5000000{study}/view{view}.jpg"
-
-
-def item(item_id, question, answer, images, content=None, **extra):
-    return {"image_path": images, "answer": answer, "answer_content": content or answer,
-            "dataset_name": "reason Image Classification", "item_id": item_id, "question": question, **extra}
-
-
-def mimic_id(study: int) -> str:
-    return f"[mimic-cxr] [5000000{study}]MIMIC-CXR"
-
-
-BINARY = [item(mimic_id(1), "Does this chest X-ray show pleural effusion?" + YES_NO, "A",
-               [mimic_image(1), mimic_image(1, 2)], "Yes"),
-          item(mimic_id(2), "Does this chest X-ray show cardiomegaly?" + YES_NO, "B", [mimic_image(2)], "No"),
-          item(mimic_id(3), "Does this chest X-ray show pneumothorax?" + YES_NO, "B", [mimic_image(3)], "No")]
-SINGLE = [item(mimic_id(1), "Which finding is in this chest X-ray?\nOptions:\nA) edema\nB) pleural effusion\n"
-                            "C) fracture\nD) pneumonia", "B", [mimic_image(1)], "pleural effusion"),
-          item(mimic_id(4), "Which finding is in this chest X-ray?\nOptions:\nA) atelectasis\nB) edema\nC) fracture\n"
-                            "D) lung lesion", "D", [mimic_image(4)], "lung lesion")]
-MULTI = [item(mimic_id(2), "Which findings are in this chest X-ray?\nOptions:\nA) edema, fracture\n"
-                           "B) cardiomegaly, pleural effusion\nC) pneumonia, lung lesion\nD) atelectasis, fracture",
-              "B", [mimic_image(2)], "cardiomegaly, pleural effusion")]
-MULTI_FREE = [item(mimic_id(2), "Which findings are in this chest X-ray?", "cardiomegaly, pleural effusion",
-                   [mimic_image(2)])]
-CHEXPERT = [item("[chexpert] [patient90001_study1]CheXpert", "Which finding is in this chest X-ray?\nOptions:\n"
-                 "A) edema\nB) consolidation\nC) support devices\nD) fracture", "C",
-                 [f"{PREFIX}/CheXpert/small/CheXpert-v1.0-small/test/patient90001/study1/view1_frontal.jpg"],
-                 "support devices")]
-RSNA = [item(f"[rsna] [{n}0000000-aaaa-bbbb-cccc-dddddddddddd]RSNA", "Does this chest X-ray show pneumonia?" + YES_NO,
-             answer, [f"{PREFIX}/RSNA/train/{n}0000000-aaaa-bbbb-cccc-dddddddddddd.jpeg"]) for n, answer in ((1, "A"),
-                                                                                                        (2, "B"))]
-SIIM = [item("[siim] [1.2.3.4]", "Does this chest X-ray show pneumothorax?" + YES_NO, "B",
-             ["/cluster/share/Chest/siim/dicom-images-train/1.2.3/1.2.3.4/1.2.3.4.png"])]
-TEMPORAL_Q = "How has the {} changed between the two chest X-rays?\nOptions:\nA) stable\nB) worsening\nC) improving"
-PAIR = [mimic_image(5), mimic_image(6)]
-TEMPORAL = [item("[ms-cxr-t-train] [pair-7]MS-CXR-T", TEMPORAL_Q.format("pleural effusion"), "A", PAIR, "stable"),
-            item("[ms-cxr-t-train] [pair-7]MS-CXR-T", TEMPORAL_Q.format("edema"), "C", PAIR, "improving"),
-            item("[ms-cxr-t-train] [pair-8]MS-CXR-T", TEMPORAL_Q.format("edema"), "B", PAIR[::-1], "worsening")]
-REPORT = "FINDINGS: Synthetic findings for a test. IMPRESSION: Synthetic impression."
-# The reasoning subset: the same items (id and question) with the report and the steps in each task's published form.
-BINARY_REASONING = [dict(BINARY[0], original_report=REPORT, plan={"disease": "pleural effusion", "plan": "Look."},
-                         reason_steps="The costophrenic angle is blunted.\nSo there is an effusion."),
-                    dict(BINARY[2], original_report=REPORT, plan={"disease": "pneumothorax", "plan": "Look."},
-                         reason_steps="No pleural line is seen, so there is no pneumothorax.")]
-SINGLE_REASONING = [dict(SINGLE[0], original_report=REPORT, reason_steps=["Step one.", "Step two.", "Step three."])]
-# CheXpert's reasoning items are other studies than its test items (validation ones).
-CHEXPERT_REASONING = [item("[chexpert] [patient90101_study1]CheXpert", "Which finding is in this chest X-ray?\n"
-                           "Options:\nA) edema\nB) atelectasis\nC) cardiomegaly\nD) fracture", "A",
-                           [f"{PREFIX}/CheXpert/small/CheXpert-v1.0-small/valid/patient90101/study1/view1_frontal.jpg"],
-                           "edema", original_report=REPORT, reason_steps=["One.", "Two."])]
-TEMPORAL_REASONING = [dict(TEMPORAL[1], original_report=REPORT,
-                           reason_steps={"reason_steps": "The edema was larger before. It is smaller now."})]
-
-CONFIGS = ["chexpert.single", "mimic-cxr.binary", "mimic-cxr.multi", "mimic-cxr.multi_no_option",
-           "mimic-cxr.single", "ms-cxr-t.temporal", "rsna.binary", "siim.binary"]
-
-
-def write(path, items):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(items, indent=1))
-    return path
-
-
-def published(folder):
-    """A download of the dataset repo: test files, the reasoning subset beside them, and a training folder."""
-    for name, items in {"test/mimic_binary_test_option.json": BINARY, "test/mimic_single_test_option.json": SINGLE,
-                        "test/mimic_multi_test_option.json": MULTI, "test/mimic_multi_test_no_option.json": MULTI_FREE,
-                        "test/chexpert_single_test_option.json": CHEXPERT, "test/rsna_binary_test_option.json": RSNA,
-                        "test/siim_binary_test_option.json": SIIM, "test/temporal_cls_test_option.json": TEMPORAL,
-                        "mimic_binary_gt_reasoning.json": BINARY_REASONING,
-                        "mimic_single_gt_reasoning.json": SINGLE_REASONING,
-                        "temporal_gt_reasoning.json": TEMPORAL_REASONING,
-                        "chexpert_single_gt_reasoning.json": CHEXPERT_REASONING,
-                        "reason_train/mimic_binary_option.json": BINARY[:1]}.items():
-        write(folder / name, items)
-    return folder
-
-
-def image_root(root):
-    """Some images: MIMIC-CXR-JPG in the authors' layout (study 3's image missing), RSNA's own `train/` folder."""
-    for study in (1, 2, 4, 5, 6):
-        path = root / "MIMIC-CXR-JPG" / mimic_image(study).split("/MIMIC-CXR-JPG/")[1]
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(b"jpeg")
-    (root / "MIMIC-CXR-JPG/files/p10/p10000001/s50000001/view2.jpg").write_bytes(b"jpeg")
-    for n in (1, 2):
-        (root / "train").mkdir(exist_ok=True)
-        (root / "train" / f"{n}0000000-aaaa-bbbb-cccc-dddddddddddd.jpeg").write_bytes(b"jpeg")
-    return root
-
-
-@pytest.fixture
-def built(tmp_path, capsys):
-    source, images = published(tmp_path / "RadRBench-CXR"), image_root(tmp_path / "images")
-    code = main(["build-dataset", "radrbench-cxr", "--source", str(source), "--image-root", str(images),
-                 "--out", str(tmp_path / "radrbench")])
-    assert code == 0
-    return tmp_path / "radrbench", source, capsys.readouterr()
 
 
 def info_of(folder):
@@ -128,8 +43,8 @@ def load(folder, config, tmp_path):
     return datasets.load_dataset(str(folder), config, split="test", cache_dir=str(tmp_path / "cache")).to_list()
 
 
-def test_one_config_per_source_and_task_each_loads(built, tmp_path):
-    folder, _, out = built
+def test_one_config_per_source_and_task_each_loads(radrbench_built, tmp_path):
+    folder, _, out = radrbench_built
     front = yaml.safe_load((folder / "README.md").read_text().split("---")[1])
     assert [c["config_name"] for c in front["configs"]] == CONFIGS
     assert front["configs"][1]["data_files"] == [{"split": "test", "path": "mimic-cxr.binary/test-*.parquet"}]
@@ -146,8 +61,8 @@ def test_one_config_per_source_and_task_each_loads(built, tmp_path):
     assert "radrbench-cxr test: 15 items in 8 configs (chexpert.single 2, mimic-cxr.binary 3," in out.out
 
 
-def test_columns_options_reasoning_and_report(built, tmp_path):
-    folder, _, _ = built
+def test_columns_options_reasoning_and_report(radrbench_built, tmp_path):
+    folder, _, _ = radrbench_built
     binary = load(folder, "mimic-cxr.binary", tmp_path)
     first = binary[0]
     assert first["item_id"] == first["published_item_id"] == mimic_id(1)
@@ -172,8 +87,8 @@ def test_columns_options_reasoning_and_report(built, tmp_path):
     assert json.loads(temporal[1]["reason_steps_json"]) == TEMPORAL_REASONING[0]["reason_steps"]
 
 
-def test_a_repeated_published_id_is_numbered(built, tmp_path):
-    folder, _, out = built
+def test_a_repeated_published_id_is_numbered(radrbench_built, tmp_path):
+    folder, _, out = radrbench_built
     temporal = load(folder, "ms-cxr-t.temporal", tmp_path)
     assert [r["item_id"] for r in temporal] == ["[ms-cxr-t-train] [pair-7]MS-CXR-T",
                                                 "[ms-cxr-t-train] [pair-7]MS-CXR-T#2",
@@ -182,8 +97,8 @@ def test_a_repeated_published_id_is_numbered(built, tmp_path):
     assert "ms-cxr-t.temporal: 1 item(s) share a published item id" in out.err
 
 
-def test_image_paths_relative_to_the_root_and_missing_ones_counted(built, tmp_path):
-    folder, _, out = built
+def test_image_paths_relative_to_the_root_and_missing_ones_counted(radrbench_built, tmp_path):
+    folder, _, out = radrbench_built
     binary = load(folder, "mimic-cxr.binary", tmp_path)
     assert binary[0]["image_paths"] == ["MIMIC-CXR-JPG/files/p10/p10000001/s50000001/view1.jpg",
                                         "MIMIC-CXR-JPG/files/p10/p10000001/s50000001/view2.jpg"]
@@ -212,8 +127,8 @@ def test_relative_image_without_a_root_and_for_an_unknown_layout(tmp_path):
     assert relative_image("/x/elsewhere/b.jpg", tmp_path) == ("x/elsewhere/b.jpg", False)
 
 
-def test_card_build_info_and_training_files(built):
-    folder, source, out = built
+def test_card_build_info_and_training_files(radrbench_built):
+    folder, source, out = radrbench_built
     text = (folder / "README.md").read_text()
     front = yaml.safe_load(text.split("---")[1])
     assert front["license"] == "other" and "PhysioNet" in front["extra_gated_prompt"]

@@ -12,10 +12,23 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from fixtures.submissions import (
+    BASE,
+    SID,
+    STUDIES,
+    VALUES,
+    card_json,
+    clean_files,
+    per_study_parquet,
+    predictions_jsonl,
+    refused,
+    result_json,
+    touched,
+    write,
+)
 
-from rexrank import stats
 from rexrank.errors import InputError
-from rexrank.results import MetricResult, ModelInfo, Result
+from rexrank.results import ModelInfo, Result
 from rexrank.rules import (
     Checked,
     SubmissionRejected,
@@ -32,66 +45,6 @@ from rexrank.rules import (
 )
 from rexrank.scorers.bleu import Bleu2
 from rexrank.text import safe_url, sanitize_text, to_html, to_markdown
-
-SID = "lab-model"
-BASE = f"submissions/{SID}"
-STUDIES = [f"s{i}" for i in range(6)]
-
-
-VALUES = np.linspace(0.1, 0.5, len(STUDIES))  # each study's BLEU-2, in the per-study table and behind the result
-
-
-def result_json(dataset="mimic-cxr", task="findings", **model) -> bytes:
-    estimate = stats.estimate(VALUES, resamples=50, seed=1)
-    info = ModelInfo(**({"name": "Model", "institution": "Lab", "url": "https://example.org"} | model))
-    result = Result(info, dataset, "test", task, {"bleu2": MetricResult.from_estimate(estimate, Bleu2().signature())},
-                    counts={"scored": len(STUDIES)})
-    return json.dumps(result.to_dict()).encode()
-
-
-def card_json(**fields) -> bytes:
-    card = {"name": "Model", "institution": "Lab", "url": "https://example.org/model", "paper": "arXiv:2401.00001",
-            "date": "2025-01-31", "trained_on": ["mimic-cxr"], "contact": "team@example.org", "rexrank": "0.1.0"}
-    return json.dumps(card | fields).encode()
-
-
-def predictions_jsonl(ids=STUDIES) -> bytes:
-    return "".join(json.dumps({"study_id": s, "prediction": f"No acute findings {s}."}) + "\n" for s in ids).encode()
-
-
-def per_study_parquet(ids=STUDIES, **columns) -> bytes:
-    frame = pd.DataFrame({"study_id": list(ids), "bleu2": VALUES[: len(ids)]} | columns)
-    buffer = io.BytesIO()
-    frame.to_parquet(buffer, index=False)  # as Scorecard.write_per_study writes it
-    return buffer.getvalue()
-
-
-def clean_files() -> dict[str, bytes]:
-    return {
-        f"{BASE}/submission.json": card_json(),
-        f"{BASE}/results/mimic-cxr.findings.json": result_json(),
-        f"{BASE}/per_study/mimic-cxr.findings.parquet": per_study_parquet(),
-        f"{BASE}/predictions/mimic-cxr.findings.jsonl": predictions_jsonl(),
-        f"{BASE}/predictions/rexgradient.findings_impression.jsonl": predictions_jsonl(["g1", "g2"]),
-    }
-
-
-def write(root: Path, files: dict[str, bytes]) -> Path:
-    for path, data in files.items():
-        target = root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-    return root
-
-
-def touched(files: dict[str, bytes], change="added") -> list[Touched]:
-    return [Touched(path, len(data), change) for path, data in files.items()]
-
-
-def refused(*args, **kwargs) -> SubmissionRejected:
-    with pytest.raises(SubmissionRejected) as err:
-        check_submission(*args, **kwargs)
-    return err.value
 
 
 def sizes(paths: list[str], size: int = 100) -> list[tuple[str, int]]:
