@@ -18,7 +18,7 @@ from rexrank.errors import InputError, MetricUnavailable
 from rexrank.models import MODELS, ModelUnavailable, clear_overrides, resolve, set_override
 from rexrank.reports import TASKS
 from rexrank.results import ModelInfo, Result
-from rexrank.scorecard import MetricSet, result_paths, score_file
+from rexrank.scorecard import CHUNK, MetricSet, result_paths, score_file
 from rexrank.scorers import AVAILABLE, COMPOSITES, JUDGED, METRICS, SCORERS, metric_class, parse_metrics
 from rexrank.shards import merge, parse_shard, shard_paths
 
@@ -65,7 +65,7 @@ def format_result(result: Result) -> str:
 def cmd_score(args: argparse.Namespace) -> int:
     model = ModelInfo(args.model_name or Path(args.predictions).stem, args.institution, args.url)
     metric_set = MetricSet(parse_metrics(args.metrics), args.device, args.batch_size, progress=not args.quiet,
-                           judge=_judge(args))
+                           judge=_judge(args), chunk=args.chunk)
     shard = parse_shard(args.shard) if args.shard else None
     result = score_file(Path(args.predictions), args.dataset, args.task, metric_set, Path(args.out), model,
                         args.split, args.dataset_name, args.resamples, args.seed, shard)
@@ -453,6 +453,9 @@ def parser() -> argparse.ArgumentParser:
     score.add_argument("--shard", metavar="I/N", help="score the I-th (0-based) of N blocks of the studies and write a "
                                                       "shard for rexrank merge; auto: RANK/WORLD_SIZE of torchrun")
     _runtime_options(score)
+    score.add_argument("--chunk", type=_whole(1), default=CHUNK, metavar="N",
+                         help=f"studies scored at once (default {CHUNK}): memory grows with it, not with the split; "
+                              "each finished chunk is kept under OUT/.partial/, so a killed run continues")
     score.set_defaults(run=cmd_score)
 
     build = commands.add_parser("build-dataset", help="build a test set from your own download as a Hub dataset",

@@ -5,15 +5,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from tqdm.auto import tqdm
 
 from rexrank import __version__, shards, stats
 from rexrank.data import align, load_predictions, load_split
@@ -53,8 +56,8 @@ class MetricSet:
     GREEN uses its local model and FineRadScore is unavailable."""
 
     def __init__(self, metrics: Sequence[str], device: str | None = None, batch_size: int = 32,
-                 progress: bool = True, judge: dict | None = None):
-        self.metrics, self.progress = list(metrics), progress
+                 progress: bool = True, judge: dict | None = None, chunk: int | None = None):
+        self.metrics, self.progress, self.chunk = list(metrics), progress, chunk or CHUNK
         self.scorers: dict[str, Scorer] = {}
         self.judged: dict[str, Judged] = {}
         self.unavailable: dict[str, str] = {}
@@ -68,21 +71,56 @@ class MetricSet:
                 self.unavailable[name] = str(err)
 
 
+CHUNK = 512  # studies scored at once: at most one chunk's features of one metric are in memory
+
+
 def score(
     rows: pd.DataFrame,
     metrics: Sequence[str] | MetricSet,
     resamples: int = stats.RESAMPLES,
     seed: int = stats.SEED,
     dataset: DataUse | str | None = None,
+    checkpoint: Path | None = None,
 ) -> Scorecard:
-    """`dataset`: what the texts are, for the LLM judges' data-use guard (`rexrank.data.identity.identify`)."""
+    """Every metric over `rows`. The per-text scorers run chunk by chunk (the metric set's `chunk` studies: features
+    computed, scored, freed), so memory does not grow with the number of studies; with `checkpoint` (a folder) each
+    finished chunk is kept there and a rerun with the same rows, metrics and chunk continues after the last one.
+    Composites, judged metrics and the CIs run once at the end on the whole columns. `dataset`: what the texts are,
+    for the LLM judges' data-use guard (`rexrank.data.identity.identify`)."""
     metric_set = metrics if isinstance(metrics, MetricSet) else MetricSet(metrics, progress=False)
     predictions, references = rows["prediction"].tolist(), rows["reference"].tolist()
+    chunk = metric_set.chunk
+    skipped: dict[str, str] = dict(metric_set.unavailable)
+    scorers = [name for name in _plan(metric_set.metrics) if name in metric_set.scorers]
+    saved = Checkpoint(checkpoint, _run_key(rows, metric_set, scorers, chunk)) if checkpoint and scorers else None
+    parts: list[Chunk] = []
+    starts = range(0, max(len(rows), 1), chunk)
+    kept = f" ({len(saved.resumed)} chunks kept from {saved.folder})" if saved and saved.resumed else ""
+    with tqdm(total=len(rows), desc=f"studies{kept}", unit="study", leave=False,
+              disable=None if metric_set.progress and len(starts) > 1 else True) as bar:
+        for i, start in enumerate(starts):
+            done = saved.load(i) if saved else None
+            if done is None:
+                done = _score_chunk(metric_set, scorers, predictions[start:start + chunk],
+                                    references[start:start + chunk])
+                if saved:
+                    saved.save(i, done)
+            parts.append(done)
+            bar.update(min(chunk, len(rows) - start))
     columns: dict[str, object] = {}
     detail: dict[str, list] = {}
     signatures: dict[str, Signature] = {}
-    skipped: dict[str, str] = dict(metric_set.unavailable)
     extras: dict[str, dict] = {}
+    for name in scorers:
+        reason = next((c.skipped[name] for c in parts if name in c.skipped), None)
+        if reason is not None:
+            skipped[name] = reason
+            continue
+        scorer = metric_set.scorers[name]
+        columns[name] = np.concatenate([c.columns[name] for c in parts])
+        keys = parts[0].extras[name]
+        extras |= scorer.extras_from({k: np.concatenate([c.extras[name][k] for c in parts]) for k in keys})
+        signatures[name] = scorer.signature()
     for name in _plan(metric_set.metrics):
         if name in COMPOSITES:
             composite = COMPOSITES[name]
@@ -96,17 +134,7 @@ def score(
                 continue
             columns[name] = composite.combine(columns)
             signatures[name] = composite.signature([signatures[c] for c in composite.needs])
-        elif name in metric_set.scorers:
-            scorer = metric_set.scorers[name]
-            try:
-                candidate_features, reference_features = scorer.paired_features(predictions, references)
-                columns[name] = scorer.score(candidate_features, reference_features)
-                extras |= scorer.extras(candidate_features, reference_features)
-            except MetricUnavailable as err:
-                skipped[name] = str(err)
-                continue
-            signatures[name] = scorer.signature()
-        elif name in metric_set.judged:
+        elif name in metric_set.judged:  # no features to hold; the judge's reply cache makes a rerun cheap
             judged = metric_set.judged[name]
             try:
                 values, more, found = judged.run(predictions, references, dataset)
@@ -120,8 +148,100 @@ def score(
             detail |= more
             extras |= found
 
-    per_study = pd.DataFrame({"study_id": rows["study_id"].tolist(), **columns, **detail})
+    ordered = {name: columns[name] for name in _plan(metric_set.metrics) if name in columns}
+    per_study = pd.DataFrame({"study_id": rows["study_id"].tolist(), **ordered, **detail})
     return Scorecard(per_study, estimates(per_study, signatures, resamples, seed), skipped, extras)
+
+
+@dataclass
+class Chunk:
+    """One chunk's per-study scores, the small per-pair columns their extras need, and the scorers it skipped."""
+
+    columns: dict[str, np.ndarray]
+    extras: dict[str, dict[str, np.ndarray]]
+    skipped: dict[str, str]
+
+
+def _score_chunk(metric_set: MetricSet, scorers: Sequence[str], predictions: list[str],
+                 references: list[str]) -> Chunk:
+    done = Chunk({}, {}, {})
+    for name in scorers:
+        scorer = metric_set.scorers[name]
+        try:
+            candidate_features, reference_features = scorer.paired_features(predictions, references)
+        except MetricUnavailable as err:
+            done.skipped[name] = str(err)
+            continue
+        done.columns[name] = np.asarray(scorer.score(candidate_features, reference_features), dtype=np.float64)
+        done.extras[name] = scorer.extras_columns(candidate_features, reference_features)
+        del candidate_features, reference_features  # freed before the next metric's features are made
+    return done
+
+
+def _run_key(rows: pd.DataFrame, metric_set: MetricSet, scorers: Sequence[str], chunk: int) -> str:
+    """What a checkpoint's chunks depend on: the rows, each scorer's point key, the chunk size, rexrank's version."""
+
+    def made(name: str) -> str:
+        scorer = metric_set.scorers[name]
+        try:
+            return scorer.signature().point_key
+        except (MetricUnavailable, NotImplementedError):  # known only once it runs: it will be skipped, not kept
+            return f"{name}:{scorer.version}:unsigned"
+
+    digest = hashlib.sha256(json.dumps([__version__, chunk, [made(name) for name in scorers]]).encode())
+    for column in ("study_id", "prediction", "reference"):
+        for text in rows[column]:
+            digest.update(str(text).encode("utf-8", "surrogatepass") + b"\0")
+    return digest.hexdigest()
+
+
+class Checkpoint:
+    """Finished chunks of one run in a folder: `run.json` names the run, `chunk-<i>.npz` holds chunk i (written
+    whole or not at all). A folder left by another run (other rows, metrics, weights or chunk size) is cleared."""
+
+    def __init__(self, folder: Path, key: str):
+        self.folder, self.key = Path(folder), key
+        self.marker = self.folder / "run.json"
+        if self.folder.exists() and not self._ours():
+            shutil.rmtree(self.folder)
+        self.resumed = sorted(p.name for p in self.folder.glob("chunk-*.npz"))  # made only once a chunk is saved
+
+    def _ours(self) -> bool:
+        try:
+            return json.loads(self.marker.read_text(encoding="utf-8")).get("run") == self.key
+        except (OSError, ValueError, AttributeError):
+            return False
+
+    def _path(self, i: int) -> Path:
+        return self.folder / f"chunk-{i:05d}.npz"
+
+    def load(self, i: int) -> Chunk | None:
+        if not self._path(i).is_file():
+            return None
+        with np.load(self._path(i), allow_pickle=False) as saved:
+            chunk = Chunk({}, {}, json.loads(str(saved["skipped"])))
+            for key in saved.files:
+                kind, _, rest = key.partition("/")
+                if kind == "column":
+                    chunk.columns[rest] = saved[key]
+                elif kind == "extra":
+                    name, _, column = rest.partition("/")
+                    chunk.extras.setdefault(name, {})[column] = saved[key]
+            for name in chunk.columns:
+                chunk.extras.setdefault(name, {})
+        return chunk
+
+    def save(self, i: int, chunk: Chunk) -> None:
+        arrays = {"skipped": np.array(json.dumps(chunk.skipped)),
+                  **{f"column/{name}": values for name, values in chunk.columns.items()},
+                  **{f"extra/{name}/{key}": values for name, more in chunk.extras.items()
+                     for key, values in more.items()}}
+        if not self.marker.is_file():
+            self.folder.mkdir(parents=True, exist_ok=True)
+            write_text(self.marker, json.dumps({"run": self.key}) + "\n")
+        with atomic_path(self._path(i)) as tmp:
+            with open(tmp, "wb") as handle:
+                np.savez(handle, **arrays)
 
 
 def estimates(per_study: pd.DataFrame, signatures: dict[str, Signature], resamples: int = stats.RESAMPLES,
@@ -181,13 +301,19 @@ def score_file(predictions: Path, dataset: str, task: str, metrics: Sequence[str
     aligned = align(test_split.references(task), load_predictions(predictions), str(predictions))
     rows = aligned.rows if shard is None else shards.shard_rows(aligned.rows, *shard)
     # The data-use guard decides by what the split is (its build metadata, its study ids), not by its file's name.
-    card = score(rows, metrics, resamples, seed, dataset=identify(test_split))
+    part = f".shard-{shard[0]}-of-{shard[1]}" if shard else ""
+    checkpoint = out / ".partial" / f"{test_split.dataset}.{task}{part}"  # a killed run continues from here
+    card = score(rows, metrics, resamples, seed, dataset=identify(test_split), checkpoint=checkpoint)
     result = Result(model, test_split.dataset, split, task, card.metrics, aligned.counts, card.skipped,
                     warnings=[f"{predictions}: {w}" for w in aligned.warnings], extras=card.extras)
     if shard is not None:
         shards.write_shard(out, result, card.per_study, rows, *shard)
-        return result
-    return write_result_set(out, result, card, aligned.rows["study_id"], aligned.rows["prediction"])
+    else:
+        result = write_result_set(out, result, card, aligned.rows["study_id"], aligned.rows["prediction"])
+    shutil.rmtree(checkpoint, ignore_errors=True)
+    with contextlib.suppress(OSError):  # the last run's folder goes; another run's may still be there
+        checkpoint.parent.rmdir()
+    return result
 
 
 def composite_report(name: str, predictions: Sequence[str], references: Sequence[str],

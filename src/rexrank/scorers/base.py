@@ -54,6 +54,14 @@ class Scorer:
 
     def extras(self, candidates: Sequence[Any], references: Sequence[Any]) -> dict[str, Any]:
         """Corpus-level numbers a metric also reports (CheXbert's label F1, say); none by default."""
+        return self.extras_from(self.extras_columns(candidates, references))
+
+    def extras_columns(self, candidates: Sequence[Any], references: Sequence[Any]) -> dict[str, np.ndarray]:
+        """What `extras` needs of each pair, small (a row per pair): kept while the features are freed chunk by
+        chunk, joined, then given to `extras_from`."""
+        return {}
+
+    def extras_from(self, columns: Mapping[str, np.ndarray]) -> dict[str, Any]:
         return {}
 
     def __call__(self, predictions: Sequence[str], references: Sequence[str]) -> np.ndarray:

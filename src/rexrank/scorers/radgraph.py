@@ -159,13 +159,15 @@ class RadGraphF1(Scorer):
         return np.array([radgraph_f1(from_arrays(c), from_arrays(r))[2]
                          for c, r in zip(candidates, references, strict=True)])
 
-    def extras(self, candidates, references) -> dict:
-        """The `F1RadGraph` reward levels other papers report, named apart from the ReXrank number."""
+    def extras_columns(self, candidates, references) -> dict[str, np.ndarray]:
         pairs = [(from_arrays(c), from_arrays(r)) for c, r in zip(candidates, references)]
-        if not pairs:
+        return {level: np.array([reward(c, r, level) for c, r in pairs], dtype=np.float64) for level in REWARD_LEVELS}
+
+    def extras_from(self, columns) -> dict:
+        """The `F1RadGraph` reward levels other papers report, named apart from the ReXrank number."""
+        if not len(columns[REWARD_LEVELS[0]]):
             return {}
-        return {"f1radgraph_rewards": {level: float(np.mean([reward(c, r, level) for c, r in pairs]))
-                                       for level in REWARD_LEVELS}}
+        return {"f1radgraph_rewards": {level: float(np.mean(columns[level])) for level in REWARD_LEVELS}}
 
     def signature(self) -> Signature:
         return Signature(self.name, self.version, models={"radgraph": self.weights.identity},

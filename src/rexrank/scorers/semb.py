@@ -80,8 +80,14 @@ class SembScore(Scorer):
     def score(self, candidates, references) -> np.ndarray:
         return np.array([cosine(c[0], r[0]) for c, r in zip(candidates, references, strict=True)])
 
-    def extras(self, candidates, references) -> dict:
-        return {"chexbert_label_f1": label_f1([c[1] for c in candidates], [r[1] for r in references])}
+    def extras_columns(self, candidates, references) -> dict[str, np.ndarray]:
+        def labels(features) -> np.ndarray:  # a row of condition classes per report
+            return np.array([f[1] for f in features]).reshape(len(features), len(CONDITIONS))
+
+        return {"candidate_labels": labels(candidates), "reference_labels": labels(references)}
+
+    def extras_from(self, columns) -> dict:
+        return {"chexbert_label_f1": label_f1(columns["candidate_labels"], columns["reference_labels"])}
 
     def signature(self) -> Signature:
         return Signature(self.name, self.version, models={"chexbert": self.checkpoint.identity,

@@ -1,0 +1,132 @@
+"""The scorecard at scale: the per-text scorers run chunk by chunk (features of one chunk of one metric in memory),
+the columns and extras assembled are those of one pass over everything, and a run killed between chunks (Ctrl-C,
+SIGKILL) continues from the last finished chunk to the result an uninterrupted run writes."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from rexrank import demo
+from rexrank.cli import main
+from rexrank.results import Result
+from rexrank.scorecard import MetricSet, score
+from rexrank.scorers.bleu import Bleu2
+
+DATASET = str(demo.DATASET)
+PREDICTIONS = str(demo.predictions("demo-careful", "findings_impression"))  # 48 studies
+
+
+def rows(n: int = 48) -> pd.DataFrame:
+    studies = [json.loads(line) for line in demo.DATASET.read_text().splitlines()][:n]
+    return pd.DataFrame({"study_id": [s["study_id"] for s in studies],
+                         "reference": [f"{s['findings'] or ''} {s['impression'] or ''}".strip() for s in studies],
+                         "prediction": [f"{s['impression'] or 'No acute process.'}" for s in studies]})
+
+
+def feature_calls(monkeypatch, *classes) -> list[int]:
+    """How many texts each call of `features` got, for each scorer class given."""
+    calls: list[int] = []
+    for cls in classes:
+        original = cls.features
+
+        def counted(self, texts, original=original):
+            calls.append(len(texts))
+            return original(self, texts)
+
+        monkeypatch.setattr(cls, "features", counted)
+    return calls
+
+
+def test_features_are_made_a_chunk_at_a_time_and_the_card_is_one_pass(local_models, monkeypatch):
+    from rexrank.scorers.radgraph import RadGraphF1
+    from rexrank.scorers.semb import SembScore
+
+    metrics = ["bleu2", "semb_score", "radgraph"]
+    table = rows()
+    bleu, models = feature_calls(monkeypatch, Bleu2), feature_calls(monkeypatch, SembScore, RadGraphF1)
+    chunked = score(table, MetricSet(metrics, progress=False, chunk=5), resamples=100)
+    assert len(bleu) == 10 and max(bleu + models) <= 2 * 5  # 48 studies in 10 chunks: a chunk's texts, never more
+    assert len(models) >= 2 * 5  # the model metrics too (a chunk whose texts are all cached asks for none)
+    bleu.clear(), models.clear()
+    whole = score(table, MetricSet(metrics, progress=False, chunk=1000), resamples=100)
+    assert len(bleu) == 1 and models == []  # one pass; the model metrics' features all come from the cache
+    pd.testing.assert_frame_equal(chunked.per_study, whole.per_study, check_exact=True)
+    assert chunked.metrics == whole.metrics and chunked.extras == whole.extras
+    assert set(chunked.extras) == {"chexbert_label_f1", "f1radgraph_rewards"}  # joined from every chunk's pairs
+
+
+def test_ctrl_c_between_chunks_resumes_from_the_last_finished_one(tmp_path, monkeypatch):
+    table, folder = rows(), tmp_path / "partial"
+    whole = score(table, MetricSet(["bleu2"], progress=False, chunk=8), resamples=100)
+    calls = feature_calls(monkeypatch, Bleu2)
+    original = Bleu2.score
+
+    def interrupted(self, candidates, references):
+        if len(calls) == 4:  # the fourth chunk's features are made, then the user presses Ctrl-C
+            raise KeyboardInterrupt
+        return original(self, candidates, references)
+
+    monkeypatch.setattr(Bleu2, "score", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        score(table, MetricSet(["bleu2"], progress=False, chunk=8), resamples=100, checkpoint=folder)
+    assert sorted(p.name for p in folder.glob("chunk-*")) == [f"chunk-0000{i}.npz" for i in range(3)]
+    monkeypatch.setattr(Bleu2, "score", original)
+    calls.clear()
+    resumed = score(table, MetricSet(["bleu2"], progress=False, chunk=8), resamples=100, checkpoint=folder)
+    assert len(calls) == 3  # chunks 3, 4 and 5 of 6
+    pd.testing.assert_frame_equal(resumed.per_study, whole.per_study, check_exact=True)
+    assert resumed.metrics == whole.metrics
+
+
+def test_a_checkpoint_of_another_run_is_not_used(tmp_path, monkeypatch):
+    folder = tmp_path / "partial"
+    score(rows(), MetricSet(["bleu2"], progress=False, chunk=8), resamples=10, checkpoint=folder)
+    other = rows().assign(prediction=lambda f: f["prediction"] + " Stable.")
+    calls = feature_calls(monkeypatch, Bleu2)
+    card = score(other, MetricSet(["bleu2"], progress=False, chunk=8), resamples=10, checkpoint=folder)
+    assert len(calls) == 6  # other predictions: every chunk scored again, none taken from the old run
+    fresh = score(other, MetricSet(["bleu2"], progress=False, chunk=8), resamples=10)
+    pd.testing.assert_frame_equal(card.per_study, fresh.per_study, check_exact=True)
+    calls.clear()
+    score(other, MetricSet(["bleu2"], progress=False, chunk=6), resamples=10, checkpoint=folder)
+    assert len(calls) == 8  # another chunk size: another run
+
+
+KILLED = """
+import os, signal, sys
+from rexrank.cli import main
+from rexrank.scorers.bleu import Bleu2
+
+original, seen = Bleu2.score, []
+def score(self, candidates, references):
+    seen.append(1)
+    if len(seen) == 3:  # two chunks kept, the third being scored: killed as the OOM killer kills, no cleanup
+        os.kill(os.getpid(), signal.SIGKILL)
+    return original(self, candidates, references)
+Bleu2.score = score
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_run_killed_by_sigkill_ends_with_the_result_an_uninterrupted_run_writes(tmp_path):
+    args = ["score", "--predictions", PREDICTIONS, "--dataset", DATASET, "--task", "findings_impression",
+            "--metrics", "bleu2", "--quiet", "--chunk", "10"]
+    killed = subprocess.run([sys.executable, "-c", KILLED, *args, "--out", str(tmp_path / "run")],
+                            capture_output=True, text=True, timeout=300, env=os.environ | {"PYTHONHASHSEED": "0"})
+    assert killed.returncode == -signal.SIGKILL
+    partial = tmp_path / "run" / ".partial" / "dataset.findings_impression"
+    assert sorted(p.name for p in partial.glob("chunk-*")) == ["chunk-00000.npz", "chunk-00001.npz"]
+    assert not (tmp_path / "run" / "dataset.findings_impression.json").exists()
+    assert main([*args, "--out", str(tmp_path / "run")]) == 0  # the same command again
+    assert main([*args, "--out", str(tmp_path / "once")]) == 0
+    assert not (tmp_path / "run" / ".partial").exists()  # kept only until the result is written
+    for suffix in ("per_study.parquet", "predictions.jsonl"):
+        name = f"dataset.findings_impression.{suffix}"
+        assert (tmp_path / "run" / name).read_bytes() == (tmp_path / "once" / name).read_bytes()
+    again, once = (Result.read(tmp_path / d / "dataset.findings_impression.json").to_dict() for d in ("run", "once"))
+    assert {**again, "created": None} == {**once, "created": None}
