@@ -45,11 +45,13 @@ from rexrank.cache import FeatureCache  # noqa: E402
 from rexrank.scorers.radgraph import tokenize_report  # noqa: E402
 
 
-def encoders(work: Path) -> tuple[Path, Path, Path]:
-    """Real-size random distilroberta-base and bert-base (with a CheXbert checkpoint on it), named to rexrank."""
-    roberta = build_roberta(work / "distilroberta", layers=6, hidden=768, heads=12, intermediate=3072,
+def encoders(work: Path, layers: int | None = None) -> tuple[Path, Path, Path]:
+    """Real-size random distilroberta-base and bert-base (with a CheXbert checkpoint on it), named to rexrank;
+    `layers`: that many layers each instead of the real 6 and 12 (the same width, so the same features; at least 5
+    for distilroberta, whose layer 5 BERTScore reads)."""
+    roberta = build_roberta(work / "distilroberta", layers=max(layers or 6, 5), hidden=768, heads=12, intermediate=3072,
                             vocab_size=5000, model_vocab=50265)
-    bert = build_bert_base(work / "bert-base-uncased", hidden=768, layers=12, heads=12, intermediate=3072,
+    bert = build_bert_base(work / "bert-base-uncased", hidden=768, layers=layers or 12, heads=12, intermediate=3072,
                            vocab_size=5000, model_vocab=30522, whole_words_below=100)
     checkpoint = build_chexbert_checkpoint(work / "chexbert" / "chexbert.pth", bert)
     os.environ.update(REXRANK_MODEL_BERTSCORE=str(roberta), REXRANK_MODEL_CHEXBERT=str(checkpoint),
@@ -64,12 +66,13 @@ def radgraph_archive(work: Path, bert: Path) -> Path:
     return radgraph
 
 
-def rate_models(work: Path, texts: list[str]) -> tuple[Path, Path]:
-    """RaTEScore's DeBERTa-v3-base tagger and MPNet-base BioLORD, tokenizers trained on `texts`, named to rexrank."""
-    ner = build_rate_ner(work / "rate-ner", hidden=768, layers=12, heads=12, intermediate=3072, model_vocab=128100,
-                         whole_words_below=100, corpus_texts=texts, initializer_range=0.02)
-    encoder = build_biolord(work / "biolord", hidden=768, layers=12, heads=12, intermediate=3072, model_vocab=30527,
-                            corpus_texts=texts, initializer_range=0.02)
+def rate_models(work: Path, texts: list[str], layers: int | None = None) -> tuple[Path, Path]:
+    """RaTEScore's DeBERTa-v3-base tagger and MPNet-base BioLORD, tokenizers trained on `texts`, named to rexrank
+    (`layers`: as in `encoders`)."""
+    ner = build_rate_ner(work / "rate-ner", hidden=768, layers=layers or 12, heads=12, intermediate=3072,
+                         model_vocab=128100, whole_words_below=100, corpus_texts=texts, initializer_range=0.02)
+    encoder = build_biolord(work / "biolord", hidden=768, layers=layers or 12, heads=12, intermediate=3072,
+                            model_vocab=30527, corpus_texts=texts, initializer_range=0.02)
     os.environ.update(REXRANK_MODEL_RATE_NER=str(ner), REXRANK_MODEL_BIOLORD=str(encoder))
     return ner, encoder
 
