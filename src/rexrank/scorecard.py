@@ -55,8 +55,8 @@ class MetricSet:
     a metric's own options (`fineradscore_shots`); each `Judged.from_options` takes what it needs. Without a judge,
     GREEN uses its local model and FineRadScore is unavailable."""
 
-    def __init__(self, metrics: Sequence[str], device: str | None = None, batch_size: int = 32,
-                 progress: bool = True, judge: dict | None = None, chunk: int | None = None):
+    def __init__(self, metrics: Sequence[str], device: str | None = None, batch_size: int | None = None,
+                 progress: bool = True, judge: dict | None = None, chunk: int | None = None, dtype: str = "fp32"):
         self.metrics, self.progress, self.chunk = list(metrics), progress, chunk or CHUNK
         self.scorers: dict[str, Scorer] = {}
         self.judged: dict[str, Judged] = {}
@@ -64,7 +64,8 @@ class MetricSet:
         for name in _plan(metrics):
             try:
                 if name in SCORERS:
-                    self.scorers[name] = SCORERS[name](device=device, batch_size=batch_size, progress=progress)
+                    self.scorers[name] = SCORERS[name](device=device, batch_size=batch_size, progress=progress,
+                                                         dtype=dtype)
                 elif name in JUDGED:
                     self.judged[name] = JUDGED[name].from_options(judge or {}, device=device, progress=progress)
             except MetricUnavailable as err:

@@ -21,6 +21,8 @@ from pathlib import Path
 from rexrank.errors import MetricUnavailable
 from rexrank.models.registry import MODELS, ModelSpec
 
+PRECISIONS = ("fp32", "bf16", "fp16")  # --dtype (rexrank.models.runtime: what each means)
+
 __all__ = ["MODELS", "ModelSpec", "ModelUnavailable", "ResolvedModel", "clear_overrides", "fingerprint",
            "models_extra", "resolve", "set_override"]
 

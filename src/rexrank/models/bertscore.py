@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from rexrank.models import ModelUnavailable, ResolvedModel
-from rexrank.models.runtime import pick_device, run_batches
+from rexrank.models.runtime import Runtime, run_batches
 
 MAX_TOKENS = 512  # distilroberta-base's model_max_length, which bert-score truncates to
 
@@ -34,7 +34,7 @@ def _check_folder(folder: Path, what: str) -> None:
 
 
 class BertScoreEncoder:
-    def __init__(self, model: ResolvedModel, layer: int = 5, device: str | None = None, batch_size: int = 32):
+    def __init__(self, model: ResolvedModel, layer: int = 5, runtime: Runtime | None = None):
         from transformers import AutoModel, AutoTokenizer
 
         _check_folder(model.path, model.spec.what)
@@ -46,10 +46,11 @@ class BertScoreEncoder:
         if not 0 < layer <= len(net.encoder.layer):
             raise ValueError(f"layer {layer} outside 1..{len(net.encoder.layer)} for {model.path}")
         net.encoder.layer = net.encoder.layer[:layer]  # bert-score drops the layers above the one it reads
-        self.device = pick_device(device)
+        self.runtime = runtime or Runtime()
+        self.device = self.runtime.torch_device
         self.net = net.eval().to(self.device)
-        self.batch_size = batch_size
         self.max_tokens = min(MAX_TOKENS, self.tokenizer.model_max_length)
+        self.batch_size = self.runtime.batch_for(net.config, self.max_tokens)
 
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         stripped = [t.strip() for t in texts]
@@ -62,7 +63,7 @@ class BertScoreEncoder:
         pad = self.tokenizer.pad_token_id
         input_ids = torch.tensor([ids + [pad] * (width - len(ids)) for ids in batch], device=self.device)
         mask = torch.tensor([[1] * len(ids) + [0] * (width - len(ids)) for ids in batch], device=self.device)
-        with torch.inference_mode():
+        with torch.inference_mode(), self.runtime.precision():
             hidden = self.net(input_ids=input_ids, attention_mask=mask).last_hidden_state.float().cpu().numpy()
         return [hidden[i, :len(ids)] for i, ids in enumerate(batch)]
 

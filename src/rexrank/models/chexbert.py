@@ -19,7 +19,7 @@ import torch
 from torch import nn
 
 from rexrank.models import ModelUnavailable, ResolvedModel
-from rexrank.models.runtime import pick_device, run_batches
+from rexrank.models.runtime import Runtime, run_batches
 
 MAX_TOKENS = 512
 # In the checkpoint but unused: the pooler (CheXbert reads the [CLS] state) and a buffer transformers rebuilds.
@@ -60,8 +60,7 @@ def load_state(checkpoint: Path) -> dict[str, torch.Tensor]:
 
 
 class CheXbert:
-    def __init__(self, checkpoint: ResolvedModel, base: ResolvedModel, device: str | None = None,
-                 batch_size: int = 32):
+    def __init__(self, checkpoint: ResolvedModel, base: ResolvedModel, runtime: Runtime | None = None):
         from transformers import AutoTokenizer, BertConfig
 
         folder = base.path
@@ -76,9 +75,10 @@ class CheXbert:
             raise ModelUnavailable(f"CheXbert checkpoint {path} does not fit the model: "
                                    f"missing {sorted(missing)[:5]}{'...' if len(missing) > 5 else ''}, "
                                    f"unexpected {sorted(unexpected)[:5]}{'...' if len(unexpected) > 5 else ''}")
-        self.device = pick_device(device)
+        self.runtime = runtime or Runtime()
+        self.device = self.runtime.torch_device
         self.net = net.eval().to(self.device)
-        self.batch_size = batch_size
+        self.batch_size = self.runtime.batch_for(net.bert.config, MAX_TOKENS)
 
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         return self.tokenizer([clean(t) for t in texts], truncation=True, max_length=MAX_TOKENS)["input_ids"]
@@ -87,7 +87,7 @@ class CheXbert:
         width = max(len(ids) for ids in batch)
         input_ids = torch.tensor([ids + [0] * (width - len(ids)) for ids in batch], device=self.device)
         mask = torch.tensor([[1] * len(ids) + [0] * (width - len(ids)) for ids in batch], device=self.device)
-        with torch.inference_mode():
+        with torch.inference_mode(), self.runtime.precision():
             cls, labels = self.net(input_ids, mask)
         cls, labels = cls.float().cpu().numpy(), labels.cpu().numpy().astype(np.int8)
         return [(cls[i], labels[i]) for i in range(len(batch))]

@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 
 from rexrank.models import MODELS, ModelUnavailable, ResolvedModel, override_for, resolve
-from rexrank.models.runtime import pick_device, run_batches
+from rexrank.models.runtime import Runtime, run_batches
 from rexrank.scorers.radgraph import Entity, Graph, tokenize_report
 
 PIECES_PER_SEGMENT = 510
@@ -72,7 +72,7 @@ def _read_labels(path: Path) -> list[str]:
 
 
 class RadGraphModel:
-    def __init__(self, model: ResolvedModel, device: str | None = None, batch_size: int = 8):
+    def __init__(self, model: ResolvedModel, runtime: Runtime | None = None):
         from transformers import AutoConfig, AutoTokenizer, BertModel
 
         folder = archive_folder(model)
@@ -97,10 +97,11 @@ class RadGraphModel:
         absent = sorted(set(missing) - {"embeddings.position_ids"}) + [k for k in needed if k not in state]
         if absent:
             raise ModelUnavailable(f"RadGraph weights {folder / 'weights.th'} lack {absent[:5]}")
-        self.device = pick_device(device)
+        self.runtime = runtime or Runtime()
+        self.device = self.runtime.torch_device
         self.bert = bert.eval().to(self.device)
         self.heads = {k: v.to(self.device) for k, v in state.items() if not k.startswith(BERT)}
-        self.batch_size = batch_size
+        self.batch_size = self.runtime.batch_for(bert.config, PIECES_PER_SEGMENT + 2)
         self.model = model
 
     @staticmethod
@@ -128,8 +129,11 @@ class RadGraphModel:
         cls, sep = self.tokenizer.cls_token_id, self.tokenizer.sep_token_id
         return [[cls, *ids[i:i + PIECES_PER_SEGMENT], sep] for i in range(0, len(ids), PIECES_PER_SEGMENT)]
 
-    @torch.inference_mode()
     def _forward(self, reports: list[tuple[list[str], list[int], list]]) -> list[Graph]:
+        with torch.inference_mode(), self.runtime.precision():
+            return self._graphs(reports)
+
+    def _graphs(self, reports: list[tuple[list[str], list[int], list]]) -> list[Graph]:
         """The encoder, then each head once over the spans and pairs of all the batch's reports."""
         h = self._words(reports)
         dev, sizes = h.device, torch.tensor([len(words) for words, _, _ in reports], device=h.device)

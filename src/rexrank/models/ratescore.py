@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from rexrank.models import ModelUnavailable, ResolvedModel
-from rexrank.models.runtime import pick_device, run_batches
+from rexrank.models.runtime import Runtime, run_batches
 
 NER_MAX_TOKENS = 512  # run_ner's max_length
 ENTITY_MAX_TOKENS = 30  # process_embedding's max_length
@@ -116,7 +116,7 @@ def _padded(batch: list[list[int]], pad: int, device) -> tuple[torch.Tensor, tor
 class RateNer:
     """Angelakeke/RaTE-NER-Deberta: sentence -> [(entity text, type), ...]."""
 
-    def __init__(self, model: ResolvedModel, device: str | None = None, batch_size: int = 32):
+    def __init__(self, model: ResolvedModel, runtime: Runtime | None = None):
         from transformers import AutoModelForTokenClassification
 
         self.tokenizer = _tokenizer(model.path, model.spec.what, NER_MAX_TOKENS)
@@ -126,13 +126,14 @@ class RateNer:
         unknown = {t[2:] for t in self.tags if t != "O"} - set(TYPES)
         if unknown:
             raise ModelUnavailable(f"{model.spec.what}: labels {sorted(unknown)} are not RaTEScore's types {TYPES}")
-        self.device = pick_device(device)
+        self.runtime = runtime or Runtime()
+        self.device = self.runtime.torch_device
         self.net = net.to(self.device)
-        self.batch_size = batch_size
+        self.batch_size = self.runtime.batch_for(net.config, NER_MAX_TOKENS)
 
     def _forward(self, batch: list[list[int]]) -> list[list[int]]:
         ids, mask = _padded(batch, self.pad, self.device)
-        with torch.inference_mode():
+        with torch.inference_mode(), self.runtime.precision():
             best = self.net(input_ids=ids, attention_mask=mask).logits.argmax(dim=2).cpu().tolist()
         return [row[:len(x)] for row, x in zip(best, batch)]
 
@@ -154,18 +155,19 @@ class RateNer:
 class EntityEncoder:
     """FremyCompany/BioLORD-2023-C: entity text -> [CLS] last hidden state (float32)."""
 
-    def __init__(self, model: ResolvedModel, device: str | None = None, batch_size: int = 32):
+    def __init__(self, model: ResolvedModel, runtime: Runtime | None = None):
         from transformers import AutoModel
 
         self.tokenizer = _tokenizer(model.path, model.spec.what, ENTITY_MAX_TOKENS)
         self.pad = self.tokenizer.token_to_id(_special(model.path, "pad_token", "<pad>"))
-        self.device = pick_device(device)
+        self.runtime = runtime or Runtime()
+        self.device = self.runtime.torch_device
         self.net = _load(AutoModel, model).to(self.device)
-        self.batch_size = batch_size
+        self.batch_size = self.runtime.batch_for(self.net.config, ENTITY_MAX_TOKENS)
 
     def _forward(self, batch: list[list[int]]) -> np.ndarray:
         ids, mask = _padded(batch, self.pad, self.device)
-        with torch.inference_mode():
+        with torch.inference_mode(), self.runtime.precision():
             return self.net(input_ids=ids, attention_mask=mask).last_hidden_state[:, 0].float().cpu().numpy()
 
     def vectors(self, texts: Sequence[str], progress: bool = True) -> dict[str, np.ndarray]:
@@ -188,9 +190,9 @@ class RaTEModels:
     """Reports -> per report (entity texts, entity types, [n, hidden] vectors), each distinct sentence and
     each distinct entity text computed once."""
 
-    def __init__(self, ner: ResolvedModel, encoder: ResolvedModel, device: str | None = None, batch_size: int = 32):
-        self.ner = RateNer(ner, device, batch_size)
-        self.encoder = EntityEncoder(encoder, device, batch_size)
+    def __init__(self, ner: ResolvedModel, encoder: ResolvedModel, runtime: Runtime | None = None):
+        self.ner = RateNer(ner, runtime)
+        self.encoder = EntityEncoder(encoder, runtime)
 
     def entities(self, reports: Sequence[str], progress: bool = True) -> list[list[Entity]]:
         from rexrank.rush import ratescore_sentences

@@ -35,9 +35,15 @@ class Scorer:
     cacheable: ClassVar[bool] = False  # features worth keeping across runs (model outputs)
     cache: FeatureCache | None = None
 
-    def __init__(self, device: str | None = None, batch_size: int = 32, progress: bool = True):
-        """Model scorers run on `device` (default: CUDA when present, else CPU) in batches of `batch_size`."""
-        self.device, self.batch_size, self.progress = device, batch_size, progress
+    def __init__(self, device: str | None = None, batch_size: int | None = None, progress: bool = True,
+                 dtype: str = "fp32"):
+        """Model scorers run on `device` (default: CUDA when present, else CPU) in batches of `batch_size` (default:
+        from the free GPU memory, or 32 on the CPU), at `dtype` (fp32; bf16 or fp16 under autocast, recorded in the
+        signature)."""
+        from rexrank.models.runtime import Runtime
+
+        self.runtime = Runtime(device, batch_size, dtype)
+        self.progress = progress
 
     def features(self, texts: Sequence[str]) -> list[Any]:
         raise NotImplementedError

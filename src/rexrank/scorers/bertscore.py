@@ -98,7 +98,7 @@ class BertScore(Scorer):
     def encoder(self):
         if self._encoder is None:
             BertScoreEncoder = models_extra("rexrank.models.bertscore", "BertScoreEncoder")
-            self._encoder = BertScoreEncoder(self.model, LAYER, self.device, self.batch_size)
+            self._encoder = BertScoreEncoder(self.model, LAYER, self.runtime)
         return self._encoder
 
     def features(self, texts: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -114,9 +114,10 @@ class BertScore(Scorer):
         return np.array([rescale(f, BASELINE["F"]) for f in self.score_prf(candidates, references)[:, 2]])
 
     def cache_namespace(self) -> str:
-        return f"bertscore-features:{self.version}|{self.model.identity}|layer:{LAYER}"  # idf is applied later
+        precision = "".join(f"|{k}:{v}" for k, v in self.runtime.settings.items())  # idf is applied later
+        return f"bertscore-features:{self.version}|{self.model.identity}|layer:{LAYER}{precision}"
 
     def signature(self) -> Signature:
         return Signature(self.name, self.version, models={"model": self.model.identity},
                          settings={"layer": str(LAYER), "idf": "refs" if self.idf else "no",
-                                   "rescale": f"F:{BASELINE['F']}"})
+                                   "rescale": f"F:{BASELINE['F']}", **self.runtime.settings})

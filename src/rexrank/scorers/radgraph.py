@@ -149,7 +149,7 @@ class RadGraphF1(Scorer):
     def model(self):
         if self._model is None:
             RadGraphModel = models_extra("rexrank.models.radgraph", "RadGraphModel")
-            self._model = RadGraphModel(self.weights, self.device, self.batch_size)
+            self._model = RadGraphModel(self.weights, self.runtime)
         return self._model
 
     def features(self, texts: Sequence[str]) -> list[tuple[np.ndarray, ...]]:
@@ -171,4 +171,4 @@ class RadGraphF1(Scorer):
 
     def signature(self) -> Signature:
         return Signature(self.name, self.version, models={"radgraph": self.weights.identity},
-                         settings={"sets": "cxr-report-metric", "empty": "0"})
+                         settings={"sets": "cxr-report-metric", "empty": "0", **self.runtime.settings})

@@ -155,7 +155,7 @@ class RaTEScore(Scorer):
     def model(self):
         if self._model is None:
             RaTEModels = models_extra("rexrank.models.ratescore", "RaTEModels")
-            self._model = RaTEModels(self.ner, self.encoder, self.device, self.batch_size)
+            self._model = RaTEModels(self.ner, self.encoder, self.runtime)
         return self._model
 
     def features(self, texts: Sequence[str]) -> list[tuple[np.ndarray, ...]]:
@@ -186,11 +186,11 @@ class RaTEScore(Scorer):
                          for c, r in zip(candidates, references, strict=True)])
 
     def cache_namespace(self) -> str:  # entities and vectors do not depend on the weights
-        return Signature(self.name, self.version, models=self._models()).point_key
+        return Signature(self.name, self.version, models=self._models(), settings=self.runtime.settings).point_key
 
     def _models(self) -> dict[str, str]:
         return {"ner": self.ner.identity, "encoder": self.encoder.identity}
 
     def signature(self) -> Signature:
         return Signature(self.name, self.version, models=self._models(),
-                         settings={"weights": self.weights.name, "align": "position"})
+                         settings={"weights": self.weights.name, "align": "position", **self.runtime.settings})

@@ -71,7 +71,7 @@ class SembScore(Scorer):
     def model(self):
         if self._model is None:
             CheXbert = models_extra("rexrank.models.chexbert", "CheXbert")
-            self._model = CheXbert(self.checkpoint, self.base, self.device, self.batch_size)
+            self._model = CheXbert(self.checkpoint, self.base, self.runtime)
         return self._model
 
     def features(self, texts: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -91,4 +91,5 @@ class SembScore(Scorer):
 
     def signature(self) -> Signature:
         return Signature(self.name, self.version, models={"chexbert": self.checkpoint.identity,
-                                                          "tokenizer": self.base.identity})
+                                                          "tokenizer": self.base.identity},
+                         settings=self.runtime.settings)
