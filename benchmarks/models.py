@@ -44,6 +44,15 @@ from synthetic import pairs, varied_pairs  # noqa: E402
 from rexrank.cache import FeatureCache  # noqa: E402
 from rexrank.scorers.radgraph import tokenize_report  # noqa: E402
 
+ENV = {"roberta": "REXRANK_MODEL_BERTSCORE", "checkpoint": "REXRANK_MODEL_CHEXBERT",
+       "bert": "REXRANK_MODEL_BERT_BASE_UNCASED", "radgraph": "REXRANK_MODEL_RADGRAPH",
+       "ner": "REXRANK_MODEL_RATE_NER", "biolord": "REXRANK_MODEL_BIOLORD"}
+
+
+def name_to_rexrank(**models: Path) -> None:
+    """Point rexrank at the built models (roberta=..., bert=...: the keys of ENV)."""
+    os.environ.update({ENV[key]: str(path) for key, path in models.items()})
+
 
 def encoders(work: Path, layers: int | None = None) -> tuple[Path, Path, Path]:
     """Real-size random distilroberta-base and bert-base (with a CheXbert checkpoint on it), named to rexrank;
@@ -54,15 +63,14 @@ def encoders(work: Path, layers: int | None = None) -> tuple[Path, Path, Path]:
     bert = build_bert_base(work / "bert-base-uncased", hidden=768, layers=layers or 12, heads=12, intermediate=3072,
                            vocab_size=5000, model_vocab=30522, whole_words_below=100)
     checkpoint = build_chexbert_checkpoint(work / "chexbert" / "chexbert.pth", bert)
-    os.environ.update(REXRANK_MODEL_BERTSCORE=str(roberta), REXRANK_MODEL_CHEXBERT=str(checkpoint),
-                      REXRANK_MODEL_BERT_BASE_UNCASED=str(bert))
+    name_to_rexrank(roberta=roberta, checkpoint=checkpoint, bert=bert)
     return roberta, bert, checkpoint
 
 
 def radgraph_archive(work: Path, bert: Path) -> Path:
     """A RadGraph v1 archive with a bert-base encoder and DyGIE++ heads of the real widths, named to rexrank."""
     radgraph = build_radgraph(work / "radgraph" / "radgraph", bert, ff=150, width_dim=20)
-    os.environ["REXRANK_MODEL_RADGRAPH"] = str(radgraph)
+    name_to_rexrank(radgraph=radgraph)
     return radgraph
 
 
@@ -73,13 +81,16 @@ def rate_models(work: Path, texts: list[str], layers: int | None = None) -> tupl
                          model_vocab=128100, whole_words_below=100, corpus_texts=texts, initializer_range=0.02)
     encoder = build_biolord(work / "biolord", hidden=768, layers=layers or 12, heads=12, intermediate=3072,
                             model_vocab=30527, corpus_texts=texts, initializer_range=0.02)
-    os.environ.update(REXRANK_MODEL_RATE_NER=str(ner), REXRANK_MODEL_BIOLORD=str(encoder))
+    name_to_rexrank(ner=ner, biolord=encoder)
     return ner, encoder
 
 
 def timed(fn):
+    """(seconds, fn()), the GPU's queued work included."""
     start = time.perf_counter()
     out = fn()
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
     return time.perf_counter() - start, out
 
 
@@ -115,7 +126,8 @@ def bare_seconds(metric: str, scorer, texts: list[str]) -> float:
     return roofline(ner.net, [e.ids for e in ner.tokenizer.encode_batch(sentences)])
 
 
-def bert_score_seconds(work: Path, roberta: Path, cands: list[str], refs: list[str]) -> float:
+def bert_score_seconds(work: Path, roberta: Path, cands: list[str], refs: list[str], device: str | None = None
+                       ) -> float:
     """bert-score (`bert_score.score`, batch 64, layer 5) on the pairs, in this process, load and warm-up excluded;
     on a copy of the model whose tokenizer adds the prefix space bert-score's RoBERTa expects."""
     import bert_score
@@ -127,8 +139,9 @@ def bert_score_seconds(work: Path, roberta: Path, cands: list[str], refs: list[s
     settings = json.loads((oracle / "tokenizer_config.json").read_text())
     (oracle / "tokenizer_config.json").write_text(json.dumps(settings | {"add_prefix_space": True}))
     squeeze = [re.sub(r" +", " ", t) for t in cands], [re.sub(r" +", " ", t) for t in refs]
-    bert_score.score(squeeze[0][:8], squeeze[1][:8], model_type=str(oracle), num_layers=5)  # load, warm up
-    return timed(lambda: bert_score.score(*squeeze, model_type=str(oracle), num_layers=5, batch_size=64))[0]
+    run = {"model_type": str(oracle), "num_layers": 5, "device": device}
+    bert_score.score(squeeze[0][:8], squeeze[1][:8], **run)  # load, warm up
+    return timed(lambda: bert_score.score(*squeeze, batch_size=64, **run))[0]
 
 
 def run_scorer(make, cands, refs, second, cache_file):
@@ -264,14 +277,15 @@ def ratescore_rows(args, work) -> list:
     return rows
 
 
-def f1chexbert_job(python, work, bert, checkpoint, cands, refs) -> dict:
+def f1chexbert_job(python, work, bert, checkpoint, cands, refs, device: str = "cpu") -> dict:
     """f1chexbert in the transformers-4 venv, timed inside it (the same HF-cache layout as the parity tests):
     its answer, with `f1chexbert_seconds` and `max_rss_mib`."""
     hf_cache_entry(work / "hf", "bert-base-uncased", bert)
     (work / "xdg" / "chexbert").mkdir(parents=True, exist_ok=True)
     if not (work / "xdg" / "chexbert" / "chexbert.pth").exists():
         (work / "xdg" / "chexbert" / "chexbert.pth").symlink_to(checkpoint)
-    return run_job(python, work, {"f1chexbert_timing": {"hyps": cands, "refs": refs}}, timeout=24 * 3600)
+    return run_job(python, work, {"device": device, "f1chexbert_timing": {"hyps": cands, "refs": refs}},
+                   timeout=24 * 3600)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
     python run_references.py JOB.json OUT.json
 
-JOB (every answer also carries "max_rss_mib", the process's peak resident memory):
+JOB (every answer also carries "max_rss_mib", the process's peak resident memory; "device": "cuda" runs the
+packages that can on the GPU, default "cpu"):
      {"bertscore": {"model": DIR, "baseline": TSV, "candidates": [...], "references": [...]},
       "f1chexbert": {"texts": [...]},
       "f1chexbert_timing": {"hyps": [...], "refs": [...]},  (seconds of labelling them, load excluded)
@@ -24,6 +25,8 @@ import sys
 
 job = json.load(open(sys.argv[1]))
 out = {}
+DEVICE = job.get("device", "cpu")
+CUDA = DEVICE.startswith("cuda")
 if "bertscore" in job:
     import bert_score
 
@@ -46,11 +49,13 @@ if "f1chexbert_timing" in job:
     import torch
     from f1chexbert import F1CheXbert
 
-    model = F1CheXbert(device="cpu")
+    model = F1CheXbert(device=DEVICE)
     spec = job["f1chexbert_timing"]
     start = time.perf_counter()  # what forward() does before its sklearn report (whose 0.0.2 call fails on
     for text in spec["refs"] + spec["hyps"]:  # current sklearn): one get_label per report, refs then hyps
         model.get_label(text.strip())
+    if CUDA:
+        torch.cuda.synchronize()
     out["f1chexbert_seconds"] = time.perf_counter() - start
     out["threads"] = torch.get_num_threads()
 if "radgraph" in job:
@@ -80,13 +85,15 @@ if "radgraph" in job:
                            **settings).state_dict()
     complete.update(torch.load(cache / "radgraph" / "weights.th", weights_only=True))
     torch.save(complete, cache / "radgraph" / "weights.th")
-    model = RadGraph(model_type="radgraph", model_cache_dir=str(cache), cuda=-1)
+    model = RadGraph(model_type="radgraph", model_cache_dir=str(cache), cuda=0 if CUDA else -1)
     if spec.get("timing"):
         import time
 
         model(spec["texts"][:4])  # warm up
         start = time.perf_counter()
         model(spec["texts"])
+        if CUDA:
+            torch.cuda.synchronize()
         out["radgraph_seconds"] = time.perf_counter() - start
     else:
         out["radgraph"] = model(spec["texts"])
@@ -106,7 +113,7 @@ if "ratescore" in job:
     from RaTEScore.score import process_embedding, run_ner
 
     spec = job["ratescore"]
-    scorer = RaTEScore(bert_model=spec["ner"], eval_model=spec["encoder"], use_gpu=False)
+    scorer = RaTEScore(bert_model=spec["ner"], eval_model=spec["encoder"], use_gpu=CUDA)
     start = time.perf_counter()
     out["ratescore"] = scorer.compute_score(spec["candidates"], spec["references"])
     out["ratescore_seconds"] = time.perf_counter() - start
