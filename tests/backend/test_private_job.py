@@ -19,6 +19,7 @@ from rexrank.cli import main
 from rexrank.data.build import Build, push_dataset, write_dataset
 from rexrank.data.catalog import REXGRADIENT
 from rexrank.results import Result
+from rexrank.scorecard import score as card
 
 CANARY = "ZQX-CANARY-7731"
 STUDIES = [(f"g{i}", f"Synthetic finding {i} {CANARY}-F{i}.", f"Synthetic impression {i} {CANARY}-I{i}.")
@@ -186,3 +187,41 @@ def test_scorings_per_submitter_are_limited_per_period(hub, capsys):
     later = datetime.now(UTC) + timedelta(days=31)  # the window has passed: scored again
     [result] = score_pull_request("rexrank/results", 1, "gated/rexgradient", ["bleu2"], now=later)
     assert result.metrics["bleu2"].n == 20
+
+
+def test_a_killed_private_job_resumes_from_its_last_chunk_and_keeps_no_text(hub, tmp_path, monkeypatch, capsys, caplog):
+    """Killed (Ctrl-C, as a stand-in for SIGKILL, which tests/test_scorecard.py sends for real) after two of four
+    chunks, run again: the two are not scored again, the published aggregates are those of an uninterrupted run, and
+    the work folder never held a reference's text and is emptied at the end."""
+    from rexrank.scorers.bleu import Bleu2
+
+    work, score, calls = tmp_path / "work", Bleu2.score, []
+
+    def killed_at_the_third_chunk(self, candidates, references):
+        calls.append(len(candidates))
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return score(self, candidates, references)
+
+    monkeypatch.setattr(Bleu2, "score", killed_at_the_third_chunk)
+    with pytest.raises(KeyboardInterrupt):
+        score_pull_request("rexrank/results", 1, "gated/rexgradient", ["bleu2"], work=work, chunk=5)
+    kept = [p for p in work.rglob("*") if p.is_file()]
+    assert len([p for p in kept if p.suffix == ".npz"]) == 2  # the two finished chunks
+    assert not any(CANARY.encode() in p.read_bytes() for p in kept)
+    assert PR_RESULT not in hub.files("rexrank/results", repo_type="dataset", revision="refs/pr/1")
+
+    calls.clear()
+    monkeypatch.setattr(Bleu2, "score", lambda self, c, r: calls.append(len(c)) or score(self, c, r))
+    [resumed] = score_pull_request("rexrank/results", 1, "gated/rexgradient", ["bleu2"], work=work, chunk=5)
+    assert calls == [5, 5]  # chunks three and four only
+    assert not any(work.iterdir())  # emptied once published
+
+    submitted = [json.loads(line)["prediction"] for line in predictions().decode().splitlines()]
+    rows = pd.DataFrame({"study_id": [s for s, _, _ in STUDIES], "reference": [f for _, f, _ in STUDIES],
+                         "prediction": submitted})
+    whole = card(rows, ["bleu2"]).metrics["bleu2"]
+    published = resumed.metrics["bleu2"]
+    assert (published.value, published.low, published.high) == tuple(round(x, 3) for x in (whole.value, whole.low,
+                                                                                            whole.high))
+    assert_no_reference_text(hub, capsys.readouterr(), caplog)

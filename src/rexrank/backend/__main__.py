@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from rexrank.errors import InputError
 
@@ -33,6 +34,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     private.add_argument("--references", required=True, metavar="ORG/NAME",
                          help="the private ReXGradient test set (a rexrank-built Hub dataset; token in HF_TOKEN)")
     private.add_argument("--metrics", help="default: every metric this rexrank computes without a judge")
+    private.add_argument("--work", metavar="DIR", help="keep each finished chunk of studies here (scores, no text) so "
+                         "that a killed job, run again, continues; a folder only the maintainers can read")
     join = jobs.add_parser("merge", help="merge a submission pull request, only at the head a job reviewed")
     join.add_argument("--hub", required=True, metavar="ORG/NAME", help="the results repo")
     join.add_argument("--pr", required=True, type=int, help="the pull request's number")
@@ -79,7 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from rexrank.backend.private import score_pull_request
             from rexrank.scorers import parse_metrics
 
-            for result in score_pull_request(args.hub, args.pr, args.references, parse_metrics(args.metrics)):
+            for result in score_pull_request(args.hub, args.pr, args.references, parse_metrics(args.metrics),
+                                             work=Path(args.work) if args.work else None):
                 values = ", ".join(f"{k} {m.value:.4f}" for k, m in result.metrics.items() if m.value is not None)
                 print(f"{result.dataset} {result.task}: {result.counts.get('scored', 0):,} studies; {values}")
     except (InputError, OSError) as err:

@@ -17,12 +17,17 @@ gives that study's BLEU-2 from the mean). So, before any scoring:
   card's institution, compared as names are) PER_ORGANISATION, in any WINDOW_DAYS days, as the ledger records them;
 - values, means and CI bounds are published rounded to the board's BOARD_DECIMALS places, so a one-study change of
   a 10,000-study mean (at most 1e-4) does not show.
+
+A 10,000-study scoring takes hours on a CPU. Given a `work` folder, the job keeps each finished chunk of studies
+there (per-study scores, never text) and a rerun after a kill continues from the last one; the folder is emptied
+once the aggregates are published. It holds numbers made from the references, so it must be the maintainers' own.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+import shutil
 import tempfile
 from collections import Counter
 from dataclasses import replace
@@ -116,9 +121,11 @@ def rounded(metric: MetricResult) -> MetricResult:
 
 
 def score_pull_request(repo_id: str, pr_num: int, references: str, metrics: list[str], token: str | None = None,
-                       resamples: int = stats.RESAMPLES, now: datetime | None = None) -> list[Result]:
+                       resamples: int = stats.RESAMPLES, now: datetime | None = None, work: Path | None = None,
+                       chunk: int | None = None) -> list[Result]:
     """Score the ReXGradient predictions of pull request `pr_num` on `repo_id` against the private dataset
-    `references`; commit the aggregate results to the pull request, record them in the ledger, comment them."""
+    `references`; commit the aggregate results to the pull request, record them in the ledger, comment them.
+    `work`: where finished chunks (of `chunk` studies) are kept so that a killed run resumes."""
     from huggingface_hub import CommitOperationAdd, HfApi
 
     api = HfApi(token=token)
@@ -164,12 +171,14 @@ def score_pull_request(repo_id: str, pr_num: int, references: str, metrics: list
                 problems.append(f"{DATASET} {task}: {why}")
         if problems:
             raise _refused(api, repo_id, pr_num, submission, problems)
-        metric_set = MetricSet(metrics, progress=False)
+        metric_set = MetricSet(metrics, progress=False, chunk=chunk)
+        kept = work / f"{repo_id.replace('/', '--')}.pr-{pr_num}" if work else None
         results, operations, written, records = [], [], {}, []
         for task in tasks:
             rows = aligned[task].rows
             try:
-                scores = score(rows, metric_set, resamples, dataset=DATASET)
+                scores = score(rows, metric_set, resamples, dataset=DATASET,
+                               checkpoint=kept / f"{DATASET}.{task}" if kept else None)
             except Exception as err:  # noqa: BLE001
                 raise _withheld(f"scoring {task}", err) from None
             result = Result(model, DATASET, "test", task, {k: rounded(m) for k, m in scores.metrics.items()},
@@ -190,6 +199,8 @@ def score_pull_request(repo_id: str, pr_num: int, references: str, metrics: list
     for record in records:
         ledger.record_private(api, repo_id, record)
     api.comment_discussion(repo_id, pr_num, comment(results), repo_type="dataset")
+    if kept:
+        shutil.rmtree(kept, ignore_errors=True)
     return results
 
 
