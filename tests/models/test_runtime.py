@@ -46,8 +46,10 @@ def test_bf16_is_the_encoder_under_autocast_and_never_mixes_with_fp32(local_mode
     net.encoder.layer = net.encoder.layer[:5]
     tokenizer = AutoTokenizer.from_pretrained(tiny_roberta, add_prefix_space=True)
     for text, (ids, states) in zip(TEXTS, bf16.features(TEXTS), strict=True):
+        expected_ids = tokenizer(text.strip())["input_ids"]
         with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
-            expected = net(input_ids=torch.tensor([tokenizer(text.strip())["input_ids"]])).last_hidden_state
+            expected = net(input_ids=torch.tensor([expected_ids])).last_hidden_state
+        np.testing.assert_array_equal(ids, expected_ids)
         np.testing.assert_array_equal(states, expected[0].float().numpy())
     deviation = max(np.abs(a[1] - b[1]).max() for a, b in zip(fp32.features(TEXTS), bf16.features(TEXTS)))
     assert deviation > 0  # bf16 changes the numbers: which is why it is signed
