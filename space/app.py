@@ -1,5 +1,6 @@
 """The rexrank leaderboard Space: the board of the results repo named by REXRANK_RESULTS (a Hub dataset id or a
-local folder holding leaderboard.parquet); with nothing set, the embedded synthetic demo board (no network)."""
+local folder holding leaderboard.parquet); with nothing set, the official ReXrank tables shipped with rexrank (as
+published in 2025-09, no CIs; no network)."""
 
 import os
 

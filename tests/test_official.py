@@ -4,7 +4,7 @@ import pytest
 
 from rexrank.cli import main
 from rexrank.errors import InputError
-from rexrank.official import HEADER, dataset_and_task, read_official_csv
+from rexrank.official import HEADER, SHIPPED, SHIPPED_AS_OF, dataset_and_task, read_official_csv
 from rexrank.results import Result
 
 
@@ -72,10 +72,33 @@ def test_cli_json_lines_and_imported_results(tables, tmp_path, capsys):
     radfm = next(r for r in rows if r["model"] == "RadFM" and r["task"] == "findings_impression")
     assert radfm["consistent"] is False and radfm["radcliq_v1"] == 0.625 and radfm["dataset"] == "mimic-cxr"
     assert "RadFM (rank 5): published 1/RadCliQ-v1 0.625 is outside [0.6226, 0.6241]" in err
-    imported = Result.read(tmp_path / "RadFM" / "mimic-cxr.findings_impression.json")
+    imported = Result.read(tmp_path / "imported" / "mimic-cxr.findings_impression.RadFM.json")  # a results repo's
     assert imported.provenance == "imported" and imported.metrics["radcliq_v1"].value == 0.625
     assert imported.checks["radcliq_v1_consistent"] is False
+    assert imported.checks["note"] == ("published 1/RadCliQ-v1 0.625 is outside [0.6226, 0.6241], what its rounded "
+                                       "components imply")
     assert imported.metrics["radcliq_v1"].statistic == "inverse_mean"
+    assert imported.created != "2025-09-01T00:00:00Z" and "published" not in imported.checks  # no --as-of
+
+
+def test_the_shipped_figures_are_what_the_importer_writes(reference_dir, tmp_path, capsys):
+    """src/rexrank/resources/official is the importer's output for the eight official tables, byte for byte (after a
+    release bump, rerun the command in its README.md), and that README's count of flagged rows is right."""
+    tables = sorted((reference_dir / "rexrank_results").glob("*.csv"))
+    assert len(tables) == 8
+    assert main(["import-rexrank-csv", *map(str, tables), "--out", str(tmp_path), "--as-of", SHIPPED_AS_OF]) == 0
+    fresh = {p.name: p.read_bytes() for p in (tmp_path / "imported").iterdir()}
+    shipped = {p.name: p.read_bytes() for p in (SHIPPED / "imported").iterdir()}
+    assert len(shipped) == 128 and fresh == shipped
+    flagged = sum(json.loads(data)["checks"]["radcliq_v1_consistent"] is False for data in shipped.values())
+    assert f"{flagged} of the {len(shipped)} rows" in (SHIPPED / "README.md").read_text()
+    assert all(json.loads(data)["created"] == "2025-09-01T00:00:00Z" for data in shipped.values())
+
+
+def test_a_publication_date_is_a_year_and_month(tables, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["import-rexrank-csv", str(tables[0]), "--out", str(tmp_path), "--as-of", "September"])
+    assert exit_.value.code == 2 and "expected a year and month such as 2025-09" in capsys.readouterr().err
 
 
 def test_cli_summary_without_json(tables, capsys):

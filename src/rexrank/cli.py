@@ -162,7 +162,15 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     except ImportError as err:  # gradio is the `space` extra
         print(f"rexrank: error: the leaderboard needs gradio ({err}); pip install 'rexrank[space]'", file=sys.stderr)
         return BAD_INPUT
-    launch(args.results, args.port)
+    if args.results is not None:  # a repo that cannot be read fails now, not as an empty board in the browser
+        from rexrank.board.sources import read_board
+
+        try:
+            read_board(args.results)
+        except Exception as err:  # noqa: BLE001 - a missing folder, a Hub repo offline or without a board
+            raise InputError(f"--results {args.results}: cannot read a board there ({type(err).__name__}: "
+                             f"{str(err)[:300]}); give a results repo folder or a Hub dataset ORG/NAME") from None
+    launch(args.results, args.port, demo=args.demo)
     return OK
 
 
@@ -199,7 +207,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from rexrank.official import read_official_csv
+    from rexrank.official import imported_path, read_official_csv
 
     for path in args.files:
         rows = read_official_csv(path)
@@ -212,8 +220,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             if args.json:
                 print(json.dumps(row.to_json()))
             if args.out:
-                slug = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in row.model.name)
-                row.to_result().write(Path(args.out) / slug / f"{row.dataset}.{row.task}.json")
+                row.to_result(args.as_of).write(imported_path(Path(args.out), row))
         if not args.json:
             flagged = sum(r.consistent is False for r in rows)
             print(f"{path}: {len(rows)} rows, {flagged} flagged inconsistent")
@@ -517,9 +524,12 @@ def parser() -> argparse.ArgumentParser:
     run_demo.set_defaults(run=cmd_demo)
 
     board = commands.add_parser("leaderboard", help="open the leaderboard app (the Space) on this machine")
-    board.add_argument("--results", metavar="PATH_OR_ID",
+    shown = board.add_mutually_exclusive_group()
+    shown.add_argument("--results", metavar="PATH_OR_ID",
                        help="a results repo: a local folder holding leaderboard.parquet or a Hub dataset ORG/NAME "
-                            "(default REXRANK_RESULTS, else an embedded synthetic demo board, no network)")
+                            "(default REXRANK_RESULTS, else the official ReXrank tables shipped with rexrank, as "
+                            "published in 2025-09, no network)")
+    shown.add_argument("--demo", action="store_true", help="the embedded synthetic demo board instead")
     board.add_argument("--port", type=int, help="default 7860 (GRADIO_SERVER_PORT)")
     board.set_defaults(run=cmd_leaderboard)
 
@@ -549,7 +559,10 @@ def parser() -> argparse.ArgumentParser:
     official.add_argument("files", nargs="+", metavar="FILE",
                           help="findings_result_<dataset>.csv or result_<dataset>.csv")
     official.add_argument("--json", action="store_true", help="one JSON object per row")
-    official.add_argument("--out", help="also write each row as an imported result under OUT/<model>/")
+    official.add_argument("--out", metavar="REPO", help="also write each row as an imported result into the results "
+                          "repo folder REPO (REPO/imported/<dataset>.<task>.<model>.json), where the board reads it")
+    official.add_argument("--as-of", type=_year_month, metavar="YYYY-MM",
+                          help="when the tables were published: stamped on each imported result")
     official.set_defaults(run=cmd_import)
     return top
 
@@ -605,6 +618,14 @@ def _whole(minimum: int):
             raise argparse.ArgumentTypeError(f"expected a whole number from {minimum}, got {text!r}")
         return int(text)
     return whole
+
+
+def _year_month(text: str) -> str:
+    import re
+
+    if not re.fullmatch(r"(19|20)\d\d-(0[1-9]|1[0-2])", text):
+        raise argparse.ArgumentTypeError(f"expected a year and month such as 2025-09, got {text!r}")
+    return text
 
 
 def _concurrency(text: str) -> int | str:

@@ -5,6 +5,10 @@ have 12 fields (a missing trailing column); files may lack a final newline. Each
 1/RadCliQ-v1 is checked against its four rounded components: the composite is linear, so the exact range
 of 1/RadCliQ-v1 implied by components known to +-half a unit of their last decimal is computed and must
 overlap the published value's own rounding interval. Rows outside it are flagged, never silently accepted.
+
+The eight tables as the leaderboard published them (2025-09) ship with rexrank, imported: `SHIPPED` is a results
+repo holding only `imported/` (and its README, the attribution). `rexrank leaderboard` opens on it, and
+`python -m rexrank.backend bootstrap` starts a results repo from it.
 """
 
 from __future__ import annotations
@@ -29,6 +33,10 @@ INVERSE_COLUMNS = ("1/RadCliQ-v1", "1/FineRadScore")  # published as 1 / mean
 DATASETS = {t.official_key: t.name for t in TEST_SETS.values()}  # a table's file key -> our dataset name
 SPLITS = {t.name: t.split for t in TEST_SETS.values()}
 _NAME = re.compile(r"^(findings_)?result_(" + "|".join(DATASETS) + r")$")
+SOURCE = "rexrank.ai official table"
+SHIPPED = Path(__file__).parent / "resources" / "official"  # the tables of SHIPPED_AS_OF, imported
+SHIPPED_AS_OF = "2025-09"
+IMPORTED = "imported"  # a results repo's folder of imported rows
 
 
 @dataclass(frozen=True)
@@ -49,17 +57,39 @@ class OfficialRow:
                 **self.values, "consistent": self.consistent, "placeholders": list(self.placeholders),
                 "implied_radcliq_v1": list(self.implied_inverse_radcliq) if self.implied_inverse_radcliq else None}
 
-    def to_result(self) -> Result:
+    def to_result(self, as_of: str | None = None) -> Result:
+        """The row as an imported result; `as_of` (YYYY-MM): when the table was published, its creation time."""
+        stamp = {"created": f"{as_of}-01T00:00:00Z"} if as_of else {}
         return Result(
+            **stamp,
             model=self.model, dataset=self.dataset, split=SPLITS[self.dataset], task=self.task,
             metrics={name: MetricResult(value, statistic="inverse_mean" if name.startswith(("radcliq", "finerad"))
                                         else "mean")
                      for name, value in self.values.items() if value is not None},
             provenance="imported",
-            checks={"source": "rexrank.ai official table", "rank": self.rank, "date": self.date,
+            checks={"source": SOURCE, **({"published": as_of} if as_of else {}), "rank": self.rank, "date": self.date,
                     "radcliq_v1_consistent": self.consistent, "placeholders": list(self.placeholders),
-                    "implied_radcliq_v1": list(self.implied_inverse_radcliq) if self.implied_inverse_radcliq else None},
+                    "implied_radcliq_v1": list(self.implied_inverse_radcliq) if self.implied_inverse_radcliq else None,
+                    **({"note": self.note} if self.note else {})},
         )
+
+
+    @property
+    def note(self) -> str:
+        """What the board says beside the row: an inconsistency, a placeholder read as missing."""
+        notes = []
+        if self.consistent is False and self.implied_inverse_radcliq:
+            low, high = self.implied_inverse_radcliq
+            notes.append(f"published 1/RadCliQ-v1 {self.values['radcliq_v1']} is outside [{low:.4f}, {high:.4f}], "
+                         "what its rounded components imply")
+        notes += [f"published {column} 0 read as not scored" for column in self.placeholders]
+        return "; ".join(notes)
+
+
+def imported_path(repo: Path, row: OfficialRow) -> Path:
+    """Where a results repo keeps an imported row: imported/<dataset>.<task>.<model slug>.json."""
+    slug = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in row.model.name)
+    return repo / IMPORTED / f"{row.dataset}.{row.task}.{slug}.json"
 
 
 def dataset_and_task(path: str | os.PathLike) -> tuple[str, str]:

@@ -116,14 +116,14 @@ def test_a_hub_results_repo_downloads_only_the_board_and_survives_the_hub_going_
 
 def test_the_embedded_demo_board_covers_every_dataset_and_task():
     sources._demo.cache_clear()
-    board = sources.read_board(None)
+    board = sources.read_board(sources.DEMO)
     for dataset in views.DATASETS:
         for task in views.TASKS:
             shown = views.table(board, dataset, task)
             assert shown["Rank"].tolist() == ["1", "2", "3", "4"]
             assert shown.loc[shown["Source"] == "verified", "GREEN"].str.contains("±").all()
     assert set(board.columns) >= set(COLUMNS)
-    assert sources.BoardSource(None).name == "the embedded synthetic demo board"
+    assert sources.BoardSource(sources.DEMO).name == "the embedded synthetic demo board"
 
 
 # --- the app on loopback ----------------------------------------------------------------------------------------------
@@ -207,7 +207,7 @@ def test_the_model_page_gives_its_bars_numbers_and_card_through_its_api(app):
     _, card, numbers, _ = client.predict("Demo-Imported (synthetic)", api_name="/model")  # no CIs, two metrics
     got = _cells(numbers)
     assert got.columns.tolist() == ["Dataset", "Task", "BLEU", "1/RadCliQ-v1"] and "±" not in str(got.values)
-    assert "imported" in card and "**URL:** —" in card
+    assert "as published, no CI" in card and "**URL:** —" in card
 
     _, card, numbers, reasoning = client.predict("Demo-Reasoner", api_name="/model")  # on RadRBench-CXR only
     assert reasoning["visible"] is True and reasoning["value"]["plot"].startswith("data:image/")
@@ -413,12 +413,42 @@ def test_the_board_in_a_browser_switches_dataset_and_task_and_searches(app, tmp_
             browser.close()
 
 
-def test_rexrank_leaderboard_launches_the_app_with_its_options(monkeypatch):
+def test_rexrank_leaderboard_launches_the_app_with_its_options(monkeypatch, tmp_path):
     import rexrank.board.app as app_module
     from rexrank.cli import main
 
     calls = []
-    monkeypatch.setattr(app_module, "main", lambda results, port: calls.append((results, port)))
-    assert main(["leaderboard", "--results", "rexrank/results", "--port", "7999"]) == 0
+    monkeypatch.setattr(app_module, "main", lambda results, port, demo: calls.append((results, port, demo)))
+    repo = results_repo(tmp_path / "results")
+    assert main(["leaderboard", "--results", str(repo), "--port", "7999"]) == 0
     assert main(["leaderboard"]) == 0
-    assert calls == [("rexrank/results", 7999), (None, None)]  # None: REXRANK_RESULTS, else the demo board
+    assert main(["leaderboard", "--demo"]) == 0
+    # None: REXRANK_RESULTS, else the official tables
+    assert calls == [(str(repo), 7999, False), (None, None, False), (None, None, True)]
+
+
+def test_a_results_repo_that_is_not_there_fails_at_once(monkeypatch, tmp_path, capsys):
+    import rexrank.board.app as app_module
+    from rexrank.cli import main
+
+    monkeypatch.setattr(app_module, "main", lambda *a, **k: pytest.fail("launched on a board that is not there"))
+    assert main(["leaderboard", "--results", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"rexrank: error: --results {tmp_path / 'nowhere'}: cannot read a board there") and \
+        "Traceback" not in err
+    assert main(["leaderboard", "--results", "someone/no-such-repo"]) == 2  # offline, not in the cache
+    assert "cannot read a board there" in capsys.readouterr().err
+
+
+def test_with_nothing_named_the_board_is_the_official_tables_as_published(monkeypatch):
+    from rexrank.board.sources import OFFICIAL, BoardSource, read_board, read_radrbench
+
+    monkeypatch.delenv("REXRANK_RESULTS", raising=False)
+    board = read_board(None)
+    assert len(board) == 128 and set(board["provenance"]) == {"imported"} and board["rank"].notna().all()
+    assert BoardSource().name.startswith("the official ReXrank tables as published") and read_radrbench(OFFICIAL).empty
+    shown = views.table(board, "mimic-cxr", "findings_impression")
+    assert set(shown["Source"]) == {"as published, no CI"} and "±" not in "".join(shown["1/RadCliQ-v1"])
+    radfm = shown[shown["Model"].str.contains("RadFM")].iloc[0]
+    assert radfm["Note"].startswith("published 1/RadCliQ-v1 0.625 is outside [0.6226, 0.6241]")
+    assert shown["Rank"].tolist()[:1] == ["1"] and len(shown) == 7

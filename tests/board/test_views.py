@@ -10,7 +10,7 @@ from fixtures.board import result, results_repo, reviewed
 
 from rexrank.board.aggregate import aggregate
 from rexrank.board.schema import COLUMNS, RADRBENCH_COLUMNS, empty_board
-from rexrank.board.sources import read_board, read_radrbench
+from rexrank.board.sources import DEMO, read_board, read_radrbench
 from rexrank.board.views import (
     TITLES,
     model_bars,
@@ -50,7 +50,7 @@ def test_the_table_ranks_by_inverse_radcliq_with_unranked_rows_last(tmp_path):
     shown = table(board(tmp_path), "mimic-cxr", "findings")
     assert shown["Rank"].tolist() == ["1", "2", "3", "4", ""]
     assert shown["1/RadCliQ-v1"].tolist()[:2] == ["1.100 ± 0.100", "1.000"]  # imported rows carry no CI
-    assert shown["Source"].tolist()[1] == "imported" and shown["Source"].tolist()[0] == "verified"
+    assert shown["Source"].tolist()[1] == "as published, no CI" and shown["Source"].tolist()[0] == "verified"
     assert shown["Trained on"].tolist()[:2] == ["mimic-cxr", ""]  # from the submission's card
     assert shown["BLEU"].tolist() == [""] * 5  # a metric a row lacks is blank, never 0
     assert "RadCliQ-v1 made as radcliq_v1:2" in shown["Note"].tolist()[-1]
@@ -106,7 +106,7 @@ def test_a_models_bars_are_ordered_with_whiskers_only_where_there_is_a_ci(tmp_pa
     assert model_numbers(model_bars(full, "B")).to_dict("records") == [
         {"Dataset": "MIMIC-CXR", "Task": "Findings", "1/RadCliQ-v1": "1.100 ± 0.100"}]
 
-    careful = model_bars(read_board(None), "Demo-Careful")  # every metric on every dataset and task, in ReXrank's order
+    careful = model_bars(read_board(DEMO), "Demo-Careful")  # every metric on every dataset and task, in ReXrank's order
     assert len(careful) == 8 * 4 * 2 and list(dict.fromkeys(careful["metric"])) == list(TITLES.values())
     assert careful["group"].tolist()[:3] == ["ReXGradient · Findings", "ReXGradient · Findings + Impression",
                                              "MIMIC-CXR · Findings"]
@@ -124,8 +124,8 @@ def test_a_models_card_is_safe_text_with_a_safe_link(tmp_path):
     assert "**URL:** —" in card and "**Institution:** Lab" in card
     b = model_card(full, "B")
     assert "**Date:** 2026\\-11\\-20" in b and "**Trained on:** mimic\\-cxr" in b and "verified" in b
-    assert "imported" in model_card(full, "Official D")
-    careful = model_card(read_board(None), "Demo-Careful")
+    assert "as published, no CI" in model_card(full, "Official D")
+    careful = model_card(read_board(DEMO), "Demo-Careful")
     assert "(https://example.org/careful)" in careful and "8 dataset and task pairs" in careful
     assert model_card(full, "nobody").startswith("No numbers for")
 
@@ -246,7 +246,7 @@ def test_radrbench_bars_give_ci_whiskers_per_task_type():
 
 
 def test_the_demo_board_has_synthetic_radrbench_rows(tmp_path):
-    shown = radrbench_table(read_radrbench(None))
+    shown = radrbench_table(read_radrbench(DEMO))
     assert [m.split("]")[0] for m in shown["Model"]] == ["[Demo\\-Reasoner", "[Demo\\-Guesser"]
     assert shown["Overall"].tolist()[0] == "0.920 [0.800, 1.000]" and shown["Unreadable"].tolist() == [1, 7]
     repo = results_repo(tmp_path)  # a folder without radrbench.parquet: its submissions, none with RadRBench-CXR

@@ -2,7 +2,7 @@
 HF Job. Jobs: `review` re-scores a submission pull request's public predictions and comments the comparison;
 `private` scores a pull request's ReXGradient predictions against the gated references and publishes aggregates
 only; `merge` merges a pull request at the head a job reviewed; `aggregate` rebuilds leaderboard.parquet from a
-results repo (a checkout or the Hub)."""
+results repo (a checkout or the Hub); `bootstrap` starts a results repo from the official ReXrank figures."""
 
 from __future__ import annotations
 
@@ -36,6 +36,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     private.add_argument("--metrics", help="default: every metric this rexrank computes without a judge")
     private.add_argument("--work", metavar="DIR", help="keep each finished chunk of studies here (scores, no text) so "
                          "that a killed job, run again, continues; a folder only the maintainers can read")
+    start = jobs.add_parser("bootstrap", help="create a results repo holding the official ReXrank figures (as "
+                            "published, no CIs), and aggregate it")
+    start.add_argument("--hub", required=True, metavar="ORG/NAME", help="the results repo (token in HF_TOKEN)")
+    start.add_argument("--private", action="store_true", help="create it private (default: public)")
     join = jobs.add_parser("merge", help="merge a submission pull request, only at the head a job reviewed")
     join.add_argument("--hub", required=True, metavar="ORG/NAME", help="the results repo")
     join.add_argument("--pr", required=True, type=int, help="the pull request's number")
@@ -74,6 +78,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(f"  {c.dataset} {c.task} {c.metric}: submitted {c.submitted}, re-scored {c.rescored}")
             if failed:
                 return 2
+        elif args.job == "bootstrap":
+            from rexrank.backend.bootstrap import bootstrap
+
+            board, url = bootstrap(args.hub, private=args.private)
+            official = int((board["provenance"] == "imported").sum())
+            print(f"{args.hub}: {official} official rows imported; the board has {len(board)} rows, "
+                  f"{int(board['rank'].notna().sum())} ranked; {url}")
         elif args.job == "merge":
             from rexrank.backend.merge import merge
 

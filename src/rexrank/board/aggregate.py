@@ -40,7 +40,8 @@ def _row(result: Result, submission: str | None, card: dict) -> dict:
            "date": card.get("date") or
            str(result.checks.get("date", "")), "dataset": result.dataset, "split": result.split,
            "task": result.task, "provenance": result.provenance, "rexrank_version": result.rexrank_version,
-           "created": result.created}
+           "created": result.created,
+           "note": str(result.checks.get("note") or "") if result.provenance == "imported" else ""}
     for name in METRICS:
         m = result.metrics.get(name)
         row[name] = None if m is None else m.value

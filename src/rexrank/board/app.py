@@ -9,7 +9,7 @@ import pandas as pd
 
 from rexrank.board import views
 from rexrank.board.schema import METRICS
-from rexrank.board.sources import RESULTS_ENV, BoardSource
+from rexrank.board.sources import DEMO, RESULTS_ENV, BoardSource, Results
 from rexrank.text import sanitize_text
 
 RADRBENCH_ABOUT = """
@@ -162,7 +162,7 @@ def stability_figure(ranges: pd.DataFrame, title: str, top: int = 30):
     return figure
 
 
-def build(results: str | None = None, refresh_s: float = 300.0):
+def build(results: Results = None, refresh_s: float = 300.0):
     """The board as a `gr.Blocks`: a Leaderboard tab (dataset, search, sort, metric columns; a tab per task), overview,
     RadRBench-CXR, model page, about, submit; reread on the button and every `refresh_s` seconds."""
     import gradio as gr
@@ -281,6 +281,7 @@ def build(results: str | None = None, refresh_s: float = 300.0):
     return demo
 
 
-def main(results: str | None = None, port: int | None = None) -> None:
-    results = results if results is not None else os.environ.get(RESULTS_ENV)
+def main(results: str | None = None, port: int | None = None, demo: bool = False) -> None:
+    """The app on `results` (default REXRANK_RESULTS, else the official ReXrank tables), or the demo board."""
+    results = DEMO if demo else results if results is not None else os.environ.get(RESULTS_ENV)
     build(results, float(os.environ.get("REXRANK_REFRESH_S", "300"))).launch(server_port=port)

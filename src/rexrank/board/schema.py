@@ -13,8 +13,9 @@ RADRBENCH_BOARD = "radrbench.parquet"
 RANK_BY = "radcliq_v1"
 METRICS = tuple(m.name for m in BOARD_METRICS)  # the board's columns, in ReXrank's order
 
+# `note`: what an imported row's file says of it (a published value its components contradict, say).
 BASE = ("submission", "model", "institution", "url", "paper", "date", "trained_on", "dataset", "split", "task",
-        "provenance", "rexrank_version", "created")
+        "provenance", "rexrank_version", "created", "note")
 # Each metric's value, 95% CI, signature and the signature's point key (what ranking compares).
 COLUMNS = (*BASE, *(f"{m}{part}" for m in METRICS for part in ("", "_low", "_high", "_signature", "_key")))
 

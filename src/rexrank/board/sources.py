@@ -1,8 +1,10 @@
-"""Where the board comes from, testable without Gradio: a results repo (a local folder or a Hub dataset), or, when
-none is named, the embedded synthetic demo board; and `BoardSource`, the Space's table that outlives a failed read."""
+"""Where the board comes from, testable without Gradio: a results repo (a local folder or a Hub dataset); when none
+is named, the official ReXrank tables shipped with rexrank (`OFFICIAL`, as published, no CIs); or the embedded
+synthetic demo board (`DEMO`); and `BoardSource`, the Space's table that outlives a failed read."""
 
 from __future__ import annotations
 
+import enum
 import os
 import re
 import tempfile
@@ -27,12 +29,26 @@ RESULTS_ENV = "REXRANK_RESULTS"
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
-def read_radrbench(results: str | os.PathLike | None) -> pd.DataFrame:
-    """The RadRBench-CXR table of a results repo, as `read_board` reads the board: the demo's for None/""; a local
-    folder's `radrbench.parquet` (or its submissions aggregated in memory); a Hub repo's `radrbench.parquet`, an
-    empty table when the repo has none yet (an aggregate job older than the RadRBench-CXR table)."""
-    if not results:
+class Builtin(enum.Enum):
+    """The boards rexrank carries: the official ReXrank tables (the default) and the synthetic demo."""
+
+    OFFICIAL = "the official ReXrank tables as published (rexrank.ai, 2025-09; no CIs)"
+    DEMO = "the embedded synthetic demo board"
+
+
+OFFICIAL, DEMO = Builtin.OFFICIAL, Builtin.DEMO
+Results = str | os.PathLike | Builtin | None  # None: OFFICIAL
+
+
+def read_radrbench(results: Results) -> pd.DataFrame:
+    """The RadRBench-CXR table of a results repo, as `read_board` reads the board: none for the official tables
+    (ReXrank published none), the demo's for DEMO; a local folder's `radrbench.parquet` (or its submissions
+    aggregated in memory); a Hub repo's `radrbench.parquet`, an empty table when the repo has none yet (an aggregate
+    job older than the RadRBench-CXR table)."""
+    if results is DEMO:
         return demo_tables()[1]
+    if not results or results is OFFICIAL:
+        return empty_radrbench()
     path = Path(results).expanduser()
     if path.is_dir():
         if (path / RADRBENCH_BOARD).is_file():
@@ -48,12 +64,15 @@ def read_radrbench(results: str | os.PathLike | None) -> pd.DataFrame:
         return empty_radrbench()
 
 
-def read_board(results: str | os.PathLike | None) -> pd.DataFrame:
-    """The board of a results repo: `None`/"" the embedded synthetic demo board; an existing local folder its
-    `leaderboard.parquet` (or, when it has none yet, its merged submissions and imported rows ranked in memory); a
-    Hub dataset id `owner/name` its `leaderboard.parquet` only (through the HF cache). Raises when it cannot."""
-    if not results:
+def read_board(results: Results) -> pd.DataFrame:
+    """The board of a results repo: `None`, "" or OFFICIAL the official ReXrank tables shipped with rexrank; DEMO the
+    embedded synthetic demo board; an existing local folder its `leaderboard.parquet` (or, when it has none yet, its
+    merged submissions and imported rows ranked in memory); a Hub dataset id `owner/name` its `leaderboard.parquet`
+    only (through the HF cache). Raises when it cannot."""
+    if results is DEMO:
         return demo_tables()[0]
+    if not results or results is OFFICIAL:
+        return _official().copy()
     path = Path(results).expanduser()
     if path.is_dir():
         if (path / BOARD).is_file():
@@ -72,7 +91,7 @@ def read_board(results: str | os.PathLike | None) -> pd.DataFrame:
 
 def _hub_cached(results) -> pd.DataFrame | None:
     """The board of a Hub results repo as the local HF cache last saw it (a Space restarted while the Hub is down)."""
-    if not results or Path(results).exists() or not _HUB_ID.match(str(results)):
+    if not results or isinstance(results, Builtin) or Path(results).exists() or not _HUB_ID.match(str(results)):
         return None
     try:
         from huggingface_hub import hf_hub_download
@@ -87,7 +106,7 @@ class BoardSource:
     """The board the Space shows: `load()` rereads the results repo; when that fails the last good table stays, with
     a banner saying why (a first failure shows an empty board and the banner, never a blank page)."""
 
-    def __init__(self, results: str | os.PathLike | None = None):
+    def __init__(self, results: Results = None):
         self.results = results
         self.board: pd.DataFrame = empty_board()
         self.radrbench: pd.DataFrame = empty_radrbench()
@@ -96,7 +115,9 @@ class BoardSource:
 
     @property
     def name(self) -> str:
-        return str(self.results) if self.results else "the embedded synthetic demo board"
+        if isinstance(self.results, Builtin) or not self.results:
+            return (self.results or OFFICIAL).value
+        return str(self.results)
 
     def load(self) -> tuple[pd.DataFrame, str]:
         try:
@@ -119,6 +140,13 @@ class BoardSource:
                            f"({sanitize_text(f'{type(error).__name__}: {error}', 300)}); showing the last one read.")
         self.loaded = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         return self.board, self.banner
+
+
+@cache
+def _official() -> pd.DataFrame:
+    from rexrank.official import SHIPPED
+
+    return conform(ranked_rows(SHIPPED))
 
 
 @cache

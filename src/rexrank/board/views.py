@@ -166,12 +166,13 @@ def table(board: pd.DataFrame, dataset: str, task: str, search: str = "", metric
         "Institution": [sanitize_text(_text(i), 200) for i in rows["institution"]],
         "Date": [sanitize_text(_text(d), 40) for d in rows["date"]],
         "Trained on": [sanitize_text(_text(t), 200) for t in rows["trained_on"]],
-        "Source": ["imported" if p == "imported" else "verified" for p in rows["provenance"]],
+        "Source": [source(p) for p in rows["provenance"]],
     })
     for m in sorted(metrics, key=lambda m: m != RANK_BY):  # the ranking column first, in sight; then ReXrank's order
         out[TITLES[m]] = [value_with_ci(_num(v), _num(lo), _num(hi))
                           for v, lo, hi in zip(rows[m], rows[f"{m}_low"], rows[f"{m}_high"])]
-    out["Note"] = [("" if pd.isna(u) else sanitize_text(u, 300)) for u in rows["unranked"]]
+    out["Note"] = ["; ".join(sanitize_text(_text(t), 300) for t in (u, n) if _text(t))
+                   for u, n in zip(rows["unranked"], rows["note"])]
     return out.reset_index(drop=True)
 
 
@@ -246,7 +247,7 @@ def model_card(board: pd.DataFrame, model: str, radrbench: pd.DataFrame | None =
         rows = reasoning.assign(trained_on=None)
         numbers = "RadRBench-CXR only"
     else:
-        sources = sorted({"imported" if p == "imported" else "verified" for p in rows["provenance"]})
+        sources = sorted({source(p) for p in rows["provenance"]}, key=lambda s: s != VERIFIED)
         numbers = f"{', '.join(sources)}, on {len(rows)} dataset and task pair{'s' * (len(rows) != 1)}"
 
     def facts(column: str) -> list[str]:
@@ -281,6 +282,14 @@ def rank_ranges(board: pd.DataFrame, dataset: str, task: str) -> pd.DataFrame:
     return out.sort_values(["rank", "value"], ascending=[True, False])
 
 
+VERIFIED, PUBLISHED = "verified", "as published, no CI"
+
+
+def source(provenance: str) -> str:
+    """A row's Source: scored by rexrank (verified), or ReXrank's published figure, imported."""
+    return PUBLISHED if provenance == "imported" else VERIFIED
+
+
 def _text(x) -> str:
     return "" if x is None or (not isinstance(x, str) and pd.isna(x)) else str(x)
 
@@ -306,8 +315,9 @@ def about() -> str:
         "by another metric's number, best first, blanks last (the rank stays the 1/RadCliQ-v1 rank). Numbers are "
         "means over the test split's studies with a 95% bootstrap CI (`value ± half-width`, or `[low, high]` when "
         "not symmetric); a blank cell is a metric that was not reported, never 0. **verified** rows were scored by "
-        "rexrank (each number carries a signature); **imported** rows come from ReXrank's official table, without "
-        "CIs or signatures.",
+        "rexrank (each number carries a signature); rows **as published, no CI** are ReXrank's official figures "
+        "(rexrank.ai, 2025-09, Zhang et al.), imported unchanged: no CIs, no signatures, no per-study scores. Where a "
+        "published 1/RadCliQ-v1 lies outside what its own rounded components imply, **Note** says so.",
         "",
         "**Rank range** is how far a rank could move given the 1/RadCliQ-v1 CIs: the best is 1 + the models whose CI "
         "lies wholly above this one's, the worst the number of models whose CI reaches this one's low bound (itself "
