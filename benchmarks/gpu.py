@@ -48,11 +48,11 @@ METRICS = ("bertscore", "semb_score", "radgraph", "ratescore")
 DTYPES = ("fp32", "bf16", "fp16")
 
 
-def ours(device: str, cands: list[str], refs: list[str]) -> list[dict]:
+def ours(device: str, cands: list[str], refs: list[str], dtypes: list[str]) -> list[dict]:
     os.environ["REXRANK_CACHE"] = "off"
     rows, base = [], {}
     for name in METRICS:
-        for dtype in DTYPES:
+        for dtype in dtypes:  # fp32 first: the others' deviations are from it
             seconds, scores, batch = _run(name, dtype, device, cands, refs)
             base.setdefault(name, scores)
             rows.append({"metric": name, "implementation": f"rexrank {dtype}", "seconds": seconds,
@@ -139,6 +139,8 @@ def main() -> None:
     parser.add_argument("--layers", type=int, help="encoder layers (default: the real 6 and 12)")
     parser.add_argument("--peer-python", help="a Python with the transformers-4 peers: f1chexbert, radgraph, ratescore")
     parser.add_argument("--ratescore-pairs", type=int, default=200)
+    parser.add_argument("--dtypes", default=",".join(DTYPES), help="fp32 first (default fp32,bf16,fp16; fp16 "
+                        "under autocast is slow on a CPU)")
     parser.add_argument("--only", choices=("ours", "peers"), help="rexrank's rows and bert-score's (transformers 5), "
                         "or the transformers-4 peers' (default: both)")
     parser.add_argument("--work", help="where the models are built, or were by an earlier run (default: a new folder)")
@@ -152,8 +154,10 @@ def main() -> None:
     print(f"{args.pairs:,} pairs on {where}, torch {torch.__version__}; models built in "
           f"{time.perf_counter() - start:.0f} s\n{'metric':<11} {'implementation':<32} {'pairs':>6} {'seconds':>8} "
           f"{'pairs/s':>9} {'batch':>6} {'max |dev|':>10} {'mean dev':>10}", flush=True)
-    rows = [] if args.only == "peers" else ours(args.device, cands, refs) + bert_score_row(args.device, work, models,
-                                                                                          cands, refs)
+    rows = []
+    if args.only != "peers":
+        rows += ours(args.device, cands, refs, args.dtypes.split(","))
+        rows += bert_score_row(args.device, work, models, cands, refs)
     if args.only != "ours":
         rows += peers(args.device, work, models, args.peer_python, cands, refs, min(args.ratescore_pairs, args.pairs))
     if args.json:
