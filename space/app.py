@@ -4,9 +4,9 @@ published in 2025-09, no CIs; no network)."""
 
 import os
 
-from rexrank.board.app import build
+from rexrank.board.app import build, launch_options
 
 demo = build(os.environ.get("REXRANK_RESULTS"), float(os.environ.get("REXRANK_REFRESH_S", "300")))
 
 if __name__ == "__main__":
-    demo.launch()
+    demo.launch(**launch_options())

@@ -135,6 +135,14 @@ def _free_port() -> int:
 
 
 def _cells(update) -> pd.DataFrame:
+    """A table as the visitor reads it: its display text where the cells are numbers shown as text."""
+    value = update["value"] if "value" in update else update
+    shown = (value.get("metadata") or {}).get("display_value") or value["data"]
+    return pd.DataFrame(shown, columns=value["headers"])
+
+
+def _numbers(update) -> pd.DataFrame:
+    """The values under the shown text: what sorting on a header orders."""
     value = update["value"] if "value" in update else update
     return pd.DataFrame(value["data"], columns=value["headers"])
 
@@ -144,10 +152,11 @@ def app(tmp_path, monkeypatch):
     monkeypatch.setenv("GRADIO_ANALYTICS_ENABLED", "False")
     repo = demo_results_repo(tmp_path / "results")
     board = aggregate(repo)
-    from rexrank.board.app import build
+    from rexrank.board.app import build, launch_options
 
     demo = build(str(repo), refresh_s=3600)
-    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=_free_port(), quiet=True)
+    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=_free_port(), quiet=True,
+                **launch_options())
     try:
         from gradio_client import Client
 
@@ -163,7 +172,7 @@ def test_the_app_switches_dataset_and_task_and_searches_through_its_api(app):
     for dataset in ("mimic-cxr", "iu-xray"):
         findings, both = client.predict(dataset, "", everything, "rank", api_name="/tables")
         for update, task in ((findings, "findings"), (both, "findings_impression")):
-            got, want = _cells(update), views.table(board, dataset, task)
+            got, want = _cells(update), views.table(board, dataset, task, details=False)
             assert got.columns.tolist() == want.columns.tolist()
             assert got.values.tolist() == want.values.tolist()
             assert update["datatype"][got.columns.get_loc("Model")] == "markdown"
@@ -172,7 +181,7 @@ def test_the_app_switches_dataset_and_task_and_searches_through_its_api(app):
 
     findings, _ = client.predict("chexpert-plus", "template", ["radcliq_v1"], "rank", api_name="/tables")
     got = _cells(findings)
-    want = views.table(board, "chexpert-plus", "findings", "template", ("radcliq_v1",))
+    want = views.table(board, "chexpert-plus", "findings", "template", ("radcliq_v1",), details=False)
     assert got["Model"].tolist() == ["[Demo\\-Template](https://example.org/template)"]
     assert got["1/RadCliQ-v1"].tolist() == want["1/RadCliQ-v1"].tolist() and "BLEU" not in got.columns
 
@@ -234,13 +243,13 @@ def test_refresh_rereads_the_repo_and_keeps_the_last_table_under_a_banner(app):
     changed.to_parquet(buffer, index=False)
     (repo / BOARD).write_bytes(buffer.getvalue())
 
-    banner, findings, *_ = client.predict("rexgradient", "Careful", ["bleu2"], "rank", "findings", "task", "",
+    banner, findings, *_ = client.predict("rexgradient", "Careful", ["bleu2"], "rank", False, "findings", "task", "",
                                           api_name="/refresh")
     assert _cells(findings)["BLEU"].tolist()[0].startswith("0.500 ")
     assert not banner.get("visible", True) or not banner.get("value")
 
     shutil.rmtree(repo)
-    banner, findings, *_ = client.predict("rexgradient", "Careful", ["bleu2"], "rank", "findings", "task", "",
+    banner, findings, *_ = client.predict("rexgradient", "Careful", ["bleu2"], "rank", False, "findings", "task", "",
                                           api_name="/refresh")
     assert "Could not read the board" in banner["value"] and banner["visible"] is True
     assert _cells(findings)["BLEU"].tolist()[0].startswith("0.500 ")  # the last good table, not a blank page
@@ -266,7 +275,7 @@ def test_the_radrbench_tab_through_the_api(app):
     changed = table.copy()
     changed.loc[changed["model"] == "Demo-Guesser", "institution"] = "Guess Lab"
     changed.to_parquet(repo / RADRBENCH_BOARD, index=False)
-    *_, radr, plot = client.predict("rexgradient", "", ["bleu2"], "rank", "findings", "task", "guess",
+    *_, radr, plot = client.predict("rexgradient", "", ["bleu2"], "rank", False, "findings", "task", "guess",
                                     api_name="/refresh")
     assert _cells(radr)["Institution"].tolist() == ["Guess Lab"]
     assert plot["type"] == "matplotlib" and len(base64.b64decode(plot["plot"].split(",", 1)[1])) > 10_000
@@ -411,6 +420,64 @@ def test_the_board_in_a_browser_switches_dataset_and_task_and_searches(app, tmp_
             print(f"screenshots in {tmp_path}")
         finally:
             browser.close()
+
+
+def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_headers_at_both_widths(tmp_path):
+    """The board a first visitor sees (the official tables), at 1400 px and on a 390 px phone."""
+    import os
+
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} missing: .ci/run installs Debian's chromium")
+        pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    from rexrank.board.app import build, launch_options
+
+    demo = build(None, refresh_s=3600)
+    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=_free_port(), quiet=True,
+                **launch_options())
+    metrics = ["1/RadCliQ-v1", *[t for t in views.TITLES.values() if t != "1/RadCliQ-v1"]]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            for width in (1400, 390):
+                page = browser.new_page(viewport={"width": width, "height": 900})
+                page.goto(demo.local_url)
+                page.get_by_text("MAIRA-2").first.wait_for(timeout=30_000)
+                page.evaluate("document.fonts.ready")
+
+                def header_row(page=page):
+                    return [h.strip() for h in page.locator(".board th:visible").all_inner_texts()]
+                assert header_row() == ["Rank", "Rank range", "Model", *metrics]  # no metadata until asked for
+                for title, tip in views.metric_tooltips().items():
+                    assert page.locator(".board th:visible").filter(has_text=title).first.get_attribute("title") == tip
+                cell = page.locator(".board [role=gridcell]:visible").nth(2)
+                font = cell.evaluate("e => getComputedStyle(e.querySelector('a') || e).fontFamily")
+                assert "Mono" not in font and "monospace" not in font, font
+                if width == 390:  # a phone: one line per cell, the table scrolls sideways instead
+                    assert cell.evaluate("e => getComputedStyle(e).whiteSpace") == "nowrap"
+                    page.screenshot(path=tmp_path / "board-390.png", full_page=True)
+                    continue
+                rank = page.locator(".board th:visible").filter(has_text="Rank").first
+                rank.hover()
+                rank.locator("button").last.click()
+                page.get_by_text("Sort descending").click()
+                ranks = [row[0] for row in views.table(sources.read_board(None), "rexgradient", "findings",
+                                                       details=False).attrs["numbers"]]
+                want = [str(r) for r in sorted(ranks, reverse=True)]  # 25, 24, ...; as text: 9, 8, ..., 25, 24, ...
+                shown = _wait_for(page, lambda rows, want=want: len(rows) >= 10 and
+                                  [r[0] for r in rows] == want[:len(rows)])
+                assert len(shown) >= 10 and [r[0] for r in shown] == want[:len(shown)]  # the rows drawn so far
+                page.get_by_label("Details: institution, date, trained on, source, note").check()
+                deadline = time.monotonic() + 20
+                while header_row()[-5:] != list(views.DETAILS) and time.monotonic() < deadline:
+                    page.wait_for_timeout(300)
+                assert header_row() == ["Rank", "Rank range", "Model", *metrics, *views.DETAILS]
+                page.screenshot(path=tmp_path / "board-1400-details.png", full_page=True)
+        finally:
+            browser.close()
+            demo.close()
 
 
 def test_rexrank_leaderboard_launches_the_app_with_its_options(monkeypatch, tmp_path):

@@ -20,5 +20,6 @@ def bootstrap(repo_id: str, token: str | None = None, private: bool = False) -> 
     files = sorted((SHIPPED / IMPORTED).glob("*.json"))
     api.upload_folder(folder_path=str(SHIPPED), repo_id=repo_id, repo_type="dataset",
                       allow_patterns=[f"{IMPORTED}/*.json"],
-                      commit_message=f"Import the official ReXrank figures (rexrank.ai, as published): {len(files)} rows")
+                      commit_message=f"Import the official ReXrank figures (rexrank.ai, as published): "
+                                     f"{len(files)} rows")
     return aggregate_hub(repo_id, token=token)

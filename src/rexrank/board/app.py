@@ -48,18 +48,42 @@ rexrank submit --results my-results/ --name "My Model" --institution "My Lab" --
 """
 
 
+LEGEND = ("A number with `±` is rexrank's, with its 95% CI; one without is ReXrank's figure as published, no CI. "
+          "A blank rank is a row not ranked: **Details** says why. Click a column's header to sort by it; hover it "
+          "for what the metric measures.")
+# The tables in the page's own proportional font (Gradio's cells are monospace), numbers aligned; on a phone
+# the cells keep to one line and the table scrolls sideways.
+CSS = """
+.board table, .board [role=gridcell], .board [role=gridcell] *, .board th, .board th * {
+  font-family: var(--font) !important; }
+.board [role=gridcell] { font-variant-numeric: tabular-nums; }
+@media (max-width: 640px) {
+  .gradio-container h1 { font-size: 1.35rem !important; }
+  #refresh { min-width: 0 !important; flex-grow: 0 !important; align-self: flex-start; }
+  .board [role=gridcell], .board [role=gridcell] *, .board th, .board th * { white-space: nowrap !important; }
+}
+"""
+
+
 def _frame(shown: pd.DataFrame):
+    """A table for display; the board's (`views.table`) as numbers shown as its text, so that sorting on a
+    column's header orders numbers, not strings."""
     import gradio as gr
 
-    types = ["markdown" if column == "Model" else "str" for column in shown.columns]
     columns = shown.columns.tolist()
+    numeric = set(views.TITLES.values()) | {"Rank"} if "numbers" in shown.attrs else set()
+    types = ["markdown" if column == "Model" else "number" if column in numeric else "str" for column in columns]
+    value = shown
+    if numeric:
+        value = {"headers": columns, "data": shown.attrs["numbers"],
+                 "metadata": {"display_value": shown.to_numpy(dtype=object).tolist(), "styling": None}}
     widths = None
     if columns[:1] == ["Rank"]:
         narrow = {"Rank": "64px", "Rank range": "96px"}  # else their headers wrap a letter or two a line
         widths = [narrow[c] for c in columns[:2] if c in narrow]
     elif columns[:2] == ["Dataset", "Task"] and len(columns) > 2:  # a model's numbers: fit the page, no scrolling
         widths = ["12%", "14%", *[f"{74 / (len(columns) - 2):.2f}%"] * (len(columns) - 2)]
-    return gr.Dataframe(value=shown, datatype=types, column_widths=widths)
+    return gr.Dataframe(value=value, datatype=types, column_widths=widths)
 
 
 def model_figure(bars: pd.DataFrame):
@@ -173,10 +197,10 @@ def build(results: Results = None, refresh_s: float = 300.0):
     sort_choices = [("Rank (1/RadCliQ-v1)", "rank"), *metric_choices]
     datasets, first_dataset = [(label, key) for key, label in views.DATASETS.items()], next(iter(views.DATASETS))
 
-    def tables(dataset: str, search: str, metrics: list[str], sort_by: str):
+    def tables(dataset: str, search: str, metrics: list[str], sort_by: str, details: bool = False):
         chosen = tuple(m for m in METRICS if m in (metrics or []))
-        return tuple(_frame(views.table(source.board, dataset, task, search or "", chosen, sort_by or "rank"))
-                     for task in views.TASKS)
+        return tuple(_frame(views.table(source.board, dataset, task, search or "", chosen, sort_by or "rank",
+                                        details=bool(details))) for task in views.TASKS)
 
     def overview(task: str):
         return _frame(views.overview(source.board, task))
@@ -205,16 +229,18 @@ def build(results: Results = None, refresh_s: float = 300.0):
     def radrbench_plot():
         return radrbench_figure(source.radrbench)
 
-    def refresh(dataset: str, search: str, metrics: list[str], sort_by: str, task: str, view: str, radr_search: str):
+    def refresh(dataset: str, search: str, metrics: list[str], sort_by: str, details: bool, task: str, view: str,
+                radr_search: str):
         _, banner = source.load()
-        return (gr.Markdown(banner, visible=bool(banner)), *tables(dataset, search, metrics, sort_by),
+        return (gr.Markdown(banner, visible=bool(banner)), *tables(dataset, search, metrics, sort_by, details),
                 overview(task), radrbench(view, radr_search), radrbench_plot())
 
     with gr.Blocks(title="rexrank leaderboard", analytics_enabled=False) as demo:
         with gr.Row(equal_height=True):
             gr.Markdown("# rexrank: AI-generated chest X-ray reports, ranked\n"
-                        f"Results from **{source.name}**; ranked by 1/RadCliQ-v1 with 95% CIs.")
-            refresh_button = gr.Button("Refresh", scale=0, min_width=100)
+                        f"Results from **{source.name}**; ranked by 1/RadCliQ-v1, with 95% CIs on every number "
+                        "rexrank scored.")
+            refresh_button = gr.Button("Refresh", scale=0, min_width=80, size="sm", elem_id="refresh")
         banner = gr.Markdown(source.banner, visible=bool(source.banner))
         with gr.Tabs():
             with gr.Tab("Leaderboard"):
@@ -222,12 +248,17 @@ def build(results: Results = None, refresh_s: float = 300.0):
                     dataset = gr.Dropdown(datasets, value=first_dataset, label="Dataset", scale=1)
                     search = gr.Textbox(label="Search model or institution", scale=2)
                     sort_by = gr.Dropdown(sort_choices, value="rank", label="Sort by (best first)", scale=1)
-                metrics = gr.CheckboxGroup(metric_choices, value=list(METRICS), label="Metric columns")
+                with gr.Row():
+                    metrics = gr.CheckboxGroup(metric_choices, value=list(METRICS), label="Metric columns", scale=4)
+                    details = gr.Checkbox(value=False, label="Details: institution, date, trained on, source, note",
+                                          scale=1)
                 boards = []
                 with gr.Tabs():
                     for label in views.TASKS.values():
                         with gr.Tab(label):
-                            boards.append(gr.Dataframe(label=label, interactive=False, wrap=True))
+                            boards.append(gr.Dataframe(label=label, interactive=False, wrap=True,
+                                                       elem_classes=["board"]))
+                gr.Markdown(LEGEND)
             with gr.Tab("Overview"):
                 with gr.Row():
                     overview_task = gr.Radio([(label, key) for key, label in views.TASKS.items()],
@@ -255,9 +286,9 @@ def build(results: Results = None, refresh_s: float = 300.0):
             with gr.Tab("Submit"):
                 gr.Markdown(SUBMIT)
 
-        controls = [dataset, search, metrics, sort_by]
+        controls = [dataset, search, metrics, sort_by, details]
         dataset.change(tables, controls, boards, api_name="tables")
-        for control in (search, metrics, sort_by):
+        for control in (search, metrics, sort_by, details):
             control.change(tables, controls, boards, api_visibility="private")
         overview_task.change(overview, overview_task, overview_table, api_name="overview")
         radr_view.change(radrbench, [radr_view, radr_search], radr_table, api_name="radrbench")
@@ -284,4 +315,9 @@ def build(results: Results = None, refresh_s: float = 300.0):
 def main(results: str | None = None, port: int | None = None, demo: bool = False) -> None:
     """The app on `results` (default REXRANK_RESULTS, else the official ReXrank tables), or the demo board."""
     results = DEMO if demo else results if results is not None else os.environ.get(RESULTS_ENV)
-    build(results, float(os.environ.get("REXRANK_REFRESH_S", "300"))).launch(server_port=port)
+    build(results, float(os.environ.get("REXRANK_REFRESH_S", "300"))).launch(server_port=port, **launch_options())
+
+
+def launch_options() -> dict[str, str]:
+    """What `launch()` of the built app takes beside the address (Gradio 6 moved page CSS and head there)."""
+    return {"css": CSS, "head": views.header_tooltips_script()}

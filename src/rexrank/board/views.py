@@ -141,12 +141,17 @@ def model_cell(name: str, url: str | None) -> str:
     return f"[{text}]({link})" if link else text
 
 
+DETAILS = ("Institution", "Date", "Trained on", "Source", "Note")  # behind the Details toggle
+
+
 def table(board: pd.DataFrame, dataset: str, task: str, search: str = "", metrics: tuple[str, ...] = METRICS,
-          sort_by: str | None = None) -> pd.DataFrame:
+          sort_by: str | None = None, details: bool = True) -> pd.DataFrame:
     """One dataset and task, ranked by 1/RadCliQ-v1 (unranked rows last, with the reason), filtered by a search
-    over model and institution, with the chosen metric columns as `value ± CI`. `sort_by` a metric orders the rows
-    by its number instead, best first (every column is higher-is-better), blanks last, ties by rank; `Rank` stays
-    the 1/RadCliQ-v1 rank. The cells are text, so this sort, not the table's own, is the numeric one."""
+    over model and institution: Rank, Rank range, Model, the ranking metric, the other chosen metrics as
+    `value ± CI`, then (with `details`) the DETAILS columns. `sort_by` a metric orders the rows by its number
+    instead, best first (every column is higher-is-better), blanks last, ties by rank; `Rank` stays the
+    1/RadCliQ-v1 rank. The cells are text; `attrs["numbers"]` holds the same rows with each metric cell and the
+    rank as a number (None when blank), for a display that sorts them as numbers."""
     if sort_by not in (None, "", "rank", *METRICS):
         raise ValueError(f"sort_by {sort_by!r}: expected rank or one of {', '.join(METRICS)}")
     rows = board[(board["dataset"] == dataset) & (board["task"] == task)]
@@ -163,17 +168,25 @@ def table(board: pd.DataFrame, dataset: str, task: str, search: str = "", metric
         "Rank": [("" if pd.isna(r) else str(int(r))) for r in rows["rank"]],
         "Rank range": [ranges["Rank range"].get(i, "") for i in rows.index],
         "Model": [model_cell(_text(m), _text(u)) for m, u in zip(rows["model"], rows["url"])],
-        "Institution": [sanitize_text(_text(i), 200) for i in rows["institution"]],
-        "Date": [sanitize_text(_text(d), 40) for d in rows["date"]],
-        "Trained on": [sanitize_text(_text(t), 200) for t in rows["trained_on"]],
-        "Source": [source(p) for p in rows["provenance"]],
     })
+    numbers = out.copy()
+    numbers["Rank"] = [None if pd.isna(r) else int(r) for r in rows["rank"]]
     for m in sorted(metrics, key=lambda m: m != RANK_BY):  # the ranking column first, in sight; then ReXrank's order
         out[TITLES[m]] = [value_with_ci(_num(v), _num(lo), _num(hi))
                           for v, lo, hi in zip(rows[m], rows[f"{m}_low"], rows[f"{m}_high"])]
-    out["Note"] = ["; ".join(sanitize_text(_text(t), 300) for t in (u, n) if _text(t))
-                   for u, n in zip(rows["unranked"], rows["note"])]
-    return out.reset_index(drop=True)
+        numbers[TITLES[m]] = [None if (x := _num(v)) is None else round(x, BOARD_DECIMALS) for v in rows[m]]
+    if details:
+        more = {"Institution": [sanitize_text(_text(i), 200) for i in rows["institution"]],
+                "Date": [sanitize_text(_text(d), 40) for d in rows["date"]],
+                "Trained on": [sanitize_text(_text(t), 200) for t in rows["trained_on"]],
+                "Source": [source(p) for p in rows["provenance"]],
+                "Note": ["; ".join(sanitize_text(_text(t), 300) for t in (u, n) if _text(t))
+                         for u, n in zip(rows["unranked"], rows["note"])]}
+        for column, cells in more.items():
+            out[column] = numbers[column] = cells
+    out = out.reset_index(drop=True)
+    out.attrs["numbers"] = numbers.to_numpy(dtype=object).tolist()  # plain rows: attrs travel with copies
+    return out
 
 
 def overview(board: pd.DataFrame, task: str) -> pd.DataFrame:
@@ -296,6 +309,33 @@ def _text(x) -> str:
 
 def _num(x) -> float | None:
     return None if x is None or pd.isna(x) else float(x)
+
+
+def metric_tooltips() -> dict[str, str]:
+    """Each board metric's column title -> its hover text, from the metric registry: what it measures, that higher
+    is better, and where docs/metrics.md defines it."""
+    from rexrank.scorers import metric_class
+
+    tips = {}
+    for metric in BOARD_METRICS:
+        cls = metric_class(metric.name)
+        inverse = " Shown as 1/mean, so that higher is better too." if metric.title.startswith("1/") else ""
+        tips[metric.title] = (f"{cls.summary} Higher is better.{inverse} Definition: docs/metrics.md {cls.section}; "
+                              "the About tab has the metric table.")
+    return tips
+
+
+def header_tooltips_script() -> str:
+    """A `<script>` for the page's head that gives each metric column header its `metric_tooltips` text on hover
+    (Gradio's tables have no header tooltips of their own). The text is the registry's, JSON-encoded with `<`
+    escaped, so nothing in it can close the script."""
+    tips = json.dumps(metric_tooltips()).replace("<", "\\u003c")
+    return ("<script>(() => { const tips = " + tips + ";\n"
+            "const mark = () => document.querySelectorAll('.board th').forEach(th => {\n"
+            "  const name = Object.keys(tips).find(k => th.textContent.trim().startsWith(k));\n"
+            "  if (name && th.title !== tips[name]) th.title = tips[name]; });\n"
+            "new MutationObserver(mark).observe(document.documentElement, {childList: true, subtree: true});\n"
+            "})();</script>")
 
 
 def about() -> str:
