@@ -480,6 +480,63 @@ def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_header
             demo.close()
 
 
+def test_the_view_downloads_as_csv_with_numbers_and_no_formulas(app):
+    client, repo, board = app
+    button = client.predict("iu-xray", "", list(views.TITLES), "rank", False, api_name="/export")
+    got = pd.read_csv(button["value"])  # the file the download button now serves
+    want = pd.concat([views.export(board, "iu-xray", task) for task in views.TASKS], ignore_index=True)
+    assert len(got) == len(want) == 8 and got.columns.tolist() == want.columns.tolist()
+    assert got.columns.tolist()[11:14] == ["radcliq_v1_value", "radcliq_v1_low", "radcliq_v1_high"]
+    for column in [c for c in got.columns if c.endswith(("_value", "_low", "_high"))]:
+        assert got[column].dtype == float  # numbers, not "0.919 ± 0.020"
+        assert got[column].tolist() == pytest.approx(want[column].astype(float).tolist(), nan_ok=True)
+    imported = got[got["source"] == "as published, no CI"]
+    assert len(imported) and imported["radcliq_v1_low"].isna().all() and imported["radcliq_v1_value"].notna().all()
+    hostile = board.copy()
+    hostile.loc[hostile.index[0], "model"] = "=HYPERLINK(\"http://x\")"
+    assert views.export(hostile, hostile.loc[hostile.index[0], "dataset"],
+                        hostile.loc[hostile.index[0], "task"])["model"].str.startswith("'=").any()
+
+
+def test_the_address_carries_the_view_and_a_link_opens_it(app):
+    import os
+
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} missing: .ci/run installs Debian's chromium")
+        pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    client, repo, board = app
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.goto(client.src + "?dataset=iu-xray&task=findings_impression")
+            iu = board[(board["dataset"] == "iu-xray") & (board["task"] == "findings_impression")]
+            page.get_by_role("tab", name="Findings + Impression", selected=True).wait_for(timeout=30_000)
+            rows = _wait_for(page, lambda rows: len(rows) == len(iu))
+            assert page.get_by_label("Dataset").input_value() == "IU-Xray" and len(rows) == len(iu)
+
+            page.goto(client.src + "?tab=model&model=Demo-Template")
+            page.get_by_role("tab", name="Model", selected=True).wait_for(timeout=30_000)
+            page.get_by_role("heading", name="Demo-Template").wait_for(timeout=30_000)
+
+            page.goto(client.src + "?tab=%3Cscript%3E&dataset=nowhere&model=%22%3E%3Cimg%3E")  # ignored, not run
+            page.get_by_role("tab", name="Leaderboard", selected=True).wait_for(timeout=30_000)
+            assert page.get_by_label("Dataset").input_value() == views.DATASETS[next(iter(views.DATASETS))]
+
+            page.get_by_label("Dataset").click()
+            page.get_by_role("option", name="CheXpert Plus").click()
+            page.get_by_role("tab", name="Overview").click()
+            page.wait_for_function("location.search.includes('tab=overview')", timeout=10_000)
+            assert "dataset=chexpert-plus" in page.url and "tab=overview" in page.url
+            page.goto(page.url)  # the link, opened again
+            page.get_by_role("tab", name="Overview", selected=True).wait_for(timeout=30_000)
+        finally:
+            browser.close()
+
+
 def test_rexrank_leaderboard_launches_the_app_with_its_options(monkeypatch, tmp_path):
     import rexrank.board.app as app_module
     from rexrank.cli import main

@@ -3,7 +3,10 @@ loading is `rexrank.board.sources`, its shaping `rexrank.board.views`."""
 
 from __future__ import annotations
 
+import json
 import os
+import tempfile
+from pathlib import Path
 
 import pandas as pd
 
@@ -48,6 +51,8 @@ rexrank submit --results my-results/ --name "My Model" --institution "My Lab" --
 """
 
 
+PAGES = {"leaderboard": "Leaderboard", "overview": "Overview", "radrbench": "RadRBench-CXR", "model": "Model",
+         "about": "About", "submit": "Submit"}  # the tabs: their ids in the address, their labels
 LEGEND = ("A number with `±` is rexrank's, with its 95% CI; one without is ReXrank's figure as published, no CI. "
           "A blank rank is a row not ranked: **Details** says why. Click a column's header to sort by it; hover it "
           "for what the metric measures.")
@@ -202,6 +207,28 @@ def build(results: Results = None, refresh_s: float = 300.0):
         return tuple(_frame(views.table(source.board, dataset, task, search or "", chosen, sort_by or "rank",
                                         details=bool(details))) for task in views.TASKS)
 
+    exports = Path(tempfile.mkdtemp(prefix="rexrank-board-csv-"))
+
+    def export_csv(dataset: str, search: str, metrics: list[str], sort_by: str, details: bool = False):
+        """The dataset's two tasks as the tables show them, as numbers (value, low, high), for the download."""
+        chosen = tuple(m for m in METRICS if m in (metrics or []))
+        frame = pd.concat([views.export(source.board, dataset, task, search or "", chosen, sort_by or "rank")
+                           for task in views.TASKS], ignore_index=True)
+        path = exports / f"rexrank-{dataset if dataset in views.DATASETS else 'board'}.csv"
+        frame.to_csv(path, index=False)
+        return gr.DownloadButton(value=str(path))
+
+    def from_address(request):
+        """The view a link names; anything it names that the board does not have is ignored."""
+        asked = dict(request.query_params) if request else {}
+        names = views.model_names(source.board, source.radrbench)
+        return (gr.Dropdown(value=asked["dataset"]) if asked.get("dataset") in views.DATASETS else gr.Dropdown(),
+                gr.Dropdown(value=asked["model"]) if asked.get("model") in names else gr.Dropdown())
+
+    # Gradio hands a function the request when its parameter is annotated gr.Request; `from __future__ import
+    # annotations` would leave a string it cannot resolve (gradio is imported here, not at the module's top).
+    from_address.__annotations__["request"] = gr.Request
+
     def overview(task: str):
         return _frame(views.overview(source.board, task))
 
@@ -242,8 +269,9 @@ def build(results: Results = None, refresh_s: float = 300.0):
                         "rexrank scored.")
             refresh_button = gr.Button("Refresh", scale=0, min_width=80, size="sm", elem_id="refresh")
         banner = gr.Markdown(source.banner, visible=bool(source.banner))
+        pages = {}
         with gr.Tabs():
-            with gr.Tab("Leaderboard"):
+            with gr.Tab(PAGES["leaderboard"], id="leaderboard") as pages["leaderboard"]:
                 with gr.Row():
                     dataset = gr.Dropdown(datasets, value=first_dataset, label="Dataset", scale=1)
                     search = gr.Textbox(label="Search model or institution", scale=2)
@@ -253,20 +281,23 @@ def build(results: Results = None, refresh_s: float = 300.0):
                     details = gr.Checkbox(value=False, label="Details: institution, date, trained on, source, note",
                                           scale=1)
                 boards = []
+                task_pages = {}
                 with gr.Tabs():
-                    for label in views.TASKS.values():
-                        with gr.Tab(label):
+                    for key, label in views.TASKS.items():
+                        with gr.Tab(label, id=key) as task_pages[key]:
                             boards.append(gr.Dataframe(label=label, interactive=False, wrap=True,
                                                        elem_classes=["board"]))
-                gr.Markdown(LEGEND)
-            with gr.Tab("Overview"):
+                with gr.Row():
+                    gr.Markdown(LEGEND)
+                    download = gr.DownloadButton("Download this view (CSV)", size="sm", scale=0, min_width=200)
+            with gr.Tab(PAGES["overview"], id="overview") as pages["overview"]:
                 with gr.Row():
                     overview_task = gr.Radio([(label, key) for key, label in views.TASKS.items()],
                                              value=next(iter(views.TASKS)), label="Task")
                     stability_dataset = gr.Dropdown(datasets, value=first_dataset, label="Rank stability on")
                 overview_table = gr.Dataframe(label="Mean rank across datasets", interactive=False)
                 stability_plot = gr.Plot(label="Rank stability on the chosen dataset (1/RadCliQ-v1, 95% CIs)")
-            with gr.Tab("RadRBench-CXR"):
+            with gr.Tab(PAGES["radrbench"], id="radrbench") as pages["radrbench"]:
                 with gr.Row():
                     radr_view = gr.Radio([(label, key) for key, label in views.RADRBENCH_VIEWS.items()], value="task",
                                          label="Columns", scale=2)
@@ -274,22 +305,34 @@ def build(results: Results = None, refresh_s: float = 300.0):
                 radr_table = gr.Dataframe(label="RadRBench-CXR, 95% CIs", interactive=False, wrap=True)
                 radr_plot = gr.Plot(label="Accuracy per task type, 95% CIs")
                 gr.Markdown(RADRBENCH_ABOUT)
-            with gr.Tab("Model"):
+            with gr.Tab(PAGES["model"], id="model") as pages["model"]:
                 names = views.model_names(source.board, source.radrbench)
                 model = gr.Dropdown(names, value=names[0] if names else None, label="Model")
                 model_card = gr.Markdown()
                 model_plot = gr.Plot(label="Each metric across datasets and tasks, with 95% CIs")
                 model_table = gr.Dataframe(label="The numbers", interactive=False, wrap=True)
                 model_radr = gr.Plot(label="RadRBench-CXR accuracy per task type, 95% CIs", visible=False)
-            with gr.Tab("About"):
+            with gr.Tab(PAGES["about"], id="about") as pages["about"]:
                 gr.Markdown(views.about())
-            with gr.Tab("Submit"):
+            with gr.Tab(PAGES["submit"], id="submit") as pages["submit"]:
                 gr.Markdown(SUBMIT)
 
         controls = [dataset, search, metrics, sort_by, details]
+        # The address carries the view (?tab=&dataset=&task=&model=): a link opens it; each change rewrites it.
+        demo.load(from_address, None, [dataset, model], api_visibility="private")  # the tabs: launch_options
+        for name, tab in pages.items():
+            tab.select(None, None, None, js=address_js("tab", repr(name)))
+        for key, tab in task_pages.items():
+            tab.select(None, None, None, js=address_js("task", repr(key)))
+        dataset.change(None, dataset, None, js=address_js("dataset"))
+        model.change(None, model, None, js=address_js("model"))
         dataset.change(tables, controls, boards, api_name="tables")
         for control in (search, metrics, sort_by, details):
             control.change(tables, controls, boards, api_visibility="private")
+        dataset.change(export_csv, controls, download, api_name="export")
+        for control in (search, metrics, sort_by):
+            control.change(export_csv, controls, download, api_visibility="private")
+        demo.load(export_csv, controls, download, api_visibility="private")
         overview_task.change(overview, overview_task, overview_table, api_name="overview")
         radr_view.change(radrbench, [radr_view, radr_search], radr_table, api_name="radrbench")
         radr_search.change(radrbench, [radr_view, radr_search], radr_table, api_visibility="private")
@@ -301,7 +344,8 @@ def build(results: Results = None, refresh_s: float = 300.0):
         overview_task.change(stability, [stability_dataset, overview_task], stability_plot, api_visibility="private")
         after = dict(fn=refreshed, inputs=[model, stability_dataset, overview_task], outputs=[model, stability_plot],
                      api_visibility="private")
-        refresh_button.click(**refresh_args, api_name="refresh").then(**after)
+        refresh_button.click(**refresh_args, api_name="refresh").then(**after).then(
+            export_csv, controls, download, api_visibility="private")
         gr.Timer(refresh_s).tick(**refresh_args, api_visibility="private").then(**after)
         demo.load(stability, [stability_dataset, overview_task], stability_plot, api_visibility="private")
         demo.load(model_page, model, model_outputs, api_visibility="private")
@@ -318,6 +362,31 @@ def main(results: str | None = None, port: int | None = None, demo: bool = False
     build(results, float(os.environ.get("REXRANK_REFRESH_S", "300"))).launch(server_port=port, **launch_options())
 
 
+def address_js(key: str, value: str = "v") -> str:
+    """A browser-side handler that sets `key` in the page's address to `value` (a JS expression; `v` is the
+    event's input), without reloading."""
+    return (f"(v) => {{ const u = new URL(window.location.href); u.searchParams.set({key!r}, {value}); "
+            "window.history.replaceState(null, '', u); return []; }")
+
+
+def tabs_from_address_js(labels: dict[str, str]) -> str:
+    """Page-load code that clicks the tabs the address names (`tab`, `task`; ids -> labels) until they stay chosen
+    (the page's first loads redraw the tabs, and a tab chosen from the server on load is not shown by Gradio 6); an
+    id it does not know is ignored."""
+    return ("() => { const labels = " + json.dumps(labels).replace("<", "\\u003c") + ";\n"
+            "const q = new URLSearchParams(window.rexrankAddress ?? window.location.search);\n"
+            "const wanted = [q.get('tab'), q.get('task')].filter(id => id && Object.hasOwn(labels, id));\n"
+            "let tries = 0, steady = 0; const timer = setInterval(() => {  // the first loads redraw the tabs\n"
+            "  const tabs = [...document.querySelectorAll('[role=tab]')];\n"
+            "  const found = wanted.map(id => tabs.find(b => b.textContent.trim() === labels[id])).filter(Boolean);\n"
+            "  const off = found.filter(t => t.getAttribute('aria-selected') !== 'true');\n"
+            "  off.forEach(t => t.click()); steady = off.length ? 0 : steady + 1;\n"
+            "  if (steady > 10 || ++tries > 100) clearInterval(timer);\n"
+            "}, 100); return []; }")
+
+
 def launch_options() -> dict[str, str]:
     """What `launch()` of the built app takes beside the address (Gradio 6 moved page CSS and head there)."""
-    return {"css": CSS, "head": views.header_tooltips_script()}
+    # The head keeps the address as the link gave it: the first tab's select event rewrites it before the page's js.
+    head = "<script>window.rexrankAddress = window.location.search;</script>" + views.header_tooltips_script()
+    return {"css": CSS, "head": head, "js": tabs_from_address_js(PAGES | views.TASKS)}

@@ -144,14 +144,8 @@ def model_cell(name: str, url: str | None) -> str:
 DETAILS = ("Institution", "Date", "Trained on", "Source", "Note")  # behind the Details toggle
 
 
-def table(board: pd.DataFrame, dataset: str, task: str, search: str = "", metrics: tuple[str, ...] = METRICS,
-          sort_by: str | None = None, details: bool = True) -> pd.DataFrame:
-    """One dataset and task, ranked by 1/RadCliQ-v1 (unranked rows last, with the reason), filtered by a search
-    over model and institution: Rank, Rank range, Model, the ranking metric, the other chosen metrics as
-    `value ± CI`, then (with `details`) the DETAILS columns. `sort_by` a metric orders the rows by its number
-    instead, best first (every column is higher-is-better), blanks last, ties by rank; `Rank` stays the
-    1/RadCliQ-v1 rank. The cells are text; `attrs["numbers"]` holds the same rows with each metric cell and the
-    rank as a number (None when blank), for a display that sorts them as numbers."""
+def _view(board: pd.DataFrame, dataset: str, task: str, search: str = "", sort_by: str | None = None) -> pd.DataFrame:
+    """The board's rows of one dataset and task that the search matches, in the order the table shows them."""
     if sort_by not in (None, "", "rank", *METRICS):
         raise ValueError(f"sort_by {sort_by!r}: expected rank or one of {', '.join(METRICS)}")
     rows = board[(board["dataset"] == dataset) & (board["task"] == task)]
@@ -163,6 +157,44 @@ def table(board: pd.DataFrame, dataset: str, task: str, search: str = "", metric
     if sort_by in METRICS:
         rows = rows.sort_values(sort_by, ascending=False, na_position="last", kind="stable",
                                 key=lambda v: pd.to_numeric(v, errors="coerce"))
+    return rows
+
+
+def export(board: pd.DataFrame, dataset: str, task: str, search: str = "", metrics: tuple[str, ...] = METRICS,
+           sort_by: str | None = None) -> pd.DataFrame:
+    """The table's view as numbers, for a CSV: the rows `table` shows, in its order, with the dataset, task, rank,
+    model and its facts, then per chosen metric its value and 95% CI bounds (blank where there are none, as for an
+    imported row). Text is plain (no markdown), sanitised; a cell that a spreadsheet would run as a formula (=, +, -,
+    @ first) is quoted with a leading apostrophe."""
+    rows = _view(board, dataset, task, search, sort_by)
+    out = pd.DataFrame({
+        "dataset": dataset, "task": task,
+        "rank": pd.array([None if pd.isna(r) else int(r) for r in rows["rank"]], dtype="Int64"),
+        **{column: [_cell(sanitize_text(_text(x), 300)) for x in rows[column]]
+           for column in ("model", "institution", "url", "paper", "date", "trained_on")},
+        "source": [source(p) for p in rows["provenance"]],
+        "note": [_cell("; ".join(sanitize_text(_text(t), 300) for t in (u, n) if _text(t)))
+                 for u, n in zip(rows["unranked"], rows["note"])],
+    })
+    for m in sorted(metrics, key=lambda m: m != RANK_BY):
+        for part in ("", "_low", "_high"):
+            out[f"{m}{part or '_value'}"] = [_num(x) for x in rows[f"{m}{part}"]]
+    return out.reset_index(drop=True)
+
+
+def _cell(text: str) -> str:
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+
+
+def table(board: pd.DataFrame, dataset: str, task: str, search: str = "", metrics: tuple[str, ...] = METRICS,
+          sort_by: str | None = None, details: bool = True) -> pd.DataFrame:
+    """One dataset and task, ranked by 1/RadCliQ-v1 (unranked rows last, with the reason), filtered by a search
+    over model and institution: Rank, Rank range, Model, the ranking metric, the other chosen metrics as
+    `value ± CI`, then (with `details`) the DETAILS columns. `sort_by` a metric orders the rows by its number
+    instead, best first (every column is higher-is-better), blanks last, ties by rank; `Rank` stays the
+    1/RadCliQ-v1 rank. The cells are text; `attrs["numbers"]` holds the same rows with each metric cell and the
+    rank as a number (None when blank), for a display that sorts them as numbers."""
+    rows = _view(board, dataset, task, search, sort_by)
     ranges = rank_ranges(board, dataset, task)  # over every ranked row of the dataset and task, not the search's
     out = pd.DataFrame({
         "Rank": [("" if pd.isna(r) else str(int(r))) for r in rows["rank"]],
