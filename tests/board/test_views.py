@@ -268,3 +268,24 @@ def test_the_about_tab_is_the_metric_registry_and_cites_the_docs_shipped_in_the_
     # BERTScore is rescaled with bert-score's baseline (docs/metrics.md §2): the hand-written text said the opposite.
     assert "rescaled with bert-score's baseline" in rows[1] and "no baseline" not in text
     assert "|boot:1000:seed=0|rexrank:" in text  # a real signature, made by the code that signs BLEU-2
+
+
+def test_rows_without_a_ci_are_drawn_as_such_not_as_certain_ranks():
+    from rexrank.board.app import stability_figure
+
+    def legend(board, dataset, task):
+        figure = stability_figure(rank_ranges(board, dataset, task), "t")
+        return [t.get_text() for t in figure.legends[0].get_texts()]
+
+    assert legend(read_board(None), "mimic-cxr", "findings") == ["as published, no CI: how certain is unknown"]
+    assert "as published, no CI: how certain is unknown" in legend(read_board(DEMO), "iu-xray", "findings")
+    assert "rank certain" in legend(read_board(DEMO), "iu-xray", "findings")
+
+
+def test_the_model_card_links_the_paper_a_submission_names():
+    board = read_board(DEMO)
+    board.loc[board["model"] == "Demo-Careful", "paper"] = "https://arxiv.org/abs/0000.00000"
+    card = model_card(board, "Demo-Careful")
+    assert "- **Paper:** [" in card and "](https://arxiv.org/abs/0000.00000)" in card  # its text escaped, a link
+    board.loc[board["model"] == "Demo-Careful", "paper"] = "javascript:alert(1)"
+    assert "- **Paper:** —" in model_card(board, "Demo-Careful")

@@ -173,12 +173,15 @@ def stability_figure(ranges: pd.DataFrame, title: str, top: int = 30):
         ax.set_axis_off()
         return figure
     y = list(range(len(shown)))
-    fixed = (shown["best"] == shown["worst"]).to_numpy()
-    for certain, colour in ((True, "#4C72B0"), (False, "#DD8452")):
-        at = fixed == certain
-        ax.errorbar(shown["value"][at], [v for v, a in zip(y, at) if a], fmt="o", color=colour, capsize=3,
-                    xerr=[(shown["value"] - shown["low"])[at], (shown["high"] - shown["value"])[at]],
-                    label="rank certain" if certain else "rank could change (CIs overlap)")
+    fixed, ci = (shown["best"] == shown["worst"]).to_numpy(), shown["ci"].to_numpy(dtype=bool)
+    kinds = ((fixed & ci, "o", "#4C72B0", "rank certain"),
+             (~fixed & ci, "o", "#DD8452", "rank could change (CIs overlap)"),
+             (~ci, "D", "#8C8C8C", "as published, no CI: how certain is unknown"))
+    for at, marker, colour, label in kinds:
+        if at.any():
+            ax.errorbar(shown["value"][at], [v for v, a in zip(y, at) if a], fmt=marker, color=colour, capsize=3,
+                        xerr=[(shown["value"] - shown["low"])[at], (shown["high"] - shown["value"])[at]], label=label,
+                        mfc="none" if marker == "D" else colour)
     labels = [f"{int(r)}. {sanitize_text(m, 40)}  [{rr}]"
               for r, m, rr in zip(shown["rank"], shown["model"], shown["Rank range"])]
     ax.set_yticks(y, labels, fontsize=9)
@@ -187,7 +190,7 @@ def stability_figure(ranges: pd.DataFrame, title: str, top: int = 30):
     ax.invert_yaxis()
     ax.set_xlabel("1/RadCliQ-v1 (higher is better), 95% CI")
     ax.grid(axis="x", alpha=0.3)
-    figure.legend(loc="outside lower center", ncols=2, fontsize=8, frameon=False)
+    figure.legend(loc="outside lower center", ncols=3, fontsize=8, frameon=False)
     return figure
 
 

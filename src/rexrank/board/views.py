@@ -299,9 +299,11 @@ def model_card(board: pd.DataFrame, model: str, radrbench: pd.DataFrame | None =
         return list(dict.fromkeys(t for t in (sanitize_text(_text(x), 200) for x in rows[column]) if t))
 
     url = next((u for u in (safe_url(_text(x)) for x in rows["url"]) if u), None)
+    paper = next((u for u in (safe_url(_text(x)) for x in rows.get("paper", [])) if u), None)  # `--paper`
     lines = [f"### {to_markdown(model, 100)}",
              f"- **Institution:** {', '.join(to_markdown(t) for t in facts('institution')) or '—'}",
              f"- **URL:** {f'[{to_markdown(url, 300)}]({url})' if url else '—'}",
+             f"- **Paper:** {f'[{to_markdown(paper, 300)}]({paper})' if paper else '—'}",
              f"- **Date:** {', '.join(to_markdown(t) for t in facts('date')) or '—'}",
              f"- **Trained on:** {', '.join(to_markdown(t) for t in facts('trained_on')) or '—'}",
              f"- **Numbers:** {numbers}"]
@@ -312,8 +314,8 @@ def rank_ranges(board: pd.DataFrame, dataset: str, task: str) -> pd.DataFrame:
     """How stable each ranked row's rank is, from the 95% CIs of 1/RadCliQ-v1 (higher is better) on one dataset and
     task: `best` = 1 + the rows whose low bound is above its high bound (certainly better), `worst` = the rows whose
     high bound is at or above its low bound (itself included: those it cannot be told apart from, and the better).
-    A number without a CI (an imported row) is its own interval. Indexed like `board`; `Rank range` is `2` or
-    `1–3`."""
+    A number without a CI (an imported row) is its own interval, and `ci` is False. Indexed like `board`; `Rank
+    range` is `2` or `1–3`."""
     rows = board[(board["dataset"] == dataset) & (board["task"] == task) & board["rank"].notna()]
     value = pd.to_numeric(rows[RANK_BY], errors="coerce").astype(float)
     low = pd.to_numeric(rows[f"{RANK_BY}_low"], errors="coerce").astype(float).fillna(value)
@@ -324,6 +326,7 @@ def rank_ranges(board: pd.DataFrame, dataset: str, task: str) -> pd.DataFrame:
     out = pd.DataFrame({"model": rows["model"], "rank": pd.to_numeric(rows["rank"]).astype("Int64"),
                         "value": value, "low": low, "high": high, "best": best, "worst": worst}, index=rows.index)
     out["Rank range"] = [str(b) if b == w else f"{b}–{w}" for b, w in zip(out["best"], out["worst"])]
+    out["ci"] = rows[f"{RANK_BY}_low"].notna() & rows[f"{RANK_BY}_high"].notna()  # False: as published, no CI
     return out.sort_values(["rank", "value"], ascending=[True, False])
 
 
