@@ -49,7 +49,7 @@ def shaping(board) -> list[tuple[str, float]]:
 def served(repo: Path, chromium: str | None) -> list[tuple[str, float]]:
     from gradio_client import Client
 
-    from rexrank.board.app import build
+    from rexrank.board.app import build, launch_options
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -57,7 +57,8 @@ def served(repo: Path, chromium: str | None) -> list[tuple[str, float]]:
     seconds, app = timed(lambda: build(str(repo), refresh_s=3600))
     rows = [("app build (reads the board)", 1000 * seconds)]
     rows.append(("app launch", 1000 * timed(lambda: app.launch(prevent_thread_lock=True, server_name="127.0.0.1",
-                                                               server_port=port, quiet=True))[0]))
+                                                               server_port=port, quiet=True,
+                                                               **launch_options()))[0]))
     try:
         client = Client(app.local_url, verbose=False)
         everything = list(views.TITLES)
@@ -65,8 +66,10 @@ def served(repo: Path, chromium: str | None) -> list[tuple[str, float]]:
         rows.append(("API /tables, both tasks' tables (warm)", median_ms(
             lambda: client.predict("iu-xray", "", everything, "rank", api_name="/tables"))))
         rows.append(("API /refresh (rereads the repo, all tables)", median_ms(
-            lambda: client.predict("mimic-cxr", "", everything, "rank", "findings", "task", "", api_name="/refresh"),
-            runs=3)))
+            lambda: client.predict("mimic-cxr", "", everything, "rank", False, "findings", "task", "",
+                                   api_name="/refresh"), runs=3)))
+        rows.append(("API /export, the view as CSV", median_ms(
+            lambda: client.predict("iu-xray", "", everything, "rank", False, api_name="/export"))))
         if chromium:
             board = read_board(repo)
             tops = {d: board[(board["dataset"] == d) & (board["task"] == "findings") & (board["rank"] == 1)]

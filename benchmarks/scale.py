@@ -36,7 +36,7 @@ def resident_mib() -> float:
         return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:")) / 1024
 
 
-def run(cache: Path, n: int, chunk: int | None) -> dict:
+def run(cache: Path, n: int, chunk: int | None, names: list[str] | None = None) -> dict:
     """One size in this (fresh) process: load every model, then score n studies; seconds and memory."""
     import pandas as pd
 
@@ -45,7 +45,8 @@ def run(cache: Path, n: int, chunk: int | None) -> dict:
 
     os.environ["REXRANK_CACHE"] = str(cache)
     cands, refs = varied_pairs(n, seed=0)
-    metrics = MetricSet(list(AVAILABLE), progress=False, chunk=chunk)  # None: rexrank's default chunk
+    names = names or list(AVAILABLE)
+    metrics = MetricSet(names, progress=False, chunk=chunk)  # None: rexrank's default chunk
     warmup = pd.DataFrame({"study_id": ["w"], "prediction": ["Heart size is normal."], "reference": ["No effusion."]})
     score(warmup, metrics, resamples=10)  # loads every model outside the timing
     loaded = resident_mib()
@@ -53,7 +54,7 @@ def run(cache: Path, n: int, chunk: int | None) -> dict:
     start = time.perf_counter()
     card = score(frame, metrics)
     seconds = time.perf_counter() - start
-    assert set(AVAILABLE) <= set(card.metrics), f"not scored: {set(AVAILABLE) - set(card.metrics)}"
+    assert set(names) <= set(card.metrics), f"not scored: {set(names) - set(card.metrics)}"
     return {"studies": n, "chunk": metrics.chunk, "seconds": seconds, "per_study_ms": 1000 * seconds / n,
             "loaded_mib": loaded, "cache_mib": cache.stat().st_size / 2**20,
             "distinct_texts": len(set(cands + refs))}
@@ -65,6 +66,7 @@ def main() -> None:
     parser.add_argument("--layers", type=int, default=1, help="encoder layers (real: 6 and 12)")
     parser.add_argument("--whole", default="", help="sizes also run as one chunk (the old way), e.g. 1000,2347")
     parser.add_argument("--json", help="write the numbers here, after each run")
+    parser.add_argument("--metrics", help="a subset, comma-separated (default: every metric without a judge)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
     work = Path(tempfile.mkdtemp(prefix="rexrank-bench-scale-"))
@@ -78,7 +80,8 @@ def main() -> None:
     print(f"{'studies':>8} {'chunk':>6} {'s':>8} {'ms/study':>9} {'models MiB':>11} {'peak MiB':>9} "
           f"{'cache MiB':>10}", flush=True)
     for n, chunk in runs:
-        row, peak = in_child(run, work / f"cache-{n}-{chunk or 'chunked'}.sqlite", n, chunk)
+        names = args.metrics.split(",") if args.metrics else None
+        row, peak = in_child(run, work / f"cache-{n}-{chunk or 'chunked'}.sqlite", n, chunk, names)
         row["peak_mib"] = peak
         result["runs"].append(row)
         print(f"{n:>8,} {row['chunk']:>6,} {row['seconds']:>8.1f} {row['per_study_ms']:>9.1f} "
