@@ -292,3 +292,32 @@ def test_fake_server_lists_its_models(fake_openai):
 
     client = openai.OpenAI(base_url=fake_openai.url, api_key="sk-test", max_retries=0)
     assert [m.id for m in client.models.list()] == ["judge-model"]
+
+
+def test_a_socket_opened_after_an_abort_is_shut_at_once_and_a_new_batch_may_connect_again():
+    """Ctrl-C while a worker is still connecting: the socket it opens afterwards must not wait out its deadline on a
+    judge that never answers (CI caught the race under load), and `resume` lets the next batch connect."""
+    import socket
+
+    import openai
+
+    from rexrank.llm.deadline import abort, http_client, resume
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()  # accepts, never answers
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/"
+    client = http_client(openai, timeout=30)
+    httpx = sys.modules[type(client).__mro__[1].__module__.split(".")[0]]  # the HTTP library openai is built on
+    try:
+        abort(client)
+        start = time.monotonic()
+        with pytest.raises(httpx.HTTPError):
+            client.get(url)
+        assert time.monotonic() - start < 5  # not the 30 s deadline
+        resume(client)
+        with pytest.raises(httpx.TimeoutException):
+            client.get(url, timeout=0.5)  # connects and waits again: the never-answering judge times it out
+    finally:
+        client.close()
+        listener.close()

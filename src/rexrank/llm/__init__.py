@@ -27,7 +27,7 @@ from email.utils import parsedate_to_datetime
 
 from rexrank.cache import default_path
 from rexrank.errors import InputError, MetricUnavailable
-from rexrank.llm.deadline import abort, deadline, http_client
+from rexrank.llm.deadline import abort, deadline, http_client, resume
 from rexrank.llm.guard import CREDENTIALED_DATASETS, DataUse, check_data_use, credentialed, is_loopback
 from rexrank.llm.replies import ReplyCache
 
@@ -147,6 +147,7 @@ class Judge:
         from tqdm.auto import tqdm
 
         client = self._connect()
+        resume(client._client)
         stop = threading.Event()  # set when the batch ends early: workers stop retrying
         with ExitStack() as stack:
             put = stack.enter_context(self._cache.writer()) if self._cache else None
@@ -154,10 +155,12 @@ class Judge:
                                            disable=not self.progress))
             pool = ThreadPoolExecutor(max_workers=min(self.workers(), len(todo)), thread_name_prefix="judge")
             pending: dict = {}
+            ended = []  # set once every answer is in; until then an exit is early
             # On an interrupt or a fatal error (callbacks run last first): no more retries, the requests in flight
             # end now (their sockets shut down, or a Ctrl-C would wait out their deadline), queued ones never start.
+            # "In flight" includes a Ctrl-C while the requests are still being submitted: the first may be sent.
             stack.callback(pool.shutdown, wait=False, cancel_futures=True)
-            stack.callback(lambda: pending and abort(client._client))
+            stack.callback(lambda: ended or abort(client._client))
             stack.callback(stop.set)
             pending.update({pool.submit(self._ask, client, m, stop): k for k, m in todo.items()})
             while pending:
@@ -172,6 +175,7 @@ class Judge:
                     if put and reply.error is None:  # written now: an interrupted run keeps it
                         put(key, reply.text, reply.finish_reason, self.model, prompt_version)
                     bar.update()
+            ended.append(True)
 
     def workers(self) -> int:
         """Requests in flight at once: `concurrency`, or for "auto" the endpoint's capacity, asked once (capped at

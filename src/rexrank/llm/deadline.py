@@ -67,10 +67,13 @@ class _Backend(httpcore.NetworkBackend):
     def __init__(self, inner: httpcore.NetworkBackend):
         self._inner = inner
         self.streams: weakref.WeakSet[_Stream] = weakref.WeakSet()  # open sockets, for `abort`
+        self.aborted = False  # set by `abort`: a socket a thread opens after it is shut at once
 
     def _opened(self, stream: httpcore.NetworkStream) -> _Stream:
         stream = _Stream(stream)
         self.streams.add(stream)
+        if self.aborted:  # a worker was still connecting when the batch ended: it must not wait out its deadline
+            _shut(stream)
         return stream
 
     def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
@@ -102,7 +105,18 @@ def abort(client: httpx.Client) -> None:
     """End every request `client` has in flight now, from another thread (on Ctrl-C): their sockets are shut down,
     so a thread blocked reading one wakes up with an error instead of waiting for its deadline."""
     for backend in getattr(client, "rexrank_backends", []):
+        backend.aborted = True
         for stream in list(backend.streams):
-            sock = stream.get_extra_info("socket")
-            with contextlib.suppress(OSError, AttributeError):
-                sock.shutdown(socket.SHUT_RDWR)
+            _shut(stream)
+
+
+def resume(client: httpx.Client) -> None:
+    """Let `client` open sockets again after an `abort` (a new batch)."""
+    for backend in getattr(client, "rexrank_backends", []):
+        backend.aborted = False
+
+
+def _shut(stream) -> None:
+    sock = stream.get_extra_info("socket")
+    with contextlib.suppress(OSError, AttributeError):
+        sock.shutdown(socket.SHUT_RDWR)
