@@ -140,7 +140,10 @@ def test_ctrl_c_as_a_real_signal_in_a_real_process(tmp_path):
          "--dataset", DATASET, "--task", "findings", "--metrics", "fineradscore", "--judge-url", url, "--judge-model",
          "m", "--out", str(tmp_path / "out"), "--quiet"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**__import__("os").environ,
-                                                                        "REXRANK_CACHE": "off"})
+                                                                        "REXRANK_CACHE": "off"},
+        # As a terminal starts it: SIGINT at its default. A child inherits an ignored SIGINT, and Python then never
+        # raises KeyboardInterrupt; something earlier in the full suite leaves it ignored in this process.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         conn = None
         listener.settimeout(60)
