@@ -205,17 +205,18 @@ def build(results: Results = None, refresh_s: float = 300.0):
     sort_choices = [("Rank (1/RadCliQ-v1)", "rank"), *metric_choices]
     datasets, first_dataset = [(label, key) for key, label in views.DATASETS.items()], next(iter(views.DATASETS))
 
+    def chosen(metrics: list[str] | None) -> tuple[str, ...]:
+        return tuple(m for m in METRICS if m in (metrics or []))  # in ReXrank's order, whatever the ticking order
+
     def tables(dataset: str, search: str, metrics: list[str], sort_by: str, details: bool = False):
-        chosen = tuple(m for m in METRICS if m in (metrics or []))
-        return tuple(_frame(views.table(source.board, dataset, task, search or "", chosen, sort_by or "rank",
+        return tuple(_frame(views.table(source.board, dataset, task, search or "", chosen(metrics), sort_by or "rank",
                                         details=bool(details))) for task in views.TASKS)
 
     exports = Path(tempfile.mkdtemp(prefix="rexrank-board-csv-"))
 
     def export_csv(dataset: str, search: str, metrics: list[str], sort_by: str, details: bool = False):
         """The dataset's two tasks as the tables show them, as numbers (value, low, high), for the download."""
-        chosen = tuple(m for m in METRICS if m in (metrics or []))
-        frame = pd.concat([views.export(source.board, dataset, task, search or "", chosen, sort_by or "rank")
+        frame = pd.concat([views.export(source.board, dataset, task, search or "", chosen(metrics), sort_by or "rank")
                            for task in views.TASKS], ignore_index=True)
         path = exports / f"rexrank-{dataset if dataset in views.DATASETS else 'board'}.csv"
         frame.to_csv(path, index=False)

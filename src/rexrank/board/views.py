@@ -173,13 +173,18 @@ def export(board: pd.DataFrame, dataset: str, task: str, search: str = "", metri
         **{column: [_cell(sanitize_text(_text(x), 300)) for x in rows[column]]
            for column in ("model", "institution", "url", "paper", "date", "trained_on")},
         "source": [source(p) for p in rows["provenance"]],
-        "note": [_cell("; ".join(sanitize_text(_text(t), 300) for t in (u, n) if _text(t)))
-                 for u, n in zip(rows["unranked"], rows["note"])],
+        "note": [_cell(note) for note in _notes(rows)],
     })
     for m in sorted(metrics, key=lambda m: m != RANK_BY):
         for part in ("", "_low", "_high"):
             out[f"{m}{part or '_value'}"] = [_num(x) for x in rows[f"{m}{part}"]]
     return out.reset_index(drop=True)
+
+
+def _notes(rows: pd.DataFrame) -> list[str]:
+    """Each row's Note: why it is unranked, then what its imported file says of it; sanitised."""
+    return ["; ".join(sanitize_text(_text(t), 300) for t in (u, n) if _text(t))
+            for u, n in zip(rows["unranked"], rows["note"])]
 
 
 def _cell(text: str) -> str:
@@ -212,8 +217,7 @@ def table(board: pd.DataFrame, dataset: str, task: str, search: str = "", metric
                 "Date": [sanitize_text(_text(d), 40) for d in rows["date"]],
                 "Trained on": [sanitize_text(_text(t), 200) for t in rows["trained_on"]],
                 "Source": [source(p) for p in rows["provenance"]],
-                "Note": ["; ".join(sanitize_text(_text(t), 300) for t in (u, n) if _text(t))
-                         for u, n in zip(rows["unranked"], rows["note"])]}
+                "Note": _notes(rows)}
         for column, cells in more.items():
             out[column] = numbers[column] = cells
     out = out.reset_index(drop=True)
