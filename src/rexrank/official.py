@@ -22,9 +22,11 @@ from pathlib import Path
 
 from rexrank.catalog import BOARD_METRICS, TEST_SETS
 from rexrank.errors import InputError
+from rexrank.models.registry import MODELS
 from rexrank.reports import FINDINGS, FINDINGS_IMPRESSION
 from rexrank.results import MetricResult, ModelInfo, Result
 from rexrank.scorers.radcliq import COMPONENTS, RADCLIQ_V1
+from rexrank.signature import Signature
 
 HEADER = ("Rank", "Date", "Model Name", "Institution", "Model URL", "BLEU", "BertScore", "SembScore", "RadGraph",
           "1/RadCliQ-v1", "RaTEScore", "GREEN", "1/FineRadScore")
@@ -155,3 +157,37 @@ def read_official_csv(path: str | os.PathLike) -> list[OfficialRow]:
                                 ModelInfo(cells["Model Name"], cells["Institution"], cells["Model URL"]),
                                 values, consistent, implied, tuple(placeholders)))
     return rows
+
+
+# What the published figures were made with, as far as ReXrank says (docs/metrics.md): the pinned weights in fp32,
+# GREEN by its own model, FineRadScore by a GPT-4 model (which one is not published) with the reference's few-shot
+# examples. A verified number made otherwise is marked beside the imported ones: the two are not the same measure.
+_PINNED = {f"{spec.repo_id}@{spec.revision[:12]}" for spec in MODELS.values()}
+_GREEN = MODELS["GREEN"]
+_JUDGE = re.compile(r"^judge:(.+?):t=")  # an endpoint's identity names the model it asked (rexrank.llm)
+
+
+def departures(signature: Signature) -> list[str]:
+    """How a verified number's making departs from the published figures', one phrase each; none: it does not (as
+    far as the signature and what ReXrank published can tell)."""
+    out = []
+    if signature.settings.get("dtype", "fp32") != "fp32":
+        out.append(f"{signature.metric} in {signature.settings['dtype']}, the published in fp32")
+    backend = signature.models.get("backend", "")
+    asked = (_JUDGE.match(backend) or [None, ""])[1].casefold()
+    if signature.metric == "green":
+        pinned = f"{_GREEN.repo_id}@{_GREEN.revision[:12]}:"
+        if not (backend.startswith(pinned) or asked in {n.casefold() for n in (_GREEN.repo_id, *_GREEN.names)}):
+            out.append(f"GREEN by {backend or 'an unnamed backend'}, the published by {_GREEN.repo_id}")
+    elif signature.metric == "fineradscore":
+        if not signature.settings.get("shots", "").startswith("reference@"):
+            out.append(f"FineRadScore with {signature.settings.get('shots', 'unnamed')} examples, the published "
+                       "with the reference's")
+        if not asked.startswith("gpt-4"):
+            out.append(f"FineRadScore by {backend or 'an unnamed judge'}, the published by a GPT-4 model")
+    else:
+        out += [f"{signature.metric} {name} {model}, the published the pinned weights"
+                for name, model in signature.models.items() if model not in _PINNED]
+    for component in signature.components:
+        out += departures(component)
+    return out

@@ -289,3 +289,22 @@ def test_the_model_card_links_the_paper_a_submission_names():
     assert "- **Paper:** [" in card and "](https://arxiv.org/abs/0000.00000)" in card  # its text escaped, a link
     board.loc[board["model"] == "Demo-Careful", "paper"] = "javascript:alert(1)"
     assert "- **Paper:** —" in model_card(board, "Demo-Careful")
+
+
+def test_a_number_made_otherwise_than_the_published_figures_is_marked_with_how(tmp_path):
+    from rexrank.results import MetricResult
+    from rexrank.signature import Signature
+
+    repo = results_repo(tmp_path)
+    made = result("F", 1.2)
+    by_gpt = Signature("green", "1", models={"backend": "judge:gpt-4o:t=0:max_tokens=1024"})
+    made.metrics["green"] = MetricResult(0.4, 0.4, 0.3, 0.5, 10, "mean", signature=by_gpt)
+    (repo / "submissions" / "lab-f" / "results").mkdir(parents=True)
+    made.write(repo / "submissions" / "lab-f" / "results" / "mimic-cxr.findings.json")
+    reviewed(repo, "lab-f", {"mimic-cxr.findings": made.to_json().encode()})
+    shown = table(aggregate(repo), "mimic-cxr", "findings").set_index("Model")
+    assert shown.loc["F", "GREEN"] == "0.400 ± 0.100 ≠"
+    assert shown.loc["F", "Note"] == "≠ published: GREEN by judge:gpt-4o:t=0:max_tokens=1024, the published by " \
+                                     "StanfordAIMI/GREEN-RadLlama2-7b"
+    # the RadCliQ-v1 each row carries (a BLEU-2 component, no weights) is made as published: no mark, no note
+    assert not any(cell.endswith("≠") for cell in shown["1/RadCliQ-v1"]) and shown.loc["B", "Note"] == ""

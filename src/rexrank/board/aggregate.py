@@ -28,6 +28,7 @@ from rexrank.board.schema import (
     RANK_BY,
 )
 from rexrank.files import atomic_path, write_text
+from rexrank.official import departures
 from rexrank.results import Result, ResultError
 from rexrank.submission import CARD, RADRBENCH_RESULT, RADRSCORE_PARTS, SUBMISSIONS
 
@@ -48,6 +49,7 @@ def _row(result: Result, submission: str | None, card: dict) -> dict:
         row[f"{name}_low"], row[f"{name}_high"] = (None, None) if m is None else (m.low, m.high)
         row[f"{name}_signature"] = None if m is None or m.signature is None else str(m.signature)
         row[f"{name}_key"] = None if m is None or m.signature is None else m.signature.point_key
+        row[f"{name}_departs"] = None if m is None or m.signature is None else "; ".join(departures(m.signature))
     return row
 
 

@@ -54,8 +54,9 @@ rexrank submit --results my-results/ --name "My Model" --institution "My Lab" --
 PAGES = {"leaderboard": "Leaderboard", "overview": "Overview", "radrbench": "RadRBench-CXR", "model": "Model",
          "about": "About", "submit": "Submit"}  # the tabs: their ids in the address, their labels
 LEGEND = ("A number with `±` is rexrank's, with its 95% CI; one without is ReXrank's figure as published, no CI. "
-          "A blank rank is a row not ranked: **Details** says why. Click a column's header to sort by it; hover it "
-          "for what the metric measures.")
+          "A number marked ≠ was made otherwise than the published figures (another judge, precision or weights): "
+          "**Details** says how. A blank rank is a row not ranked: **Details** says why. Click a column's header "
+          "to sort by it; hover it for what the metric measures.")
 # The tables in the page's own proportional font (Gradio's cells are monospace), numbers aligned; on a phone
 # the cells keep to one line and the table scrolls sideways.
 CSS = """

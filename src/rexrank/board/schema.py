@@ -16,8 +16,10 @@ METRICS = tuple(m.name for m in BOARD_METRICS)  # the board's columns, in ReXran
 # `note`: what an imported row's file says of it (a published value its components contradict, say).
 BASE = ("submission", "model", "institution", "url", "paper", "date", "trained_on", "dataset", "split", "task",
         "provenance", "rexrank_version", "created", "note")
-# Each metric's value, 95% CI, signature and the signature's point key (what ranking compares).
-COLUMNS = (*BASE, *(f"{m}{part}" for m in METRICS for part in ("", "_low", "_high", "_signature", "_key")))
+# Each metric's value, 95% CI, signature, the signature's point key (what ranking compares) and how its making departs
+# from the published figures' (`rexrank.official.departures`; blank where it does not, or there is no signature).
+COLUMNS = (*BASE, *(f"{m}{part}" for m in METRICS
+                    for part in ("", "_low", "_high", "_signature", "_key", "_departs")))
 
 # One row per (model, source, task) and a source/task "all" row per model; accuracy with its bootstrap CI, and where
 # the submission was judged, RadRScore and its components over the group's items with reasoning annotations.

@@ -181,10 +181,15 @@ def export(board: pd.DataFrame, dataset: str, task: str, search: str = "", metri
     return out.reset_index(drop=True)
 
 
+DEPARTS = " ≠"  # a verified number made otherwise than the published figures (`rexrank.official.departures`)
+
+
 def _notes(rows: pd.DataFrame) -> list[str]:
-    """Each row's Note: why it is unranked, then what its imported file says of it; sanitised."""
-    return ["; ".join(sanitize_text(_text(t), 300) for t in (u, n) if _text(t))
-            for u, n in zip(rows["unranked"], rows["note"])]
+    """Each row's Note: why it is unranked, what its imported file says of it, then how its numbers were made
+    otherwise than the published figures; sanitised."""
+    departs = ["; ".join(filter(None, map(_text, cells))) for cells in zip(*(rows[f"{m}_departs"] for m in METRICS))]
+    return ["; ".join(sanitize_text(t, 300) for t in (_text(u), _text(n), d and f"≠ published: {d}") if t)
+            for u, n, d in zip(rows["unranked"], rows["note"], departs)]
 
 
 def _cell(text: str) -> str:
@@ -209,8 +214,9 @@ def table(board: pd.DataFrame, dataset: str, task: str, search: str = "", metric
     numbers = out.copy()
     numbers["Rank"] = [None if pd.isna(r) else int(r) for r in rows["rank"]]
     for m in sorted(metrics, key=lambda m: m != RANK_BY):  # the ranking column first, in sight; then ReXrank's order
-        out[TITLES[m]] = [value_with_ci(_num(v), _num(lo), _num(hi))
-                          for v, lo, hi in zip(rows[m], rows[f"{m}_low"], rows[f"{m}_high"])]
+        out[TITLES[m]] = [value_with_ci(_num(v), _num(lo), _num(hi)) + (DEPARTS if _text(d) and _num(v) is not None
+                                                                        else "")
+                          for v, lo, hi, d in zip(rows[m], rows[f"{m}_low"], rows[f"{m}_high"], rows[f"{m}_departs"])]
         numbers[TITLES[m]] = [None if (x := _num(v)) is None else round(x, BOARD_DECIMALS) for v in rows[m]]
     if details:
         more = {"Institution": [sanitize_text(_text(i), 200) for i in rows["institution"]],
@@ -412,5 +418,9 @@ def about() -> str:
         "Every verified number carries a signature in the manner of sacrebleu: the metric and its version, the model "
         "weights at their commit, the settings that change the number, the bootstrap and the package version, e.g. "
         f"BLEU-2's `{example}`. RadCliQ-v1's names each of its components'. Two numbers made with different "
-        "RadCliQ-v1 settings are never ranked together: such a row is listed unranked with the reason in **Note**.",
+        "RadCliQ-v1 settings are never ranked together: such a row is listed unranked with the reason in **Note**. "
+        "A verified number made otherwise than the published figures were (in another precision than fp32, with "
+        "weights other than the pinned ones, GREEN by another model than GREEN-RadLlama2-7b, FineRadScore without "
+        "the reference's few-shot examples or by a judge that is not a GPT-4 model) is marked **≠**, and **Note** "
+        "says how: beside an imported row it is not the same measure.",
     ])
