@@ -231,30 +231,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
     """Paired tests between two systems' per-study tables on the same split and task."""
     import pandas as pd
 
-    a, b = (pd.read_parquet(p).set_index("study_id") for p in (args.a, args.b))
-    if set(a.index) != set(b.index):
-        only = sorted(set(a.index) ^ set(b.index))
-        raise InputError(f"{args.a} and {args.b} cover different studies ({len(only)} differ, e.g. {only[0]}): "
-                         "a paired test needs the same split and task")
-    b = b.loc[a.index]
-    metrics = [m for m in a.columns if m in b.columns and m in METRICS]
-    if not metrics:
-        raise InputError(f"{args.a} and {args.b} share no metric column")
-    print(f"A = {args.a}\nB = {args.b}\n{len(a):,} paired studies; two-sided p-values; seed {args.seed}")
+    from rexrank.compare import paired
+
+    comparisons = paired(pd.read_parquet(args.a), pd.read_parquet(args.b), args.trials, args.seed,
+                         (str(args.a), str(args.b)))
+    print(f"A = {args.a}\nB = {args.b}\n{comparisons[0].of:,} paired studies; two-sided p-values; seed {args.seed}")
     print(f"  {'metric':<12} {'A - B':>9}  {'95% CI of A - B':<21} {'p (bootstrap)':>13} {'p (AR)':>8}")
-    for metric in metrics:
-        statistic = metric_class(metric).statistic
-        x, y, note = a[metric], b[metric], ""
-        if metric in JUDGED:  # a study the judge could not score for either system is left out of the pair
-            both = x.notna() & y.notna()
-            x, y, note = x[both], y[both], f"  ({both.sum():,} studies judged for both)" if not both.all() else ""
-            if not both.any():
-                print(f"  {metric:<12} no study judged for both systems")
-                continue
-        boot = stats.paired_bootstrap(x, y, statistic, args.trials, args.seed)
-        ar = stats.permutation_test(x, y, statistic, args.trials, args.seed)
-        name = f"1/{metric}" if statistic == "inverse_mean" else metric
-        print(f"  {name:<12} {boot.delta:+9.4f}  [{boot.low:+.4f}, {boot.high:+.4f}]  {boot.p_value:13.4f} "
+    for c in comparisons:
+        boot, ar = c.bootstrap, c.randomisation
+        if boot is None:
+            print(f"  {c.metric:<12} no study judged for both systems")
+            continue
+        note = f"  ({c.studies:,} studies judged for both)" if c.studies < c.of else ""
+        print(f"  {c.title:<12} {boot.delta:+9.4f}  [{boot.low:+.4f}, {boot.high:+.4f}]  {boot.p_value:13.4f} "
               f"{ar.p_value:8.4f}{note}")
     return OK
 

@@ -1,0 +1,62 @@
+"""Two systems compared on the same studies, metric by metric, from their per-study tables (`study_id` and a column
+per metric, as `rexrank score` writes them): A - B in the metric's reported statistic (1 / mean for RadCliQ-v1 and
+FineRadScore), its paired-bootstrap 95% CI and p-value, and the approximate-randomisation p-value. `rexrank compare`
+prints it; the board's Compare tab shows it for two verified models."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from rexrank import stats
+from rexrank.errors import InputError
+from rexrank.scorers import JUDGED, METRICS, metric_class
+
+
+@dataclass(frozen=True)
+class Comparison:
+    metric: str
+    statistic: str  # mean or inverse_mean
+    studies: int  # the pairs the tests used: a judged metric's are the studies judged for both systems
+    of: int  # the studies both tables cover
+    bootstrap: stats.PairedTest | None  # None: no study to pair
+    randomisation: stats.PairedTest | None
+
+    @property
+    def title(self) -> str:
+        return f"1/{self.metric}" if self.statistic == "inverse_mean" else self.metric
+
+
+def paired(a: pd.DataFrame, b: pd.DataFrame, trials: int = stats.TRIALS, seed: int = stats.SEED,
+           names: tuple[str, str] = ("A", "B"), metrics: tuple[str, ...] | None = None) -> list[Comparison]:
+    """Every metric both tables carry (or those of `metrics`), in rexrank's order. The tables must cover the same
+    studies, in any order; a judged metric is paired on the studies scored for both (the others have no blanks)."""
+    a, b = (_by_study(t, n) for t, n in zip((a, b), names))
+    if set(a.index) != set(b.index):
+        only = sorted(set(a.index) ^ set(b.index))
+        raise InputError(f"{names[0]} and {names[1]} cover different studies ({len(only)} differ, e.g. {only[0]}): "
+                         "a paired test needs the same split and task")
+    b = b.loc[a.index]
+    shared = [m for m in METRICS if m in a.columns and m in b.columns and (metrics is None or m in metrics)]
+    if not shared:
+        raise InputError(f"{names[0]} and {names[1]} share no metric column")
+    out = []
+    for metric in shared:
+        statistic = metric_class(metric).statistic
+        x, y = a[metric].astype(float), b[metric].astype(float)
+        if metric in JUDGED:
+            both = x.notna() & y.notna()
+            x, y = x[both], y[both]
+        tests = (stats.paired_bootstrap(x, y, statistic, trials, seed),
+                 stats.permutation_test(x, y, statistic, trials, seed)) if len(x) else (None, None)
+        out.append(Comparison(metric, statistic, len(x), len(a), *tests))
+    return out
+
+
+def _by_study(table: pd.DataFrame, name: str) -> pd.DataFrame:
+    if "study_id" not in table.columns:
+        raise InputError(f"{name}: a per-study table has a study_id column")
+    if table["study_id"].duplicated().any():
+        raise InputError(f"{name}: study {table['study_id'][table['study_id'].duplicated()].iloc[0]} appears twice")
+    return table.set_index("study_id")
