@@ -121,7 +121,7 @@ def test_the_embedded_demo_board_covers_every_dataset_and_task():
         for task in views.TASKS:
             shown = views.table(board, dataset, task)
             assert shown["Rank"].tolist() == ["1", "2", "3", "4"]
-            assert shown.loc[shown["Source"] == "verified", "GREEN"].str.contains("±").all()
+            assert shown.loc[shown["Source"] == "verified", "GREEN"].str.contains("±|\\[", regex=True).all()  # a CI
     assert set(board.columns) >= set(COLUMNS)
     assert sources.BoardSource(sources.DEMO).name == "the embedded synthetic demo board"
 
@@ -210,7 +210,7 @@ def test_the_model_page_gives_its_bars_numbers_and_card_through_its_api(app):
     want = views.model_numbers(views.model_bars(board, "Demo-Template"))
     got = _cells(numbers)
     assert got.columns.tolist() == want.columns.tolist() and got.values.tolist() == want.values.tolist()
-    assert got["1/RadCliQ-v1"].str.contains("±").all() and len(got) == 8
+    assert got["1/RadCliQ-v1"].str.contains("±|\\[", regex=True).all() and len(got) == 8
     assert "**Institution:** rexrank demo" in card and "(https://example.org/template)" in card
 
     _, card, numbers, _ = client.predict("Demo-Imported (synthetic)", api_name="/model")  # no CIs, two metrics
@@ -224,12 +224,24 @@ def test_the_model_page_gives_its_bars_numbers_and_card_through_its_api(app):
     assert "(https://example.org/reasoner)" in card and "RadRBench-CXR only" in card
 
 
+def test_two_models_compare_through_the_api_as_the_board_computes_them(app):
+    from rexrank.board.compare import compare
+
+    client, repo, board = app
+    heading, numbers = client.predict("iu-xray", "findings", "Demo-Template", "Demo-Shuffled", api_name="/compare")
+    want_heading, want = compare(board, str(repo), "iu-xray", "findings", "Demo-Template", "Demo-Shuffled")
+    assert heading == want_heading and "A = Demo\\-Template, B = Demo\\-Shuffled" in heading
+    assert _cells(numbers).values.tolist() == want.values.tolist() and len(want) == 8
+    heading, numbers = client.predict("iu-xray", "findings", "Demo-Template", "Demo-Imported (synthetic)",
+                                      api_name="/compare")
+    assert "no per-study scores" in heading and _cells(numbers).empty
+
+
 def test_rank_stability_through_the_api(app):
     client, repo, board = app
     findings, _ = client.predict("iu-xray", "", ["radcliq_v1"], "rank", api_name="/tables")
     got = _cells(findings)
     assert got["Rank range"].tolist() == views.table(board, "iu-xray", "findings")["Rank range"].tolist()
-    assert got["Rank range"].tolist() == ["1–2", "1–2", "3", "4"]  # the demo's imported row sits in Careful's CI
     plot = client.predict("iu-xray", "findings", api_name="/stability")
     assert plot["type"] == "matplotlib" and len(base64.b64decode(plot["plot"].split(",", 1)[1])) > 5_000
 
@@ -432,7 +444,7 @@ def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_header
         pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
     from playwright.sync_api import sync_playwright
 
-    from rexrank.board.app import build, launch_options
+    from rexrank.board.app import PAGES, build, launch_options
 
     demo = build(None, refresh_s=3600)
     demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=_free_port(), quiet=True,
@@ -455,8 +467,16 @@ def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_header
                 cell = page.locator(".board [role=gridcell]:visible").nth(2)
                 font = cell.evaluate("e => getComputedStyle(e.querySelector('a') || e).fontFamily")
                 assert "Mono" not in font and "monospace" not in font, font
+                assert page.locator("#refresh").bounding_box()["height"] < 48  # a small control, not a panel
                 if width == 390:  # a phone: one line per cell, the table scrolls sideways instead
                     assert cell.evaluate("e => getComputedStyle(e).whiteSpace") == "nowrap"
+                    for label in PAGES.values():  # every tab in sight, none behind a menu
+                        tab = page.get_by_role("tab", name=label, exact=True)
+                        box = tab.bounding_box()
+                        assert tab.is_visible() and box and 0 <= box["x"] and box["x"] + box["width"] <= 390, label
+                    assert not page.get_by_label("More tabs").is_visible()
+                    details = page.get_by_text("Details: institution, date, trained on, source, note")
+                    assert details.bounding_box()["width"] > 200  # not squeezed to a sliver beside the metrics
                     page.screenshot(path=tmp_path / "board-390.png", full_page=True)
                     continue
                 rank = page.locator(".board th:visible").filter(has_text="Rank").first
@@ -521,6 +541,11 @@ def test_the_address_carries_the_view_and_a_link_opens_it(app):
             page.goto(client.src + "?tab=model&model=Demo-Template")
             page.get_by_role("tab", name="Model", selected=True).wait_for(timeout=30_000)
             page.get_by_role("heading", name="Demo-Template").wait_for(timeout=30_000)
+
+            page.goto(client.src + "?tab=compare&dataset=iu-xray&task=findings&a=Demo-Shuffled&b=Demo-Careful")
+            page.get_by_role("tab", name="Compare", selected=True).wait_for(timeout=30_000)
+            page.get_by_text("A = Demo-Shuffled, B = Demo-Careful").wait_for(timeout=30_000)
+            assert page.get_by_label("Test set").input_value() == "IU-Xray"
 
             page.goto(client.src + "?tab=%3Cscript%3E&dataset=nowhere&model=%22%3E%3Cimg%3E")  # ignored, not run
             page.get_by_role("tab", name="Leaderboard", selected=True).wait_for(timeout=30_000)

@@ -75,7 +75,9 @@ def rows(repo: Path, unreadable: list[str]) -> list[dict]:
             result = read(path)
             if result is not None and result.provenance == "scored":  # imported rows come from imported/ only
                 why = verified.unverified(folder.name, path.name.removesuffix(".json"), path.read_bytes())
-                out.append(_row(result, folder.name, card) | {"unranked": why})
+                # the per-study table a comparison may use: the one the verified result names by its hash
+                table = None if why else result.companions.get("per_study.parquet")
+                out.append(_row(result, folder.name, card) | {"unranked": why, "per_study_sha256": table})
     for path in sorted((repo / "imported").glob("*.json")):
         if (result := read(path)) is not None:
             out.append(_row(result, None, {}) | {"unranked": None})

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from rexrank.board import views
+from rexrank.board import compare, views
 from rexrank.board.schema import METRICS
 from rexrank.board.sources import DEMO, RESULTS_ENV, BoardSource, Results
+from rexrank.catalog import TEST_SETS
 from rexrank.text import sanitize_text
 
 RADRBENCH_ABOUT = """
@@ -26,6 +27,16 @@ reference reasoning's observations the model recalls), Rf (factuality: the share
 report supports) and Re (effectiveness: the share of its reasoning steps that are effective); RadRScore is their
 mean, each with a 95% CI over the items the judge scored. Submit with `rexrank score-radrbench --out
 my-results/` and `rexrank submit --results my-results/`.
+"""
+
+COMPARE_ABOUT = """
+Two models compared study by study on the same test split: for each metric **A − B** (every column is higher is
+better, so a positive difference favours A), its **paired bootstrap** 95% CI and p-value (both models resampled on
+the same study draws) and the **approximate randomisation** p-value (each study's pair of scores swapped at random),
+both two-sided. Paired tests see differences that overlapping CIs on the Leaderboard hide. A judged metric (GREEN,
+FineRadScore) is paired on the studies the judge scored for both. Only verified models are compared, on the
+per-study tables their reviews wrote; ReXrank's figures as published have none. `rexrank compare A.parquet
+B.parquet` gives the same numbers from the same tables.
 """
 
 SUBMIT = """
@@ -51,8 +62,8 @@ rexrank submit --results my-results/ --name "My Model" --institution "My Lab" --
 """
 
 
-PAGES = {"leaderboard": "Leaderboard", "overview": "Overview", "radrbench": "RadRBench-CXR", "model": "Model",
-         "about": "About", "submit": "Submit"}  # the tabs: their ids in the address, their labels
+PAGES = {"leaderboard": "Leaderboard", "overview": "Overview", "compare": "Compare", "radrbench": "RadRBench-CXR",
+         "model": "Model", "about": "About", "submit": "Submit"}  # the tabs: their ids in the address, their labels
 LEGEND = ("A number with `±` is rexrank's, with its 95% CI; one without is ReXrank's figure as published, no CI. "
           "A number marked ≠ was made otherwise than the published figures (another judge, precision or weights): "
           "**Details** says how. A blank rank is a row not ranked: **Details** says why. Click a column's header "
@@ -64,7 +75,7 @@ CSS = """
   font-family: var(--font) !important; }
 .board [role=gridcell] { font-variant-numeric: tabular-nums; }
 @media (max-width: 640px) {
-  .gradio-container h1 { font-size: 1.35rem !important; }
+  h1 { font-size: 22px !important; line-height: 1.25 !important; }  /* Gradio prefixes it with its container */
   #refresh { min-width: 0 !important; flex-grow: 0 !important; align-self: flex-start; }
   .board [role=gridcell], .board [role=gridcell] *, .board th, .board th * { white-space: nowrap !important; }
 }
@@ -205,6 +216,8 @@ def build(results: Results = None, refresh_s: float = 300.0):
     metric_choices = [(views.TITLES[m], m) for m in METRICS]
     sort_choices = [("Rank (1/RadCliQ-v1)", "rank"), *metric_choices]
     datasets, first_dataset = [(label, key) for key, label in views.DATASETS.items()], next(iter(views.DATASETS))
+    tasks, first_task = [(label, key) for key, label in views.TASKS.items()], next(iter(views.TASKS))
+    public = [(label, key) for label, key in datasets if not TEST_SETS[key].private]  # a private set: aggregates only
 
     def chosen(metrics: list[str] | None) -> tuple[str, ...]:
         return tuple(m for m in METRICS if m in (metrics or []))  # in ReXrank's order, whatever the ticking order
@@ -227,8 +240,23 @@ def build(results: Results = None, refresh_s: float = 300.0):
         """The view a link names; anything it names that the board does not have is ignored."""
         asked = dict(request.query_params) if request else {}
         names = views.model_names(source.board, source.radrbench)
+        shown = asked["dataset"] if asked.get("dataset") in dict(map(reversed, public)) else public[0][1]
+        task = asked["task"] if asked.get("task") in views.TASKS else first_task
         return (gr.Dropdown(value=asked["dataset"]) if asked.get("dataset") in views.DATASETS else gr.Dropdown(),
-                gr.Dropdown(value=asked["model"]) if asked.get("model") in names else gr.Dropdown())
+                gr.Dropdown(value=asked["model"]) if asked.get("model") in names else gr.Dropdown(),
+                gr.Dropdown(value=shown), gr.Radio(value=task), *pair_choices(shown, task, asked.get("a"),
+                                                                                 asked.get("b")))
+
+    def pair_choices(dataset: str, task: str, a: str | None, b: str | None):
+        """Models A and B for the Compare tab: kept when still on the board, else its first two comparable."""
+        names = views.compare_choices(source.board, dataset, task)
+        a = a if a in names else (names[0] if names else None)
+        b = b if b in names and b != a else next((n for n in names if n != a), None)
+        return gr.Dropdown(choices=names, value=a), gr.Dropdown(choices=names, value=b)
+
+    def compared(dataset: str, task: str, a: str | None, b: str | None):
+        heading, numbers = compare.compare(source.board, source.results, dataset, task, a or "", b or "")
+        return heading, _frame(numbers)
 
     # Gradio hands a function the request when its parameter is annotated gr.Request; `from __future__ import
     # annotations` would leave a string it cannot resolve (gradio is imported here, not at the module's top).
@@ -268,23 +296,25 @@ def build(results: Results = None, refresh_s: float = 300.0):
                 overview(task), radrbench(view, radr_search), radrbench_plot())
 
     with gr.Blocks(title="rexrank leaderboard", analytics_enabled=False) as demo:
-        with gr.Row(equal_height=True):
+        with gr.Row():
             gr.Markdown("# rexrank: AI-generated chest X-ray reports, ranked\n"
                         f"Results from **{source.name}**; ranked by 1/RadCliQ-v1, with 95% CIs on every number "
                         "rexrank scored.")
             refresh_button = gr.Button("Refresh", scale=0, min_width=80, size="sm", elem_id="refresh")
         banner = gr.Markdown(source.banner, visible=bool(source.banner))
         pages = {}
-        with gr.Tabs():
+        with gr.Tabs(overflow_behavior="wrap"):  # on a phone every tab in sight (on more rows), none in a menu
             with gr.Tab(PAGES["leaderboard"], id="leaderboard") as pages["leaderboard"]:
                 with gr.Row():
                     dataset = gr.Dropdown(datasets, value=first_dataset, label="Dataset", scale=1)
                     search = gr.Textbox(label="Search model or institution", scale=2)
                     sort_by = gr.Dropdown(sort_choices, value="rank", label="Sort by (best first)", scale=1)
-                with gr.Row():
-                    metrics = gr.CheckboxGroup(metric_choices, value=list(METRICS), label="Metric columns", scale=4)
-                    details = gr.Checkbox(value=False, label="Details: institution, date, trained on, source, note",
-                                          scale=1)
+                with gr.Row():  # columns, so that on a phone the second goes below the first, not squeezed beside
+                    with gr.Column(scale=4, min_width=320):
+                        metrics = gr.CheckboxGroup(metric_choices, value=list(METRICS), label="Metric columns")
+                    with gr.Column(scale=1, min_width=240):
+                        details = gr.Checkbox(value=False,
+                                              label="Details: institution, date, trained on, source, note")
                 boards = []
                 task_pages = {}
                 with gr.Tabs():
@@ -293,8 +323,10 @@ def build(results: Results = None, refresh_s: float = 300.0):
                             boards.append(gr.Dataframe(label=label, interactive=False, wrap=True,
                                                        elem_classes=["board"]))
                 with gr.Row():
-                    gr.Markdown(LEGEND)
-                    download = gr.DownloadButton("Download this view (CSV)", size="sm", scale=0, min_width=200)
+                    with gr.Column(scale=4, min_width=320):
+                        gr.Markdown(LEGEND)
+                    with gr.Column(scale=0, min_width=200):
+                        download = gr.DownloadButton("Download this view (CSV)", size="sm")
             with gr.Tab(PAGES["overview"], id="overview") as pages["overview"]:
                 with gr.Row():
                     overview_task = gr.Radio([(label, key) for key, label in views.TASKS.items()],
@@ -302,6 +334,19 @@ def build(results: Results = None, refresh_s: float = 300.0):
                     stability_dataset = gr.Dropdown(datasets, value=first_dataset, label="Rank stability on")
                 overview_table = gr.Dataframe(label="Mean rank across datasets", interactive=False)
                 stability_plot = gr.Plot(label="Rank stability on the chosen dataset (1/RadCliQ-v1, 95% CIs)")
+            with gr.Tab(PAGES["compare"], id="compare") as pages["compare"]:
+                with gr.Row():
+                    pair_dataset = gr.Dropdown(public, value=public[0][1], label="Test set")
+                    pair_task = gr.Radio(tasks, value=first_task, label="Task")
+                with gr.Row():
+                    # any name is taken (a link's, the API's): one not on the board is answered as such
+                    pair_names = views.compare_choices(source.board, public[0][1], first_task)
+                    model_a = gr.Dropdown(pair_names, label="A (verified models first)", allow_custom_value=True)
+                    model_b = gr.Dropdown(pair_names, label="B", allow_custom_value=True)
+                pair_heading = gr.Markdown()
+                pair_table = gr.Dataframe(label="A − B per metric, paired tests", interactive=False, wrap=True,
+                                          elem_classes=["board"])
+                gr.Markdown(COMPARE_ABOUT)
             with gr.Tab(PAGES["radrbench"], id="radrbench") as pages["radrbench"]:
                 with gr.Row():
                     radr_view = gr.Radio([(label, key) for key, label in views.RADRBENCH_VIEWS.items()], value="task",
@@ -323,14 +368,26 @@ def build(results: Results = None, refresh_s: float = 300.0):
                 gr.Markdown(SUBMIT)
 
         controls = [dataset, search, metrics, sort_by, details]
+        pair = [pair_dataset, pair_task, model_a, model_b]
         # The address carries the view (?tab=&dataset=&task=&model=): a link opens it; each change rewrites it.
-        demo.load(from_address, None, [dataset, model], api_visibility="private")  # the tabs: launch_options
+        demo.load(from_address, None, [dataset, model, pair_dataset, pair_task, model_a, model_b],
+                  api_visibility="private").then(compared, pair, [pair_heading, pair_table], api_visibility="private")
+        # the tabs: launch_options
         for name, tab in pages.items():
             tab.select(None, None, None, js=address_js("tab", repr(name)))
         for key, tab in task_pages.items():
             tab.select(None, None, None, js=address_js("task", repr(key)))
         dataset.change(None, dataset, None, js=address_js("dataset"))
         model.change(None, model, None, js=address_js("model"))
+        for key, control in (("a", model_a), ("b", model_b)):
+            control.input(None, control, None, js=address_js(key))
+        model_a.input(compared, pair, [pair_heading, pair_table], api_visibility="private")
+        model_b.input(compared, pair, [pair_heading, pair_table], api_name="compare")  # also the pair's API
+        for key, control in (("dataset", pair_dataset), ("task", pair_task)):
+            control.input(None, control, None, js=address_js(key))
+            control.input(pair_choices, pair, [model_a, model_b], api_visibility="private").then(
+                compared, pair, [pair_heading, pair_table], api_visibility="private").then(
+                None, model_a, None, js=address_js("a")).then(None, model_b, None, js=address_js("b"))
         dataset.change(tables, controls, boards, api_name="tables")
         for control in (search, metrics, sort_by, details):
             control.change(tables, controls, boards, api_visibility="private")

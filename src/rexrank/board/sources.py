@@ -4,9 +4,11 @@ synthetic demo board (`DEMO`); and `BoardSource`, the Space's table that outlive
 
 from __future__ import annotations
 
+import atexit
 import enum
 import os
 import re
+import shutil
 import tempfile
 from datetime import UTC, datetime
 from functools import cache
@@ -151,11 +153,19 @@ def _official() -> pd.DataFrame:
 
 @cache
 def _demo() -> tuple[pd.DataFrame, pd.DataFrame]:
+    board = conform(aggregate(demo_repo()))
+    return board, pd.read_parquet(demo_repo() / RADRBENCH_BOARD)
+
+
+@cache
+def demo_repo() -> Path:
+    """The demo's results repo on disk, built once per process and removed at exit: the Compare tab reads its
+    per-study tables."""
     from rexrank.demo.board import demo_results_repo
 
-    with tempfile.TemporaryDirectory(prefix="rexrank-demo-board-") as tmp:
-        board = conform(aggregate(demo_results_repo(tmp)))
-        return board, pd.read_parquet(Path(tmp) / RADRBENCH_BOARD)
+    folder = Path(tempfile.mkdtemp(prefix="rexrank-demo-board-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return demo_results_repo(folder)
 
 
 def demo_tables() -> tuple[pd.DataFrame, pd.DataFrame]:

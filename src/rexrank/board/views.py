@@ -265,6 +265,16 @@ def model_names(board: pd.DataFrame, radrbench: pd.DataFrame | None = None) -> l
     return names + sorted(set(reasoning) - set(names))
 
 
+def compare_choices(board: pd.DataFrame, dataset: str, task: str) -> list[str]:
+    """The Compare tab's models on one dataset and task: those it can compare (verified, with a per-study table)
+    best rank first, then the rest by name (choosing one says why it cannot be compared)."""
+    rows = board[(board["dataset"] == dataset) & (board["task"] == task) & board["model"].notna()]
+    comparable = rows["per_study_sha256"].notna()
+    first = rows[comparable].sort_values(["rank", "model"], na_position="last")["model"].astype(str)
+    names = list(dict.fromkeys(first))
+    return names + sorted(set(rows["model"].astype(str)) - set(names))
+
+
 def model_bars(board: pd.DataFrame, model: str) -> pd.DataFrame:
     """`model_scores` ready to plot: ordered by metric (ReXrank's order), dataset and task, with `group` (the bar's
     label, dataset and task) and the whiskers' lengths `err_low`/`err_high` (NaN where the number has no CI)."""

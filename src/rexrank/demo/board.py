@@ -10,6 +10,7 @@ import random
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pandas as pd
 
 from rexrank import demo
@@ -18,6 +19,8 @@ from rexrank.board.schema import METRICS
 from rexrank.catalog import TASK_TITLES, TEST_SETS
 from rexrank.files import write_text
 from rexrank.results import MetricResult, ModelInfo, Result
+from rexrank.scorecard import estimates, file_sha256
+from rexrank.scorers import JUDGED
 from rexrank.signature import Signature
 from rexrank.submission import CARD, RADRSCORE_PARTS, SUBMISSIONS
 
@@ -30,11 +33,15 @@ def demo_results_repo(root: str | os.PathLike, crowd: int = 0) -> Path:
     rng = random.Random(0)
     quality = {"demo-careful": 1.0, "demo-template": 0.75, "demo-shuffled": 0.55}
     systems = demo.systems()
+    tabled = set(systems)  # the demo systems carry per-study tables; a crowd's synthetic models do not
     for i in range(crowd):
         key = f"synthetic-{i:05d}"
         systems[key] = {"name": f"Synthetic-{i:05d}", "institution": f"Lab {i % 97}", "url": f"https://example.org/{key}",
                         "trained_on": ["synthetic"]}
         quality[key] = rng.uniform(0.4, 1.1)
+    # each study's difficulty, shared by every system: what makes a paired comparison sharper than the CIs
+    difficulty = {(d, t): np.random.default_rng([i, j]).normal(0, 0.15, STUDIES)
+                  for i, d in enumerate(TEST_SETS) for j, t in enumerate(TASK_TITLES)}
     for key, card in systems.items():
         folder = root / SUBMISSIONS / key
         (folder / "results").mkdir(parents=True, exist_ok=True)
@@ -42,9 +49,19 @@ def demo_results_repo(root: str | os.PathLike, crowd: int = 0) -> Path:
         written = {}
         for dataset in TEST_SETS:
             for task in TASK_TITLES:
-                metrics = _demo_metrics(rng, quality[key] * rng.uniform(0.9, 1.1))
+                level, companions = quality[key] * rng.uniform(0.9, 1.1), {}
+                if key in tabled:
+                    table, metrics = _demo_per_study(np.random.default_rng(rng.randrange(2**32)), level,
+                                                     difficulty[dataset, task])
+                    path = folder / "per_study" / f"{dataset}.{task}.parquet"
+                    path.parent.mkdir(exist_ok=True)
+                    table.to_parquet(path, index=False)
+                    companions = {"per_study.parquet": file_sha256(path)}
+                else:
+                    metrics = _demo_metrics(rng, level)
                 result = Result(ModelInfo(card["name"], card["institution"], card["url"]), dataset, "test", task,
-                                metrics, counts={"scored": 500}, created="2026-11-01T00:00:00Z")
+                                metrics, counts={"scored": STUDIES}, created="2026-11-01T00:00:00Z",
+                                companions=companions)
                 written[f"{dataset}.{task}"] = result.write(folder / "results" / f"{dataset}.{task}.json").read_bytes()
         ledger.record_folder(root, key, owner=key, name=card["name"], institution=card["institution"], files=written,
                              pr=0, head="0" * 40, job="demo")  # synthetic numbers, ranked as if reviewed
@@ -92,9 +109,35 @@ def _demo_radrscore(accuracy: pd.DataFrame, quality: float) -> tuple[pd.DataFram
     return pd.DataFrame(rows), judged
 
 
+CENTRE = {"bleu2": 0.20, "bertscore": 0.45, "semb_score": 0.45, "radgraph": 0.25, "radcliq_v1": 0.85,
+          "ratescore": 0.52, "green": 0.30, "fineradscore": 0.40}  # each metric's board value at quality 1
+STUDIES = 500
+
+
+def _demo_per_study(rng: np.random.Generator, quality: float, difficulty: np.ndarray
+                    ) -> tuple[pd.DataFrame, dict[str, MetricResult]]:
+    """Synthetic per-study scores (each metric's board value about CENTRE x quality; a judged metric leaves a few
+    studies unscored) and the numbers made from them as `rexrank score` makes them."""
+    table = {"study_id": [f"demo-{i:04d}" for i in range(STUDIES)]}
+    for name in METRICS:
+        target = CENTRE[name] * quality
+        noise = difficulty + rng.normal(0, 0.1, STUDIES)
+        if name == "radcliq_v1":  # per study RadCliQ-v1 itself (lower is better); the board shows 1 / mean
+            values = 1 / target - 2 * noise
+        elif name == "fineradscore":  # per study the worst severity, 0..4; 1 / mean on the board
+            values = np.clip(np.round(1 / target - 4 * noise), 0, 4)
+        else:
+            values = np.clip(target + noise, 0, 1)
+        if name in JUDGED:
+            values = np.where(rng.random(STUDIES) < 0.02, np.nan, values)
+        table[name] = values
+    per_study = pd.DataFrame(table)
+    signatures = {name: Signature(name, "1", settings={"demo": "synthetic"}) for name in METRICS}
+    return per_study, estimates(per_study, signatures)
+
+
 def _demo_metrics(rng: random.Random, quality: float) -> dict[str, MetricResult]:
-    centre = {"bleu2": 0.20, "bertscore": 0.45, "semb_score": 0.45, "radgraph": 0.25, "radcliq_v1": 0.85,
-              "ratescore": 0.52, "green": 0.30, "fineradscore": 0.40}
+    centre = CENTRE
     out = {}
     for name in METRICS:
         value = centre[name] * quality * rng.uniform(0.95, 1.05)
