@@ -106,7 +106,8 @@ def test_submit_review_merge_aggregate_round_trip_on_the_hub(tmp_path, fake_hub,
     monkeypatch.setenv("HF_TOKEN", "hf_researcher")
     capsys.readouterr()
     assert main(["submit", "--results", str(results), "--name", "Careful", "--institution", "Demo Lab",
-                 "--repo", "rexrank/results"]) == 0
+                 "--repo", "rexrank/results", "--access", "open-weights", "--code", "https://example.org/code",
+                 "--paper", "https://arxiv.org/abs/2401.00001", "--trained-on", "mimic-cxr"]) == 0
     assert "pull request opened: " in capsys.readouterr().out
     [pr] = fake_hub.pull_requests("rexrank/results", repo_type="dataset")
     assert pr.status == "open" and pr.author == "researcher"
@@ -123,6 +124,10 @@ def test_submit_review_merge_aggregate_round_trip_on_the_hub(tmp_path, fake_hub,
     assert sorted(zip(board["model"], board["task"])) == [("Careful", "findings"), ("Careful", "findings_impression")]
     assert board["submission"] == ["demo-lab-careful"] * 2 and board["provenance"] == ["scored"] * 2
     assert board["unranked"] == ["no 1/RadCliQ-v1"] * 2  # scored with bleu2 only: verified, but no ranking metric
+    # the card's context reaches the board, and the verified result names its per-study table for Compare
+    assert board["access"] == ["open-weights"] * 2 and board["code"] == ["https://example.org/code"] * 2
+    assert board["paper"] == ["https://arxiv.org/abs/2401.00001"] * 2 and board["trained_on"] == ["mimic-cxr"] * 2
+    assert all(len(sha) == 64 for sha in board["per_study_sha256"])
 
 
 @pytest.fixture

@@ -37,6 +37,8 @@ DATASETS = PUBLIC_DATASETS + PRIVATE_DATASETS
 OTHER_CREDENTIALED = {"radrbench-cxr": "RadRBench-CXR"}
 
 TASK_TITLES = {"findings": "Findings", "findings_impression": "Findings + Impression"}
+# How a model can be had, as a submission's card says (`access`; blank: not said): the board filters on it.
+ACCESS = {"open-weights": "open weights", "api": "API"}
 
 
 @dataclass(frozen=True)

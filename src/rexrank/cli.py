@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rexrank import __version__, demo, stats
+from rexrank.catalog import ACCESS
 from rexrank.errors import InputError, MetricUnavailable
 from rexrank.models import MODELS, PRECISIONS, ModelUnavailable, clear_overrides, resolve, set_override
 from rexrank.reports import TASKS
@@ -406,7 +407,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     from rexrank.submission import ModelCard, submit
 
     card = ModelCard(args.name, args.institution, args.url, args.paper, trained_on=tuple(args.trained_on),
-                     contact=args.contact)
+                     contact=args.contact, code=args.code, access=args.access)
     private = {}
     for spec in args.private:
         key, _, path = spec.partition("=")
@@ -496,6 +497,10 @@ def parser() -> argparse.ArgumentParser:
     send.add_argument("--institution", default="")
     send.add_argument("--url", default="", help="the model's page (code or weights)")
     send.add_argument("--paper", default="", help="a link to the paper")
+    send.add_argument("--code", default="", help="a link to the model's code")
+    send.add_argument("--access", choices=tuple(ACCESS), default="",
+                      help="how the model can be had: its weights are open, or it is served by an API (the board "
+                           "filters on it; unsaid: unknown)")
     send.add_argument("--trained-on", action="append", default=[], metavar="DATASET", help="repeat for several")
     send.add_argument("--contact", default="", help="an email or handle the maintainers may reach")
     send.add_argument("--private", action="append", default=[], metavar="DATASET.TASK=FILE",

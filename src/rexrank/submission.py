@@ -45,6 +45,8 @@ class ModelCard:
     url: str = ""
     paper: str = ""
     date: str = field(default_factory=lambda: datetime.now(UTC).strftime("%Y-%m-%d"))
+    code: str = ""  # a link to the model's code
+    access: str = ""  # ACCESS: open-weights or api; "" unknown
     trained_on: tuple[str, ...] = ()
     contact: str = ""
 

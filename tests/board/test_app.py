@@ -189,6 +189,21 @@ def test_the_app_switches_dataset_and_task_and_searches_through_its_api(app):
     assert overview.values.tolist() == views.overview(board, "findings_impression").values.tolist()
 
 
+def test_the_app_filters_by_source_through_its_api(app):
+    client, repo, board = app
+    findings, _ = client.predict("mimic-cxr", "", ["radcliq_v1"], "rank", False, "any", "any", "imported",
+                                 api_name="/tables")
+    assert _cells(findings)["Model"].tolist() == ["Demo\\-Imported \\(synthetic\\)"]  # markdown, escaped
+    findings, _ = client.predict("mimic-cxr", "", ["radcliq_v1"], "rank", False, "any", "no", "verified",
+                                 api_name="/tables")
+    want = views.table(board, "mimic-cxr", "findings", metrics=("radcliq_v1",), details=False,
+                       filters=views.Filters(mimic="no", source="verified"))
+    assert _cells(findings).values.tolist() == want.values.tolist() and len(want) == 3  # trained on synthetic text
+    findings, _ = client.predict("mimic-cxr", "", ["radcliq_v1"], "rank", False, "api", "any", "any",
+                                 api_name="/tables")
+    assert _cells(findings)["Model"].tolist() == ["[Demo\\-Template](https://example.org/template)"]
+
+
 def test_the_app_sorts_by_a_metric_as_numbers_not_text(app):
     client, repo, board = app
     findings, _ = client.predict("mimic-cxr", "", ["bleu2", "green"], "green", api_name="/tables")
@@ -246,6 +261,9 @@ def test_rank_stability_through_the_api(app):
     assert plot["type"] == "matplotlib" and len(base64.b64decode(plot["plot"].split(",", 1)[1])) > 5_000
 
 
+ANY_ROW = ("any", "any", "any")  # the filters: access, trained on MIMIC-CXR, source
+
+
 def test_refresh_rereads_the_repo_and_keeps_the_last_table_under_a_banner(app):
     client, repo, board = app
     changed = board.copy()
@@ -255,14 +273,14 @@ def test_refresh_rereads_the_repo_and_keeps_the_last_table_under_a_banner(app):
     changed.to_parquet(buffer, index=False)
     (repo / BOARD).write_bytes(buffer.getvalue())
 
-    banner, findings, *_ = client.predict("rexgradient", "Careful", ["bleu2"], "rank", False, "findings", "task", "",
-                                          api_name="/refresh")
+    banner, findings, *_ = client.predict("rexgradient", "Careful", ["bleu2"], "rank", False, *ANY_ROW, "findings",
+                                          "task", "", api_name="/refresh")
     assert _cells(findings)["BLEU"].tolist()[0].startswith("0.500 ")
     assert not banner.get("visible", True) or not banner.get("value")
 
     shutil.rmtree(repo)
-    banner, findings, *_ = client.predict("rexgradient", "Careful", ["bleu2"], "rank", False, "findings", "task", "",
-                                          api_name="/refresh")
+    banner, findings, *_ = client.predict("rexgradient", "Careful", ["bleu2"], "rank", False, *ANY_ROW, "findings",
+                                          "task", "", api_name="/refresh")
     assert "Could not read the board" in banner["value"] and banner["visible"] is True
     assert _cells(findings)["BLEU"].tolist()[0].startswith("0.500 ")  # the last good table, not a blank page
 
@@ -287,7 +305,7 @@ def test_the_radrbench_tab_through_the_api(app):
     changed = table.copy()
     changed.loc[changed["model"] == "Demo-Guesser", "institution"] = "Guess Lab"
     changed.to_parquet(repo / RADRBENCH_BOARD, index=False)
-    *_, radr, plot = client.predict("rexgradient", "", ["bleu2"], "rank", False, "findings", "task", "guess",
+    *_, radr, plot = client.predict("rexgradient", "", ["bleu2"], "rank", False, *ANY_ROW, "findings", "task", "guess",
                                     api_name="/refresh")
     assert _cells(radr)["Institution"].tolist() == ["Guess Lab"]
     assert plot["type"] == "matplotlib" and len(base64.b64decode(plot["plot"].split(",", 1)[1])) > 10_000
@@ -491,7 +509,7 @@ def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_header
                 assert len(shown) >= 10 and [r[0] for r in shown] == want[:len(shown)]  # the rows drawn so far
                 page.get_by_label("Details: institution, date, trained on, source, note").check()
                 deadline = time.monotonic() + 20
-                while header_row()[-5:] != list(views.DETAILS) and time.monotonic() < deadline:
+                while header_row()[-len(views.DETAILS):] != list(views.DETAILS) and time.monotonic() < deadline:
                     page.wait_for_timeout(300)
                 assert header_row() == ["Rank", "Rank range", "Model", *metrics, *views.DETAILS]
                 page.screenshot(path=tmp_path / "board-1400-details.png", full_page=True)
@@ -506,7 +524,7 @@ def test_the_view_downloads_as_csv_with_numbers_and_no_formulas(app):
     got = pd.read_csv(button["value"])  # the file the download button now serves
     want = pd.concat([views.export(board, "iu-xray", task) for task in views.TASKS], ignore_index=True)
     assert len(got) == len(want) == 8 and got.columns.tolist() == want.columns.tolist()
-    assert got.columns.tolist()[11:14] == ["radcliq_v1_value", "radcliq_v1_low", "radcliq_v1_high"]
+    assert got.columns.tolist()[13:16] == ["radcliq_v1_value", "radcliq_v1_low", "radcliq_v1_high"]
     for column in [c for c in got.columns if c.endswith(("_value", "_low", "_high"))]:
         assert got[column].dtype == float  # numbers, not "0.919 ± 0.020"
         assert got[column].tolist() == pytest.approx(want[column].astype(float).tolist(), nan_ok=True)

@@ -83,3 +83,30 @@ def test_a_metric_made_otherwise_for_one_model_is_listed_not_compared(repo):
     green = table.set_index("Metric").loc["GREEN"]
     assert green["A − B"] == "" and "their signatures differ" in green["Note"]
     assert table.set_index("Metric").loc["BLEU", "A − B"] != ""  # the others are still compared
+
+
+def test_two_models_merged_on_the_hub_compare_from_its_per_study_tables(tmp_path, fake_hub, monkeypatch):
+    from fixtures.submissions import score
+    from huggingface_hub import HfApi
+
+    from rexrank import demo
+    from rexrank.backend.__main__ import main as backend
+    from rexrank.board.sources import read_board
+
+    HfApi().create_repo("rexrank/results", repo_type="dataset", token="hf_maintainer")
+    for pr, (system, name) in enumerate((("demo-careful", "Careful"), ("demo-template", "Template")), 1):
+        monkeypatch.setenv("HF_TOKEN", "hf_researcher")
+        assert main(["submit", "--results", str(score(tmp_path / system, system)), "--name", name, "--institution",
+                     "Lab", "--repo", "rexrank/results"]) == 0
+        monkeypatch.setenv("HF_TOKEN", "hf_maintainer")
+        assert backend(["review", "--hub", "rexrank/results", "--pr", str(pr), "--dataset",
+                        f"mimic-cxr={demo.DATASET}"]) == 0
+        assert backend(["merge", "--hub", "rexrank/results", "--pr", str(pr)]) == 0
+    assert backend(["aggregate", "--hub", "rexrank/results"]) == 0
+    heading, table = compare(read_board("rexrank/results"), "rexrank/results", "mimic-cxr", "findings", "Careful",
+                             "Template", trials=200)
+    ours = [pd.read_parquet(tmp_path / s / "mimic-cxr.findings.per_study.parquet") for s in ("demo-careful",
+                                                                                            "demo-template")]
+    bleu = table.set_index("Metric").loc["BLEU"]
+    assert float(bleu["A − B"]) == pytest.approx(ours[0]["bleu2"].mean() - ours[1]["bleu2"].mean(), abs=5e-5)
+    assert f"{len(ours[0])} paired studies" in heading

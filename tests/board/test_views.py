@@ -308,3 +308,36 @@ def test_a_number_made_otherwise_than_the_published_figures_is_marked_with_how(t
                                      "StanfordAIMI/GREEN-RadLlama2-7b"
     # the RadCliQ-v1 each row carries (a BLEU-2 component, no weights) is made as published: no mark, no note
     assert not any(cell.endswith("≠") for cell in shown["1/RadCliQ-v1"]) and shown.loc["B", "Note"] == ""
+
+
+def test_filters_keep_rows_by_access_training_data_and_source_and_links_are_safe(tmp_path):
+    from rexrank.board.views import Filters, export
+
+    repo = results_repo(tmp_path)
+    cards = {"lab-a": {"name": "A", "access": "open-weights", "trained_on": ["MIMIC-CXR", "iu-xray"],
+                       "paper": "https://arxiv.org/abs/2401.00001", "code": "https://github.com/lab/a"},
+             "lab-b": {"name": "B", "access": "api", "trained_on": ["chexpert-plus"], "code": "javascript:alert(1)"},
+             "lab-c": {"name": "C"}}
+    for sub, card in cards.items():
+        (repo / "submissions" / sub / "submission.json").write_text(json.dumps(card))
+    board = aggregate(repo)
+
+    def models(**kept):
+        return table(board, "mimic-cxr", "findings", filters=Filters(**kept))["Model"].tolist()
+
+    assert len(models()) == 4
+    assert models(access="open-weights") == ["A"] and models(access="api") == ["B"]
+    assert sorted(models(access="unknown")) == ["C", "Official D"]  # an imported row says nothing: unknown
+    assert models(mimic="yes") == ["A"] and models(mimic="no") == ["B"]  # "MIMIC-CXR" in any case counts
+    assert sorted(models(mimic="unknown")) == ["C", "Official D"]
+    assert models(source="imported") == ["Official D"] and "Official D" not in models(source="verified")
+    assert models(access="api", mimic="yes") == []
+    with pytest.raises(ValueError, match="access 'open': expected one of"):
+        Filters(access="open")
+
+    shown = table(board, "mimic-cxr", "findings").set_index("Model")
+    assert shown.loc["A", "Links"] == "[paper](https://arxiv.org/abs/2401.00001) · [code](https://github.com/lab/a)"
+    assert shown.loc["B", "Links"] == "" and shown.loc["B", "Access"] == "API"  # an unsafe link is not shown at all
+    assert shown.loc["C", "Access"] == "unknown"
+    csv = export(board, "mimic-cxr", "findings", filters=Filters(access="open-weights"))
+    assert csv["model"].tolist() == ["A"] and csv["code"].tolist() == ["https://github.com/lab/a"]

@@ -305,6 +305,9 @@ def folder_with(tmp_path, name: str, data: bytes) -> SubmissionRejected:
     (card_json(trained_on=[1, "x"]), "trained_on: expected a list of text"),
     (card_json(trained_on=[["nested"]]), "nested deeper than 2 levels"),
     (card_json(script="<script>alert(1)</script>"), "unknown field 'script'"),
+    (card_json(code="javascript:alert(1)"), "code: not an http(s) URL"),
+    (card_json(access="open"), "access: 'open' is not one of open-weights, api"),
+    (card_json(access="<b>api</b>"), "access: '<b>api</b>' is not one of open-weights, api"),
     (json.dumps({"institution": "Lab"}).encode(), "name: missing"),
     (b'["name"]', "expected a JSON object, got list"),
     (b'{"name": NaN}', "NaN is not a JSON number"),
@@ -321,8 +324,10 @@ def test_card_contents_are_checked(tmp_path, data, message):
 
 def test_card_text_is_sanitised_on_the_way_in(tmp_path):
     card = card_json(institution="Lab\u00a0\u00a0of   Things", paper="https://arxiv.org/abs/2401.00001",
-                     trained_on=["  mimic-cxr ", "iu\u3000xray", ""])
+                     trained_on=["  mimic-cxr ", "iu\u3000xray", ""], code="https://github.com/lab/model",
+                     access="open-weights")
     checked = check_submission(write(tmp_path, clean_files() | {f"{BASE}/submission.json": card}), SID)
+    assert checked.card.code == "https://github.com/lab/model" and checked.card.access == "open-weights"
     assert checked.card.institution == "Lab of Things"
     assert checked.card.trained_on == ("mimic-cxr", "iu xray")
     assert checked.card.paper_url == "https://arxiv.org/abs/2401.00001"

@@ -37,7 +37,8 @@ def _row(result: Result, submission: str | None, card: dict) -> dict:
     # A submission's card names the model (its results carry whatever name they were scored under).
     row = {"submission": submission, "model": card.get("name") or result.model.name,
            "institution": card.get("institution", result.model.institution), "url": card.get("url", result.model.url),
-           "paper": card.get("paper", ""), "trained_on": ", ".join(map(str, card.get("trained_on") or [])),
+           "paper": card.get("paper", ""), "code": card.get("code", ""), "access": card.get("access", ""),
+           "trained_on": ", ".join(map(str, card.get("trained_on") or [])),
            "date": card.get("date") or
            str(result.checks.get("date", "")), "dataset": result.dataset, "split": result.split,
            "task": result.task, "provenance": result.provenance, "rexrank_version": result.rexrank_version,

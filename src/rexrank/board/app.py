@@ -89,7 +89,8 @@ def _frame(shown: pd.DataFrame):
 
     columns = shown.columns.tolist()
     numeric = set(views.TITLES.values()) | {"Rank"} if "numbers" in shown.attrs else set()
-    types = ["markdown" if column == "Model" else "number" if column in numeric else "str" for column in columns]
+    types = ["markdown" if column in ("Model", "Links") else "number" if column in numeric else "str"
+             for column in columns]
     value = shown
     if numeric:
         value = {"headers": columns, "data": shown.attrs["numbers"],
@@ -222,16 +223,23 @@ def build(results: Results = None, refresh_s: float = 300.0):
     def chosen(metrics: list[str] | None) -> tuple[str, ...]:
         return tuple(m for m in METRICS if m in (metrics or []))  # in ReXrank's order, whatever the ticking order
 
-    def tables(dataset: str, search: str, metrics: list[str], sort_by: str, details: bool = False):
+    def filtered(access: str | None, mimic: str | None, provenance: str | None) -> views.Filters:
+        return views.Filters(access or views.ANY, mimic or views.ANY, provenance or views.ANY)
+
+    def tables(dataset: str, search: str, metrics: list[str], sort_by: str, details: bool = False,
+               access: str | None = None, mimic: str | None = None, provenance: str | None = None):
         return tuple(_frame(views.table(source.board, dataset, task, search or "", chosen(metrics), sort_by or "rank",
-                                        details=bool(details))) for task in views.TASKS)
+                                        details=bool(details), filters=filtered(access, mimic, provenance)))
+                     for task in views.TASKS)
 
     exports = Path(tempfile.mkdtemp(prefix="rexrank-board-csv-"))
 
-    def export_csv(dataset: str, search: str, metrics: list[str], sort_by: str, details: bool = False):
+    def export_csv(dataset: str, search: str, metrics: list[str], sort_by: str, details: bool = False,
+                   access: str | None = None, mimic: str | None = None, provenance: str | None = None):
         """The dataset's two tasks as the tables show them, as numbers (value, low, high), for the download."""
-        frame = pd.concat([views.export(source.board, dataset, task, search or "", chosen(metrics), sort_by or "rank")
-                           for task in views.TASKS], ignore_index=True)
+        frame = pd.concat([views.export(source.board, dataset, task, search or "", chosen(metrics), sort_by or "rank",
+                                        filtered(access, mimic, provenance)) for task in views.TASKS],
+                          ignore_index=True)
         path = exports / f"rexrank-{dataset if dataset in views.DATASETS else 'board'}.csv"
         frame.to_csv(path, index=False)
         return gr.DownloadButton(value=str(path))
@@ -289,10 +297,11 @@ def build(results: Results = None, refresh_s: float = 300.0):
     def radrbench_plot():
         return radrbench_figure(source.radrbench)
 
-    def refresh(dataset: str, search: str, metrics: list[str], sort_by: str, details: bool, task: str, view: str,
-                radr_search: str):
+    def refresh(dataset: str, search: str, metrics: list[str], sort_by: str, details: bool, access: str, mimic: str,
+                provenance: str, task: str, view: str, radr_search: str):
         _, banner = source.load()
-        return (gr.Markdown(banner, visible=bool(banner)), *tables(dataset, search, metrics, sort_by, details),
+        return (gr.Markdown(banner, visible=bool(banner)),
+                *tables(dataset, search, metrics, sort_by, details, access, mimic, provenance),
                 overview(task), radrbench(view, radr_search), radrbench_plot())
 
     with gr.Blocks(title="rexrank leaderboard", analytics_enabled=False) as demo:
@@ -309,6 +318,13 @@ def build(results: Results = None, refresh_s: float = 300.0):
                     dataset = gr.Dropdown(datasets, value=first_dataset, label="Dataset", scale=1)
                     search = gr.Textbox(label="Search model or institution", scale=2)
                     sort_by = gr.Dropdown(sort_choices, value="rank", label="Sort by (best first)", scale=1)
+                with gr.Row():
+                    access = gr.Dropdown([(label, key) for key, label in views.ACCESS_FILTER.items()],
+                                         value=views.ANY, label="Access", min_width=140)
+                    mimic = gr.Dropdown([(label, key) for key, label in views.MIMIC_FILTER.items()],
+                                        value=views.ANY, label="Trained on MIMIC-CXR", min_width=140)
+                    provenance = gr.Dropdown([(label, key) for key, label in views.SOURCE_FILTER.items()],
+                                             value=views.ANY, label="Source", min_width=140)
                 with gr.Row():  # columns, so that on a phone the second goes below the first, not squeezed beside
                     with gr.Column(scale=4, min_width=320):
                         metrics = gr.CheckboxGroup(metric_choices, value=list(METRICS), label="Metric columns")
@@ -367,7 +383,7 @@ def build(results: Results = None, refresh_s: float = 300.0):
             with gr.Tab(PAGES["submit"], id="submit") as pages["submit"]:
                 gr.Markdown(SUBMIT)
 
-        controls = [dataset, search, metrics, sort_by, details]
+        controls = [dataset, search, metrics, sort_by, details, access, mimic, provenance]
         pair = [pair_dataset, pair_task, model_a, model_b]
         # The address carries the view (?tab=&dataset=&task=&model=): a link opens it; each change rewrites it.
         demo.load(from_address, None, [dataset, model, pair_dataset, pair_task, model_a, model_b],
@@ -389,10 +405,10 @@ def build(results: Results = None, refresh_s: float = 300.0):
                 compared, pair, [pair_heading, pair_table], api_visibility="private").then(
                 None, model_a, None, js=address_js("a")).then(None, model_b, None, js=address_js("b"))
         dataset.change(tables, controls, boards, api_name="tables")
-        for control in (search, metrics, sort_by, details):
+        for control in (search, metrics, sort_by, details, access, mimic, provenance):
             control.change(tables, controls, boards, api_visibility="private")
         dataset.change(export_csv, controls, download, api_name="export")
-        for control in (search, metrics, sort_by):
+        for control in (search, metrics, sort_by, access, mimic, provenance):
             control.change(export_csv, controls, download, api_visibility="private")
         demo.load(export_csv, controls, download, api_visibility="private")
         overview_task.change(overview, overview_task, overview_table, api_name="overview")

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from rexrank.board.schema import METRICS, RADRBENCH_COLUMNS, RANK_BY
-from rexrank.catalog import BOARD_METRICS, TASK_TITLES, TEST_SETS
+from rexrank.catalog import ACCESS, BOARD_METRICS, TASK_TITLES, TEST_SETS
 from rexrank.results import BOARD_DECIMALS
 from rexrank.text import safe_url, sanitize_text, to_markdown
 
@@ -141,14 +142,56 @@ def model_cell(name: str, url: str | None) -> str:
     return f"[{text}]({link})" if link else text
 
 
-DETAILS = ("Institution", "Date", "Trained on", "Source", "Note")  # behind the Details toggle
+VERIFIED, PUBLISHED = "verified", "as published, no CI"
+DETAILS = ("Institution", "Access", "Date", "Trained on", "Links", "Source", "Note")  # behind the Details toggle
+
+ANY, UNKNOWN = "any", "unknown"
+ACCESS_FILTER = {ANY: "any", **ACCESS, UNKNOWN: "unknown"}  # how the model can be had, as its card says
+MIMIC_FILTER = {ANY: "any", "yes": "yes", "no": "no", UNKNOWN: "unknown"}  # trained on MIMIC-CXR, as its card says
+SOURCE_FILTER = {ANY: "any", "verified": VERIFIED, "imported": PUBLISHED}
 
 
-def _view(board: pd.DataFrame, dataset: str, task: str, search: str = "", sort_by: str | None = None) -> pd.DataFrame:
-    """The board's rows of one dataset and task that the search matches, in the order the table shows them."""
+@dataclass(frozen=True)
+class Filters:
+    """Which rows a view keeps: by `access` (ACCESS_FILTER), by whether the card says the model was trained on
+    MIMIC-CXR (`mimic`: a card that names no training data is unknown, as every imported row is) and by where the
+    numbers come from (`source`: verified by rexrank or imported as published). A value it does not know is refused:
+    it comes from a link or the API."""
+
+    access: str = ANY
+    mimic: str = ANY
+    source: str = ANY
+
+    def __post_init__(self):
+        for name, allowed in (("access", ACCESS_FILTER), ("mimic", MIMIC_FILTER), ("source", SOURCE_FILTER)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} {getattr(self, name)!r}: expected one of {', '.join(allowed)}")
+
+    def keep(self, rows: pd.DataFrame) -> pd.Series:
+        keep = pd.Series(True, index=rows.index)
+        if self.access != ANY:
+            access = rows["access"].map(_text).replace("", UNKNOWN)
+            keep &= access == self.access
+        if self.mimic != ANY:
+            keep &= rows["trained_on"].map(trained_on_mimic) == self.mimic
+        if self.source != ANY:
+            keep &= (rows["provenance"] == "imported") == (self.source == "imported")
+        return keep
+
+
+def trained_on_mimic(trained_on) -> str:
+    """yes, no or unknown: whether a card's training data (comma-separated names) includes MIMIC-CXR."""
+    names = [t.strip().casefold() for t in _text(trained_on).split(",") if t.strip()]
+    return UNKNOWN if not names else "yes" if any("mimic" in t for t in names) else "no"
+
+
+def _view(board: pd.DataFrame, dataset: str, task: str, search: str = "", sort_by: str | None = None,
+          filters: Filters = Filters()) -> pd.DataFrame:
+    """The board's rows of one dataset and task that the search and filters keep, in the order the table shows."""
     if sort_by not in (None, "", "rank", *METRICS):
         raise ValueError(f"sort_by {sort_by!r}: expected rank or one of {', '.join(METRICS)}")
     rows = board[(board["dataset"] == dataset) & (board["task"] == task)]
+    rows = rows[filters.keep(rows)]
     if search.strip():
         needle = search.strip().casefold()
         hay = (rows["model"].fillna("") + " " + rows["institution"].fillna("")).str.casefold()
@@ -161,17 +204,17 @@ def _view(board: pd.DataFrame, dataset: str, task: str, search: str = "", sort_b
 
 
 def export(board: pd.DataFrame, dataset: str, task: str, search: str = "", metrics: tuple[str, ...] = METRICS,
-           sort_by: str | None = None) -> pd.DataFrame:
+           sort_by: str | None = None, filters: Filters = Filters()) -> pd.DataFrame:
     """The table's view as numbers, for a CSV: the rows `table` shows, in its order, with the dataset, task, rank,
     model and its facts, then per chosen metric its value and 95% CI bounds (blank where there are none, as for an
     imported row). Text is plain (no markdown), sanitised; a cell that a spreadsheet would run as a formula (=, +, -,
     @ first) is quoted with a leading apostrophe."""
-    rows = _view(board, dataset, task, search, sort_by)
+    rows = _view(board, dataset, task, search, sort_by, filters)
     out = pd.DataFrame({
         "dataset": dataset, "task": task,
         "rank": pd.array([None if pd.isna(r) else int(r) for r in rows["rank"]], dtype="Int64"),
         **{column: [_cell(sanitize_text(_text(x), 300)) for x in rows[column]]
-           for column in ("model", "institution", "url", "paper", "date", "trained_on")},
+           for column in ("model", "institution", "url", "paper", "code", "access", "date", "trained_on")},
         "source": [source(p) for p in rows["provenance"]],
         "note": [_cell(note) for note in _notes(rows)],
     })
@@ -197,14 +240,15 @@ def _cell(text: str) -> str:
 
 
 def table(board: pd.DataFrame, dataset: str, task: str, search: str = "", metrics: tuple[str, ...] = METRICS,
-          sort_by: str | None = None, details: bool = True) -> pd.DataFrame:
+          sort_by: str | None = None, details: bool = True, filters: Filters = Filters()) -> pd.DataFrame:
     """One dataset and task, ranked by 1/RadCliQ-v1 (unranked rows last, with the reason), filtered by a search
-    over model and institution: Rank, Rank range, Model, the ranking metric, the other chosen metrics as
+    over model and institution and by `filters`: Rank, Rank range, Model, the ranking metric, the other chosen
+    metrics as
     `value ± CI`, then (with `details`) the DETAILS columns. `sort_by` a metric orders the rows by its number
     instead, best first (every column is higher-is-better), blanks last, ties by rank; `Rank` stays the
     1/RadCliQ-v1 rank. The cells are text; `attrs["numbers"]` holds the same rows with each metric cell and the
     rank as a number (None when blank), for a display that sorts them as numbers."""
-    rows = _view(board, dataset, task, search, sort_by)
+    rows = _view(board, dataset, task, search, sort_by, filters)
     ranges = rank_ranges(board, dataset, task)  # over every ranked row of the dataset and task, not the search's
     out = pd.DataFrame({
         "Rank": [("" if pd.isna(r) else str(int(r))) for r in rows["rank"]],
@@ -220,8 +264,10 @@ def table(board: pd.DataFrame, dataset: str, task: str, search: str = "", metric
         numbers[TITLES[m]] = [None if (x := _num(v)) is None else round(x, BOARD_DECIMALS) for v in rows[m]]
     if details:
         more = {"Institution": [sanitize_text(_text(i), 200) for i in rows["institution"]],
+                "Access": [ACCESS.get(_text(a), UNKNOWN) for a in rows["access"]],
                 "Date": [sanitize_text(_text(d), 40) for d in rows["date"]],
                 "Trained on": [sanitize_text(_text(t), 200) for t in rows["trained_on"]],
+                "Links": [links(p, c) for p, c in zip(rows["paper"], rows["code"])],
                 "Source": [source(p) for p in rows["provenance"]],
                 "Note": _notes(rows)}
         for column, cells in more.items():
@@ -229,6 +275,12 @@ def table(board: pd.DataFrame, dataset: str, task: str, search: str = "", metric
     out = out.reset_index(drop=True)
     out.attrs["numbers"] = numbers.to_numpy(dtype=object).tolist()  # plain rows: attrs travel with copies
     return out
+
+
+def links(paper, code) -> str:
+    """A row's paper and code as markdown links (only safe http(s) URLs are links; nothing else is shown)."""
+    return " · ".join(f"[{label}]({url})" for label, url in (("paper", safe_url(_text(paper))),
+                                                              ("code", safe_url(_text(code)))) if url)
 
 
 def overview(board: pd.DataFrame, task: str) -> pd.DataFrame:
@@ -320,10 +372,14 @@ def model_card(board: pd.DataFrame, model: str, radrbench: pd.DataFrame | None =
 
     url = next((u for u in (safe_url(_text(x)) for x in rows["url"]) if u), None)
     paper = next((u for u in (safe_url(_text(x)) for x in rows.get("paper", [])) if u), None)  # `--paper`
+    code = next((u for u in (safe_url(_text(x)) for x in rows.get("code", [])) if u), None)  # `--code`
+    access = next((ACCESS[a] for a in map(_text, rows.get("access", [])) if a in ACCESS), UNKNOWN)
     lines = [f"### {to_markdown(model, 100)}",
              f"- **Institution:** {', '.join(to_markdown(t) for t in facts('institution')) or '—'}",
              f"- **URL:** {f'[{to_markdown(url, 300)}]({url})' if url else '—'}",
              f"- **Paper:** {f'[{to_markdown(paper, 300)}]({paper})' if paper else '—'}",
+             f"- **Code:** {f'[{to_markdown(code, 300)}]({code})' if code else '—'}",
+             f"- **Access:** {access}",
              f"- **Date:** {', '.join(to_markdown(t) for t in facts('date')) or '—'}",
              f"- **Trained on:** {', '.join(to_markdown(t) for t in facts('trained_on')) or '—'}",
              f"- **Numbers:** {numbers}"]
@@ -348,9 +404,6 @@ def rank_ranges(board: pd.DataFrame, dataset: str, task: str) -> pd.DataFrame:
     out["Rank range"] = [str(b) if b == w else f"{b}–{w}" for b, w in zip(out["best"], out["worst"])]
     out["ci"] = rows[f"{RANK_BY}_low"].notna() & rows[f"{RANK_BY}_high"].notna()  # False: as published, no CI
     return out.sort_values(["rank", "value"], ascending=[True, False])
-
-
-VERIFIED, PUBLISHED = "verified", "as published, no CI"
 
 
 def source(provenance: str) -> str:

@@ -39,9 +39,9 @@ ABNORMAL = [
 ]
 SYSTEMS = {
     "demo-careful": {"name": "Demo-Careful", "institution": "rexrank demo", "url": "https://example.org/careful",
-                     "trained_on": ["synthetic"]},
+                     "trained_on": ["synthetic"], "access": "open-weights", "code": "https://example.org/careful/code"},
     "demo-template": {"name": "Demo-Template", "institution": "rexrank demo", "url": "https://example.org/template",
-                      "trained_on": ["synthetic"]},
+                      "trained_on": ["synthetic"], "access": "api"},
     "demo-shuffled": {"name": "Demo-Shuffled", "institution": "rexrank demo", "url": "https://example.org/shuffled",
                       "trained_on": ["synthetic"]},
 }

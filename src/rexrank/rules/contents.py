@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date as Date
 
+from rexrank.catalog import ACCESS
 from rexrank.errors import InputError
 from rexrank.results import MetricResult, Result
 from rexrank.rules.limits import (
@@ -25,7 +26,8 @@ from rexrank.scorers import JUDGED, METRICS, metric_class
 from rexrank.text import safe_url, sanitize_text
 from rexrank.text import shown as _show
 
-CARD_TEXT = {"name": 100, "institution": 200, "url": 500, "paper": 500, "date": 10, "contact": 200, "rexrank": 32}
+CARD_TEXT = {"name": 100, "institution": 200, "url": 500, "paper": 500, "code": 500, "access": 16, "date": 10,
+             "contact": 200, "rexrank": 32}
 CARD_LIST = {"trained_on": (32, 100)}  # field -> (items, characters per item)
 CARD_FIELDS = tuple(CARD_TEXT) + tuple(CARD_LIST)
 
@@ -38,6 +40,8 @@ class Card:
     institution: str = ""
     url: str = ""  # "" or a URL `safe_url` accepted
     paper: str = ""  # text; `paper_url` when it is a link
+    code: str = ""  # "" or a URL `safe_url` accepted: the model's code
+    access: str = ""  # one of ACCESS, "" unknown
     date: str = ""
     trained_on: tuple[str, ...] = ()
     contact: str = ""
@@ -84,8 +88,10 @@ def check_card(data: bytes) -> Card:
         problems.append("name: missing")
     elif not texts["name"]:
         problems.append("name: empty")
-    if card.get("url") and safe_url(card["url"]) is None:
-        problems.append("url: not an http(s) URL with a host (no credentials, spaces, quotes or brackets)")
+    problems += [f"{key}: not an http(s) URL with a host (no credentials, spaces, quotes or brackets)"
+                 for key in ("url", "code") if card.get(key) and safe_url(card[key]) is None]
+    if texts["access"] and texts["access"] not in ACCESS:
+        problems.append(f"access: {_show(texts['access'], 20)!r} is not one of {', '.join(ACCESS)}")
     if texts["date"] and not _is_date(texts["date"]):
         problems.append(f"date: {_show(texts['date'], 20)!r} is not YYYY-MM-DD")
     lists = {}
@@ -101,7 +107,7 @@ def check_card(data: bytes) -> Card:
         lists[key] = tuple(t for t in (sanitize_text(i, max_chars) for i in items[:max_items]) if t)
     if problems:
         raise InputError("; ".join(problems))
-    return Card(**{**texts, "url": safe_url(texts["url"]) or ""}, **lists)
+    return Card(**{**texts, "url": safe_url(texts["url"]) or "", "code": safe_url(texts["code"]) or ""}, **lists)
 
 
 def check_result(data: bytes, dataset: str, task: str) -> Result:
