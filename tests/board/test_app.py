@@ -462,7 +462,7 @@ def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_header
         pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
     from playwright.sync_api import sync_playwright
 
-    from rexrank.board.app import PAGES, build, launch_options
+    from rexrank.board.app import DETAILS_LABEL, PAGES, build, launch_options
 
     demo = build(None, refresh_s=3600)
     demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=_free_port(), quiet=True,
@@ -493,7 +493,7 @@ def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_header
                         box = tab.bounding_box()
                         assert tab.is_visible() and box and 0 <= box["x"] and box["x"] + box["width"] <= 390, label
                     assert not page.get_by_label("More tabs").is_visible()
-                    details = page.get_by_text("Details: institution, date, trained on, source, note")
+                    details = page.get_by_text(DETAILS_LABEL)
                     assert details.bounding_box()["width"] > 200  # not squeezed to a sliver beside the metrics
                     page.screenshot(path=tmp_path / "board-390.png", full_page=True)
                     continue
@@ -507,7 +507,7 @@ def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_header
                 shown = _wait_for(page, lambda rows, want=want: len(rows) >= 10 and
                                   [r[0] for r in rows] == want[:len(rows)])
                 assert len(shown) >= 10 and [r[0] for r in shown] == want[:len(shown)]  # the rows drawn so far
-                page.get_by_label("Details: institution, date, trained on, source, note").check()
+                page.get_by_label(DETAILS_LABEL).check()
                 deadline = time.monotonic() + 20
                 while header_row()[-len(views.DETAILS):] != list(views.DETAILS) and time.monotonic() < deadline:
                     page.wait_for_timeout(300)

@@ -64,6 +64,7 @@ rexrank submit --results my-results/ --name "My Model" --institution "My Lab" --
 
 PAGES = {"leaderboard": "Leaderboard", "overview": "Overview", "compare": "Compare", "radrbench": "RadRBench-CXR",
          "model": "Model", "about": "About", "submit": "Submit"}  # the tabs: their ids in the address, their labels
+DETAILS_LABEL = "Details: institution, access, date, trained on, links, source, note"
 LEGEND = ("A number with `±` is rexrank's, with its 95% CI; one without is ReXrank's figure as published, no CI. "
           "A number marked ≠ was made otherwise than the published figures (another judge, precision or weights): "
           "**Details** says how. A blank rank is a row not ranked: **Details** says why. Click a column's header "
@@ -317,20 +318,20 @@ def build(results: Results = None, refresh_s: float = 300.0):
                 with gr.Row():
                     dataset = gr.Dropdown(datasets, value=first_dataset, label="Dataset", scale=1)
                     search = gr.Textbox(label="Search model or institution", scale=2)
-                    sort_by = gr.Dropdown(sort_choices, value="rank", label="Sort by (best first)", scale=1)
-                with gr.Row():
+                    sort_by = gr.Dropdown(sort_choices, value="rank", label="Sort by (best first)", scale=1,
+                                          min_width=200)
                     access = gr.Dropdown([(label, key) for key, label in views.ACCESS_FILTER.items()],
-                                         value=views.ANY, label="Access", min_width=140)
+                                         value=views.ANY, label="Access", scale=1, min_width=120)
                     mimic = gr.Dropdown([(label, key) for key, label in views.MIMIC_FILTER.items()],
-                                        value=views.ANY, label="Trained on MIMIC-CXR", min_width=140)
+                                        value=views.ANY, label="Trained on MIMIC-CXR", scale=1, min_width=120)
                     provenance = gr.Dropdown([(label, key) for key, label in views.SOURCE_FILTER.items()],
-                                             value=views.ANY, label="Source", min_width=140)
+                                             value=views.ANY, label="Source", scale=1, min_width=120)
                 with gr.Row():  # columns, so that on a phone the second goes below the first, not squeezed beside
                     with gr.Column(scale=4, min_width=320):
                         metrics = gr.CheckboxGroup(metric_choices, value=list(METRICS), label="Metric columns")
                     with gr.Column(scale=1, min_width=240):
                         details = gr.Checkbox(value=False,
-                                              label="Details: institution, date, trained on, source, note")
+                                              label=DETAILS_LABEL)
                 boards = []
                 task_pages = {}
                 with gr.Tabs():
