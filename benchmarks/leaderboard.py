@@ -66,8 +66,8 @@ def served(repo: Path, chromium: str | None) -> list[tuple[str, float]]:
         rows.append(("API /tables, both tasks' tables (warm)", median_ms(
             lambda: client.predict("iu-xray", "", everything, "rank", api_name="/tables"))))
         rows.append(("API /refresh (rereads the repo, all tables)", median_ms(
-            lambda: client.predict("mimic-cxr", "", everything, "rank", False, "findings", "task", "",
-                                   api_name="/refresh"), runs=3)))
+            lambda: client.predict("mimic-cxr", "", everything, "rank", False, "any", "any", "any", "findings",
+                                   "task", "", api_name="/refresh"), runs=3)))
         rows.append(("API /export, the view as CSV", median_ms(
             lambda: client.predict("iu-xray", "", everything, "rank", False, api_name="/export"))))
         if chromium:

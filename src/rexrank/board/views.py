@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -231,8 +232,13 @@ def _notes(rows: pd.DataFrame) -> list[str]:
     """Each row's Note: why it is unranked, what its imported file says of it, then how its numbers were made
     otherwise than the published figures; sanitised."""
     departs = ["; ".join(filter(None, map(_text, cells))) for cells in zip(*(rows[f"{m}_departs"] for m in METRICS))]
-    return ["; ".join(sanitize_text(t, 300) for t in (_text(u), _text(n), d and f"≠ published: {d}") if t)
+    return ["; ".join(_note_part(t) for t in (_text(u), _text(n), d and f"≠ published: {d}") if t)
             for u, n, d in zip(rows["unranked"], rows["note"], departs)]
+
+
+@lru_cache(maxsize=4096)  # notes repeat from row to row (the same reason, the same judge): cleaned once each
+def _note_part(text: str) -> str:
+    return sanitize_text(text, 300)
 
 
 def _cell(text: str) -> str:
