@@ -495,6 +495,16 @@ def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_header
                     assert not page.get_by_label("More tabs").is_visible()
                     details = page.get_by_text(DETAILS_LABEL)
                     assert details.bounding_box()["width"] > 200  # not squeezed to a sliver beside the metrics
+                    page.goto(demo.local_url + "?tab=model&model=MAIRA-2")  # a figure and a table of numbers
+                    page.get_by_role("heading", name="MAIRA-2").wait_for(timeout=30_000)
+                    figure = page.locator(".figure img:visible").first
+                    figure.wait_for(timeout=30_000)
+                    box = figure.bounding_box()
+                    assert box["width"] >= 700 and box["x"] >= 0  # legible, from its left edge; it scrolls sideways
+                    numbers = page.locator(".board [role=gridcell]:visible")
+                    numbers.first.wait_for(timeout=30_000)
+                    assert all(c.evaluate("e => getComputedStyle(e).whiteSpace") == "nowrap"
+                               for c in numbers.all()[:6])
                     page.screenshot(path=tmp_path / "board-390.png", full_page=True)
                     continue
                 rank = page.locator(".board th:visible").filter(has_text="Rank").first

@@ -79,6 +79,9 @@ CSS = """
   h1 { font-size: 22px !important; line-height: 1.25 !important; }  /* Gradio prefixes it with its container */
   #refresh { min-width: 0 !important; flex-grow: 0 !important; align-self: flex-start; }
   .board [role=gridcell], .board [role=gridcell] *, .board th, .board th * { white-space: nowrap !important; }
+  .figure { overflow-x: auto !important; }  /* a figure keeps a legible size and scrolls sideways, as tables do */
+  .figure .matplotlib { justify-content: flex-start !important; align-items: flex-start !important; }
+  .figure img { width: 760px !important; max-width: none !important; height: auto !important; }
 }
 """
 
@@ -100,8 +103,8 @@ def _frame(shown: pd.DataFrame):
     if columns[:1] == ["Rank"]:
         narrow = {"Rank": "64px", "Rank range": "96px"}  # else their headers wrap a letter or two a line
         widths = [narrow[c] for c in columns[:2] if c in narrow]
-    elif columns[:2] == ["Dataset", "Task"] and len(columns) > 2:  # a model's numbers: fit the page, no scrolling
-        widths = ["12%", "14%", *[f"{74 / (len(columns) - 2):.2f}%"] * (len(columns) - 2)]
+    elif columns[:2] == ["Dataset", "Task"] and len(columns) > 2:  # a model's numbers: fit 1400 px, scroll on a phone
+        widths = ["120px", "170px", *["112px"] * (len(columns) - 2)]
     return gr.Dataframe(value=value, datatype=types, column_widths=widths)
 
 
@@ -279,7 +282,7 @@ def build(results: Results = None, refresh_s: float = 300.0):
         reasoning = source.radrbench[source.radrbench["model"] == (model or "")]
         return (model_figure(bars), views.model_card(source.board, model or "", source.radrbench),
                 _frame(views.model_numbers(bars)),
-                gr.Plot(radrbench_figure(reasoning), visible=not reasoning.empty))
+                gr.Plot(radrbench_figure(reasoning), visible=not reasoning.empty, elem_classes=["figure"]))
 
     def model_choices(model: str | None):
         names = views.model_names(source.board, source.radrbench)
@@ -349,8 +352,10 @@ def build(results: Results = None, refresh_s: float = 300.0):
                     overview_task = gr.Radio([(label, key) for key, label in views.TASKS.items()],
                                              value=next(iter(views.TASKS)), label="Task")
                     stability_dataset = gr.Dropdown(datasets, value=first_dataset, label="Rank stability on")
-                overview_table = gr.Dataframe(label="Mean rank across datasets", interactive=False)
-                stability_plot = gr.Plot(label="Rank stability on the chosen dataset (1/RadCliQ-v1, 95% CIs)")
+                overview_table = gr.Dataframe(label="Mean rank across datasets", interactive=False,
+                                              elem_classes=["board"])
+                stability_plot = gr.Plot(label="Rank stability on the chosen dataset (1/RadCliQ-v1, 95% CIs)",
+                                         elem_classes=["figure"])
             with gr.Tab(PAGES["compare"], id="compare") as pages["compare"]:
                 with gr.Row():
                     pair_dataset = gr.Dropdown(public, value=public[0][1], label="Test set")
@@ -369,16 +374,19 @@ def build(results: Results = None, refresh_s: float = 300.0):
                     radr_view = gr.Radio([(label, key) for key, label in views.RADRBENCH_VIEWS.items()], value="task",
                                          label="Columns", scale=2)
                     radr_search = gr.Textbox(label="Search model or institution", scale=2)
-                radr_table = gr.Dataframe(label="RadRBench-CXR, 95% CIs", interactive=False, wrap=True)
-                radr_plot = gr.Plot(label="Accuracy per task type, 95% CIs")
+                radr_table = gr.Dataframe(label="RadRBench-CXR, 95% CIs", interactive=False, wrap=True,
+                                          elem_classes=["board"])
+                radr_plot = gr.Plot(label="Accuracy per task type, 95% CIs", elem_classes=["figure"])
                 gr.Markdown(RADRBENCH_ABOUT)
             with gr.Tab(PAGES["model"], id="model") as pages["model"]:
                 names = views.model_names(source.board, source.radrbench)
                 model = gr.Dropdown(names, value=names[0] if names else None, label="Model")
                 model_card = gr.Markdown()
-                model_plot = gr.Plot(label="Each metric across datasets and tasks, with 95% CIs")
-                model_table = gr.Dataframe(label="The numbers", interactive=False, wrap=True)
-                model_radr = gr.Plot(label="RadRBench-CXR accuracy per task type, 95% CIs", visible=False)
+                model_plot = gr.Plot(label="Each metric across datasets and tasks, with 95% CIs",
+                                     elem_classes=["figure"])
+                model_table = gr.Dataframe(label="The numbers", interactive=False, wrap=True, elem_classes=["board"])
+                model_radr = gr.Plot(label="RadRBench-CXR accuracy per task type, 95% CIs", visible=False,
+                                     elem_classes=["figure"])
             with gr.Tab(PAGES["about"], id="about") as pages["about"]:
                 gr.Markdown(views.about())
             with gr.Tab(PAGES["submit"], id="submit") as pages["submit"]:
