@@ -70,19 +70,3 @@ def test_every_model_metric_runs_at_lower_precision_and_says_so(local_models, dt
         assert f"dtype:{dtype}" in low_key or f"dtype={dtype}" in low_key, name  # RadCliQ: in its components
         assert low_key.replace(f"|dtype:{dtype}", "").replace(f":dtype={dtype}", "") == full_key, name
         assert np.isfinite(low.per_study[name]).all(), name
-
-
-@pytest.mark.parametrize(("given", "expected"), [(None, "0"), ("512", "512")])
-def test_onednns_primitive_cache_is_off_before_any_model_runs_unless_the_user_set_it(given, expected):
-    """Its per-shape primitives fragment the heap, so that peak memory grows with the studies (benchmarks/README.md,
-    "Scale"); oneDNN reads the setting at its first primitive, which a fresh process makes only once a model runs."""
-    import os
-    import subprocess
-    import sys
-
-    env = {k: v for k, v in os.environ.items() if k != "ONEDNN_PRIMITIVE_CACHE_CAPACITY"}
-    if given:
-        env["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] = given
-    code = "import os, rexrank.models.runtime; print(os.environ['ONEDNN_PRIMITIVE_CACHE_CAPACITY'])"
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == expected

@@ -4,7 +4,6 @@ back-off on out-of-memory, progress."""
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -16,14 +15,6 @@ from tqdm.auto import tqdm
 from rexrank.models import PRECISIONS
 
 T = TypeVar("T")
-
-# oneDNN, behind some of torch's CPU kernels (GELU here), keeps a compiled primitive for each tensor shape it meets,
-# up to 1,024. Batches of texts come in hundreds of shapes, and those small long-lived allocations, made among each
-# batch's large short-lived tensors, fragment the heap: peak memory then grew with the number of studies scored (by
-# about 100 MiB per 1,000; benchmarks/README.md, "Scale"). Without the cache it does not, and scoring was not slower
-# (building a primitive is microseconds, a batch's forward pass hundreds of milliseconds). oneDNN reads this when it
-# makes its first primitive, so it is set before any model runs; a value the user set stands.
-os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "0")
 
 
 def pick_device(requested: str | None = None) -> torch.device:
