@@ -1,5 +1,7 @@
 """How models run: precision (--dtype), the batch size fitted to free memory, and what a signature records of them."""
 
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -70,3 +72,25 @@ def test_every_model_metric_runs_at_lower_precision_and_says_so(local_models, dt
         assert f"dtype:{dtype}" in low_key or f"dtype={dtype}" in low_key, name  # RadCliQ: in its components
         assert low_key.replace(f"|dtype:{dtype}", "").replace(f":dtype={dtype}", "") == full_key, name
         assert np.isfinite(low.per_study[name]).all(), name
+
+
+@pytest.mark.parametrize("runtime", [True, False])
+def test_once_models_run_a_large_block_gets_its_own_mapping_even_after_a_larger_one_was_freed(runtime):
+    """glibc's default raises its mmap threshold to each mapped block freed, so that a batch's tensors come from the
+    heap, where long-lived small blocks pin them and the peak grows with the studies; rexrank fixes the threshold
+    (the control, without rexrank's runtime, shows the default)."""
+    import subprocess
+    import sys
+
+    code = ("import ctypes, os\n"
+            + ("import rexrank.models.runtime\n" if runtime else "")
+            + "class Info(ctypes.Structure):\n"
+            "    _fields_ = [(n, ctypes.c_size_t) for n in ('arena', 'ordblks', 'smblks', 'hblks', 'hblkhd', "
+            "'usmblks', 'fsmblks', 'uordblks', 'fordblks', 'keepcost')]\n"
+            "libc = ctypes.CDLL('libc.so.6'); libc.mallinfo2.restype = Info\n"
+            "freed = bytearray(8 << 20); del freed\n"
+            "before = libc.mallinfo2().hblkhd; kept = bytearray(2 << 20)\n"
+            "print(libc.mallinfo2().hblkhd - before >= 2 << 20)")
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_MMAP_THRESHOLD_"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == str(runtime)

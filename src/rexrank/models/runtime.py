@@ -4,6 +4,9 @@ back-off on out-of-memory, progress."""
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import os
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -15,6 +18,28 @@ from tqdm.auto import tqdm
 from rexrank.models import PRECISIONS
 
 T = TypeVar("T")
+
+M_MMAP_THRESHOLD = -3  # glibc's mallopt() parameter
+MMAP_THRESHOLD = 1 << 20  # bytes: a block this large or larger gets a mapping of its own
+
+
+def map_large_blocks() -> bool:
+    """Fix glibc's mmap threshold at MMAP_THRESHOLD; True when set. glibc serves a block above the threshold from a
+    mapping of its own, returned whole when freed, but by default it raises the threshold to the size of each such
+    block freed (up to 32 MiB). A batch's tensors then come from the heap, among small blocks that live on (oneDNN
+    keeps a compiled primitive per tensor shape it meets, up to 1,024), and the heap cannot give back what those pin:
+    the peak grew with the number of studies scored (benchmarks/README.md, "Scale"; `benchmarks/heap.py` shows it).
+    Fixed, large tensors stay in their own mappings; it was not slower. Not on other C libraries, nor when the user
+    set MALLOC_MMAP_THRESHOLD_ (theirs stands)."""
+    if not sys.platform.startswith("linux") or "MALLOC_MMAP_THRESHOLD_" in os.environ:
+        return False
+    try:
+        return bool(ctypes.CDLL("libc.so.6").mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+    except (OSError, AttributeError):  # musl and others: no glibc to tune
+        return False
+
+
+map_large_blocks()  # before any model runs: every scorer's models run through this module
 
 
 def pick_device(requested: str | None = None) -> torch.device:
