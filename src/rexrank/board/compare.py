@@ -14,7 +14,7 @@ import pandas as pd
 
 from rexrank import stats
 from rexrank.board.schema import METRICS, RANK_BY
-from rexrank.board.sources import DEMO, OFFICIAL, Builtin, Results, demo_repo
+from rexrank.board.sources import DEMO, Builtin, Results, demo_repo
 from rexrank.board.views import DATASETS, TASKS, TITLES
 from rexrank.catalog import TEST_SETS
 from rexrank.compare import paired
@@ -52,9 +52,9 @@ def compare(board: pd.DataFrame, results: Results, dataset: str, task: str, a: s
     out = [_line(comparisons[m]) if m in comparisons else
            [TITLES[m], "", "", "", "", "", "made otherwise for A than for B (their signatures differ): not compared"]
            for m in order if m in comparisons or (m not in alike and all(pd.notna(r[m]) for r in rows))]
-    comparisons = list(comparisons.values())
+    studies = next(iter(comparisons.values())).of  # `paired` returns at least one metric, or raises
     heading = (f"**{where}**: A = {to_markdown(a, 100)}, B = {to_markdown(b, 100)}; "
-               f"{comparisons[0].of:,} paired studies, {trials:,} resamples and randomisations, seed {seed} "
+               f"{studies:,} paired studies, {trials:,} resamples and randomisations, seed {seed} "
                f"(`rexrank compare` on the same tables gives the same numbers). A − B > 0 favours A.")
     return heading, pd.DataFrame(out, columns=list(COLUMNS))
 
@@ -127,7 +127,7 @@ def _read(results: Results, path: str, sha256: str, name: str) -> pd.DataFrame:
 def _fetch(results: Results, path: str) -> Path:
     if results is DEMO:
         return demo_repo() / path
-    if not results or results is OFFICIAL or isinstance(results, Builtin):
+    if not results or isinstance(results, Builtin):  # the official tables: imported rows only, no tables
         raise FileNotFoundError(path)
     folder = Path(results).expanduser()
     if folder.is_dir():
