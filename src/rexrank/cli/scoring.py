@@ -1,0 +1,241 @@
+"""Scoring: `score`, `merge`, `compare`, `metrics` and `demo`, and how their results print."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from rexrank import __version__, demo, stats
+from rexrank.cli.options import METRIC_SKIPPED, OK, judge_options, runtime_options, warn_all, whole
+from rexrank.reports import TASKS
+from rexrank.results import ModelInfo, Result
+from rexrank.scorecard import CHUNK, MetricSet, result_paths, score_file
+from rexrank.scorers import AVAILABLE, COMPOSITES, JUDGED, METRICS, SCORERS, metric_class, parse_metrics
+from rexrank.shards import merge, parse_shard, shard_paths
+
+
+def add(commands) -> None:
+    score = commands.add_parser("score", help="score a predictions file on a test split")
+    score.add_argument("--predictions", required=True,
+                       help="ReXrank submission .json (model_prediction per study), .jsonl or .csv "
+                            "with study_id,prediction")
+    score.add_argument("--dataset", required=True,
+                       help="a folder of parquet (study_id, findings, impression), a ReXrank split .json, "
+                            "a .jsonl, or a Hub dataset ORG/NAME")
+    score.add_argument("--task", required=True, choices=TASKS)
+    score.add_argument("--metrics", help=f"comma-separated from {','.join(METRICS)}; default all: "
+                                         f"{','.join(AVAILABLE)} (judged metrics only when named)")
+    score.add_argument("--out", default="rexrank-results", help="folder for the result JSON and per-study table")
+    score.add_argument("--split", default="test")
+    score.add_argument("--dataset-name", help="name recorded in the result (default: from --dataset)")
+    score.add_argument("--model-name", help="default: the predictions file's name")
+    score.add_argument("--institution", default="")
+    score.add_argument("--url", default="")
+    score.add_argument("--resamples", type=whole(1), default=stats.RESAMPLES, help="bootstrap resamples for the CIs")
+    score.add_argument("--seed", type=whole(0), default=stats.SEED)
+    score.add_argument("--quiet", action="store_true", help="no progress bars")
+    score.add_argument("--shard", metavar="I/N", help="score the I-th (0-based) of N blocks of the studies and write a "
+                                                      "shard for rexrank merge; auto: RANK/WORLD_SIZE of torchrun")
+    runtime_options(score)
+    score.add_argument("--chunk", type=whole(1), default=CHUNK, metavar="N",
+                       help=f"studies scored at once (default {CHUNK}): memory grows with it, not with the split; "
+                            "each finished chunk is kept under OUT/.partial/, so a killed run continues")
+    score.set_defaults(run=cmd_score)
+
+    join = commands.add_parser("merge", help="join the shards of a sharded rexrank score run into one result")
+    join.add_argument("shards", nargs="+", help="the shard tables (<dataset>.<task>.shard-I-of-N.parquet)")
+    join.add_argument("--out", default="rexrank-results")
+    join.add_argument("--resamples", type=whole(1), default=stats.RESAMPLES, help="bootstrap resamples for the CIs")
+    join.add_argument("--seed", type=whole(0), default=stats.SEED)
+    join.set_defaults(run=cmd_merge)
+
+    compare = commands.add_parser("compare", help="paired bootstrap and approximate randomisation between two "
+                                  "systems' per-study tables")
+    compare.add_argument("a", help="system A's <dataset>.<task>.per_study.parquet")
+    compare.add_argument("b", help="system B's, same split and task")
+    compare.add_argument("--trials", type=whole(1), default=stats.TRIALS, help="resamples / randomisations")
+    compare.add_argument("--seed", type=whole(0), default=stats.SEED)
+    compare.set_defaults(run=cmd_compare)
+
+    listing = commands.add_parser("metrics", help="list the metrics and what each gives an empty prediction")
+    listing.set_defaults(run=cmd_metrics)
+
+    run_demo = commands.add_parser("demo", help="score the embedded synthetic demo systems")
+    run_demo.add_argument("--out", default="rexrank-results")
+    run_demo.add_argument("--metrics", help="comma-separated, default all")
+    runtime_options(run_demo)
+    run_demo.set_defaults(run=cmd_demo)
+
+
+def _show(value) -> str:
+    """An extra as one line: floats to 4 places, counts as they are, nested groups in parentheses."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {f'({_show(v)})' if isinstance(v, dict) else _show(v)}" for k, v in value.items())
+    return f"{value:.4f}" if isinstance(value, float) else str(value)
+
+
+def format_result(result: Result) -> str:
+    c = result.counts
+    lines = [f"{result.model.name} · {result.dataset} {result.split} · {result.task} · "
+             f"{c.get('scored', 0):,} studies scored, {c.get('dropped_by_task', 0):,} left out by the task"]
+    lines.append(f"  {'metric':<12} {'value':>8}  {'95% CI':<19} {'n':>6}")
+    for name, m in result.metrics.items():
+        shown = "1/mean" if m.statistic == "inverse_mean" else ""
+        value = "n/a" if m.value is None else f"{m.value:.4f}"
+        ci = "" if m.low is None or m.high is None else f"[{m.low:.4f}, {m.high:.4f}]"
+        flag = "  (mean <= 0: inverse meaningless)" if m.non_positive_mean else ""
+        lines.append(f"  {name:<12} {value:>8}  {ci:<19} {m.n or '':>6} {shown}{flag}".rstrip())
+    for name, why in result.skipped.items():
+        lines.append(f"  {name:<12} skipped: {why}")
+    for name, values in result.extras.items():
+        lines.append(f"  {name}: {_show(values)}")
+    lines += [f"  {name}: {m.signature}" for name, m in result.metrics.items() if m.signature]
+    return "\n".join(lines)
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    model = ModelInfo(args.model_name or Path(args.predictions).stem, args.institution, args.url)
+    metric_set = MetricSet(parse_metrics(args.metrics), args.device, args.batch_size, progress=not args.quiet,
+                           judge=judge_options(args), chunk=args.chunk, dtype=args.dtype)
+    shard = parse_shard(args.shard) if args.shard else None
+    result = score_file(Path(args.predictions), args.dataset, args.task, metric_set, Path(args.out), model,
+                        args.split, args.dataset_name, args.resamples, args.seed, shard)
+    warn_all(result)
+    if shard:
+        written = shard_paths(Path(args.out), result.dataset, result.task, *shard)
+        print(f"shard {shard[0]}/{shard[1]}: wrote {written[1]} (rexrank merge joins the shards)")
+    else:
+        print(format_result(result))
+        print("wrote " + ", ".join(map(str, result_paths(Path(args.out), result.dataset, result.task))))
+    return METRIC_SKIPPED if result.skipped else OK
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    """Join the shards of a sharded `rexrank score` run into one result."""
+    result = merge([Path(p) for p in args.shards], Path(args.out), args.resamples, args.seed)
+    warn_all(result)
+    print(format_result(result))
+    print("wrote " + ", ".join(map(str, result_paths(Path(args.out), result.dataset, result.task))))
+    return METRIC_SKIPPED if result.skipped else OK
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Paired tests between two systems' per-study tables on the same split and task."""
+    import pandas as pd
+
+    from rexrank.compare import paired
+
+    comparisons = paired(pd.read_parquet(args.a), pd.read_parquet(args.b), args.trials, args.seed,
+                         (str(args.a), str(args.b)))
+    print(f"A = {args.a}\nB = {args.b}\n{comparisons[0].of:,} paired studies; two-sided p-values; seed {args.seed}")
+    print(f"  {'metric':<12} {'A - B':>9}  {'95% CI of A - B':<21} {'p (bootstrap)':>13} {'p (AR)':>8}")
+    for c in comparisons:
+        boot, ar = c.bootstrap, c.randomisation
+        if boot is None:
+            print(f"  {c.metric:<12} no study judged for both systems")
+            continue
+        note = f"  ({c.studies:,} studies judged for both)" if c.studies < c.of else ""
+        print(f"  {c.title:<12} {boot.delta:+9.4f}  [{boot.low:+.4f}, {boot.high:+.4f}]  {boot.p_value:13.4f} "
+              f"{ar.p_value:8.4f}{note}")
+    return OK
+
+
+def cmd_metrics(args: argparse.Namespace) -> int:
+    for name in METRICS:
+        metric = metric_class(name)
+        needs = f" = f({', '.join(metric.needs)})" if name in COMPOSITES else ""
+        dataset_value = "1 / mean over studies" if metric.statistic == "inverse_mean" else "mean over studies"
+        absent = ", ".join(c for c in getattr(metric, "needs", ()) if c not in SCORERS)
+        state = ("  [judged by an LLM: --judge-url/--judge-model (GREEN also a local model)]" if name in JUDGED
+                 else "" if name in AVAILABLE else f"  [needs {absent}: not in rexrank {__version__} yet]")
+        print(f"{name:<12} v{metric.version}{needs}; dataset value: {dataset_value}; "
+              f"empty prediction: {metric.empty_prediction}{state}")
+    return OK
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    metrics = MetricSet(parse_metrics(args.metrics), args.device, args.batch_size, progress=False,
+                        judge=judge_options(args), dtype=args.dtype)
+    results = []
+    for key, card in demo.systems().items():
+        model = ModelInfo(card["name"], card["institution"], card["url"])
+        for task in TASKS:
+            results.append(score_file(demo.predictions(key, task), str(demo.DATASET), task, metrics, out / key,
+                                      model, dataset_name=demo.NAME))
+            warn_all(results[-1])
+    for task in TASKS:
+        print(format_board([r for r in results if r.task == task]))
+    signatures = {name: m.signature for r in results for name, m in r.metrics.items()}
+    print("\nsignatures:\n" + "\n".join(f"  {name}: {s}" for name, s in signatures.items()))
+    skipped = {name: why for r in results for name, why in r.skipped.items()}
+    if skipped:
+        print(not_run_here(skipped))
+    print(f"wrote {len(results)} results (JSON + per-study parquet) under {out}/")
+    _demo_radrbench(out)
+    return OK
+
+
+def format_board(results: list[Result]) -> str:
+    """Results of one dataset and task side by side, ranked as the leaderboard ranks them."""
+    first = results[0]
+    c = first.counts
+    metrics = list(dict.fromkeys(name for r in results for name in r.metrics))
+    rank_by = "radcliq_v1" if "radcliq_v1" in metrics else metrics[0]
+    ranked = sorted(results, key=lambda r: -(r.metrics[rank_by].value or float("-inf")))
+    width = max(len(r.model.name) for r in results)
+    how = "1/RadCliQ-v1" if rank_by == "radcliq_v1" else f"{rank_by} (1/RadCliQ-v1, the board's ranking, not run here)"
+    lines = [f"\n== {first.dataset} {first.split} · {first.task} · {c['scored']} studies "
+             f"({c['dropped_by_task']} left out by the task) · ranked by {how}",
+             (f"  {'model':<{width}}  " + "  ".join(f"{m:<24}" for m in metrics)).rstrip()]
+    for r in ranked:
+        cells = [f"{r.metrics[m].value:.3f} [{r.metrics[m].low:.3f}, {r.metrics[m].high:.3f}]" if m in r.metrics
+                 else "—" for m in metrics]
+        lines.append((f"  {r.model.name:<{width}}  " + "  ".join(f"{cell:<24}" for cell in cells)).rstrip())
+    return "\n".join(lines)
+
+
+def not_run_here(skipped: dict[str, str]) -> str:
+    """What did not run, in as few lines as there are fixes: the metrics whose models are not installed, those
+    whose weights are not downloaded (and the composites they take down), then any other reason, one line each."""
+    install = [n for n, why in skipped.items() if "pip install" in why]
+    download = [n for n, why in skipped.items() if "models download" in why and n not in install]
+    lines = []
+    if install:
+        lines.append(f"not run here: {', '.join(install)}: the model metrics need torch and transformers: "
+                     "pip install 'rexrank[models]'")
+    if download:
+        lines.append(f"not run here: {', '.join(download)} (weights not downloaded): `rexrank models download "
+                     "--all` fetches them")
+    lines += [f"not run here: {name}: {why}" for name, why in skipped.items() if name not in install + download]
+    return "\n".join(lines)
+
+
+def _demo_radrbench(out: Path) -> None:
+    """RadRBench-CXR accuracy of the demo's two synthetic reasoning models (no weights, no judge: answers only)."""
+    import tempfile
+
+    from rexrank.demo import radrbench as rdemo
+    from rexrank.radrbench.score import load_items, load_outputs, score_outputs, write_results
+
+    with tempfile.TemporaryDirectory(prefix="rexrank-radrbench-demo-") as tmp:
+        items = load_items(rdemo.dataset(Path(tmp) / "radrbench-cxr"))
+    print(f"\n== RadRBench-CXR (synthetic demo items) · {len(items)} items · accuracy [95% CI] per task")
+    scored = {key: score_outputs(items, load_outputs(rdemo.output_file(key))) for key in rdemo.MODELS}
+    width = max(len(card["name"]) for card in rdemo.MODELS.values())
+    rows = {key: s.rows.set_index(["source", "task"]) for key, s in scored.items()}
+    groups = list(next(iter(rows.values())).index)
+    for source, task in groups:
+        label = "all" if task == "all" else f"{task} (all sources)" if source == "all" else f"{source}.{task}"
+        cells = "  ".join(f"{rdemo.MODELS[k]['name']:<{width}} {r.loc[(source, task), 'accuracy']:.3f} "
+                          f"[{r.loc[(source, task), 'low']:.3f}, {r.loc[(source, task), 'high']:.3f}]"
+                          for k, r in rows.items())
+        print(f"  {label:<30} {cells}")
+    for key, s in scored.items():
+        failures = json.loads(s.rows.iloc[-1]["failures"])
+        print(f"  {rdemo.MODELS[key]['name']} answer failures: "
+              + (", ".join(f"{k} {v}" for k, v in failures.items()) or "none"))
+        write_results(out / key / "radrbench", rdemo.MODELS[key]["name"], s)
+    print(f"signature: {next(iter(scored.values())).signature}")
+    print(f"wrote RadRBench-CXR results under {out}/<model>/radrbench/")
