@@ -25,7 +25,7 @@ sys.path[:0] = [str(ROOT / "benchmarks")]
 
 from models import timed  # noqa: E402
 
-from rexrank.board import views  # noqa: E402
+from rexrank.board import model_page, views  # noqa: E402
 from rexrank.board.aggregate import aggregate  # noqa: E402
 from rexrank.board.sources import BoardSource, read_board  # noqa: E402
 from rexrank.demo.board import demo_results_repo  # noqa: E402
@@ -42,7 +42,7 @@ def shaping(board) -> list[tuple[str, float]]:
         ("table: sorted by GREEN", median_ms(lambda: views.table(board, "mimic-cxr", "findings", sort_by="green"))),
         ("overview (mean rank across datasets)", median_ms(lambda: views.overview(board, "findings"))),
         ("rank ranges (stability plot's data)", median_ms(lambda: views.rank_ranges(board, "mimic-cxr", "findings"))),
-        ("model list", median_ms(lambda: views.model_names(board))),
+        ("model list", median_ms(lambda: model_page.model_names(board))),
     ]
 
 

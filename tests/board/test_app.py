@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from fixtures.board import results_repo
 
-from rexrank.board import sources, views
+from rexrank.board import about, model_page, radrbench, sources, views
 from rexrank.board.aggregate import aggregate
 from rexrank.board.schema import BOARD, COLUMNS, RADRBENCH_BOARD
 from rexrank.demo.board import demo_results_repo
@@ -222,7 +222,7 @@ def test_the_model_page_gives_its_bars_numbers_and_card_through_its_api(app):
     assert reasoning.get("visible") is False  # no RadRBench-CXR result: no reasoning plot
     assert plot["type"] == "matplotlib" and plot["plot"].startswith("data:image/")
     assert len(base64.b64decode(plot["plot"].split(",", 1)[1])) > 10_000  # a rendered figure, not a blank
-    want = views.model_numbers(views.model_bars(board, "Demo-Template"))
+    want = model_page.model_numbers(model_page.model_bars(board, "Demo-Template"))
     got = _cells(numbers)
     assert got.columns.tolist() == want.columns.tolist() and got.values.tolist() == want.values.tolist()
     assert got["1/RadCliQ-v1"].str.contains("±|\\[", regex=True).all() and len(got) == 8
@@ -289,7 +289,7 @@ def test_the_radrbench_tab_through_the_api(app):
     client, repo, board = app
     table = pd.read_parquet(repo / RADRBENCH_BOARD)
     for view in ("task", "source", "radrscore"):
-        got, want = _cells(client.predict(view, "", api_name="/radrbench")), views.radrbench_table(table, view)
+        got, want = _cells(client.predict(view, "", api_name="/radrbench")), radrbench.radrbench_table(table, view)
         assert got.columns.tolist() == want.columns.tolist()
         assert got.astype(str).values.tolist() == want.astype(str).values.tolist()
     got = _cells(client.predict("task", "", api_name="/radrbench"))
@@ -404,14 +404,14 @@ def test_the_board_in_a_browser_switches_dataset_and_task_and_searches(app, tmp_
             page.get_by_label("Model", exact=True).click()
             page.get_by_role("option", name="Demo-Shuffled").click()
             page.get_by_role("heading", name="Demo-Shuffled").wait_for(timeout=20_000)
-            want = views.model_numbers(views.model_bars(board, "Demo-Shuffled")).values.tolist()
+            want = model_page.model_numbers(model_page.model_bars(board, "Demo-Shuffled")).values.tolist()
             assert _wait_for(page, lambda rows: rows == want) == want
             page.locator(".gradio-container img[src^='data:image']:visible").first.wait_for(timeout=20_000)
             page.screenshot(path=tmp_path / "model-demo-shuffled.png", full_page=True)
 
             page.get_by_role("tab", name="RadRBench-CXR").click()  # accuracy per task type, then per source
             radr = pd.read_parquet(repo / RADRBENCH_BOARD)
-            want = views.radrbench_table(radr, "task")
+            want = radrbench.radrbench_table(radr, "task")
             overall = [["1", "Demo-Reasoner", want["Overall"][0]], ["2", "Demo-Guesser", want["Overall"][1]]]
 
             def radr_seen(rows):
@@ -427,7 +427,7 @@ def test_the_board_in_a_browser_switches_dataset_and_task_and_searches(app, tmp_
                 "[role=columnheader]:visible").all_inner_texts()))
             page.screenshot(path=tmp_path / "radrbench-by-source.png", full_page=True)
             page.get_by_label("Reasoning (RadRScore)").check()
-            reasoner = views.radrbench_table(radr, "radrscore")["RadRScore"][0]
+            reasoner = radrbench.radrbench_table(radr, "radrscore")["RadRScore"][0]
             assert _wait_for(page, lambda rows: any(reasoner in row for row in rows))
             page.screenshot(path=tmp_path / "radrbench-radrscore.png", full_page=True)
 
@@ -480,7 +480,7 @@ def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_header
                 def header_row(page=page):
                     return [h.strip() for h in page.locator(".board th:visible").all_inner_texts()]
                 assert header_row() == ["Rank", "Rank range", "Model", *metrics]  # no metadata until asked for
-                for title, tip in views.metric_tooltips().items():
+                for title, tip in about.metric_tooltips().items():
                     assert page.locator(".board th:visible").filter(has_text=title).first.get_attribute("title") == tip
                 cell = page.locator(".board [role=gridcell]:visible").nth(2)
                 font = cell.evaluate("e => getComputedStyle(e.querySelector('a') || e).fontFamily")

@@ -9,23 +9,11 @@ from conftest import ROOT
 from fixtures.board import result, results_repo, reviewed
 
 from rexrank.board.aggregate import aggregate
+from rexrank.board.model_page import model_bars, model_card, model_names, model_numbers, model_scores
+from rexrank.board.radrbench import radrbench_bars, radrbench_table
 from rexrank.board.schema import COLUMNS, RADRBENCH_COLUMNS, empty_board
 from rexrank.board.sources import DEMO, read_board, read_radrbench
-from rexrank.board.views import (
-    TITLES,
-    model_bars,
-    model_card,
-    model_cell,
-    model_names,
-    model_numbers,
-    model_scores,
-    overview,
-    radrbench_bars,
-    radrbench_table,
-    rank_ranges,
-    table,
-    value_with_ci,
-)
+from rexrank.board.views import TITLES, model_cell, overview, rank_ranges, table, value_with_ci
 
 
 def board(tmp_path):
@@ -254,7 +242,7 @@ def test_the_demo_board_has_synthetic_radrbench_rows(tmp_path):
 
 
 def test_the_about_tab_is_the_metric_registry_and_cites_the_docs_shipped_in_the_repo():
-    from rexrank.board.views import about
+    from rexrank.board.about import about
     from rexrank.catalog import BOARD_METRICS
     from rexrank.scorers import metric_class
 

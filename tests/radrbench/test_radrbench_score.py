@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from rexrank.board.aggregate import aggregate
-from rexrank.board.views import radrbench_table
+from rexrank.board.radrbench import radrbench_table
 from rexrank.cli import main
 from rexrank.errors import InputError
 from rexrank.radrbench.score import load_items

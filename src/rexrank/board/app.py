@@ -1,5 +1,6 @@
 """The leaderboard Space's Gradio app (`space/app.py` and `rexrank leaderboard` run it). Wiring only: the board's
-loading is `rexrank.board.sources`, its shaping `rexrank.board.views`."""
+loading is `rexrank.board.sources`, its shaping `rexrank.board.views` (and, per tab, `model_page`, `radrbench` and
+`about`), its comparisons `rexrank.board.compare`."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from rexrank.board import compare, views
+from rexrank.board import about, compare, model_page, views
+from rexrank.board.radrbench import RADRBENCH_TASKS, RADRBENCH_VIEWS, radrbench_bars, radrbench_table
 from rexrank.board.schema import METRICS
 from rexrank.board.sources import DEMO, RESULTS_ENV, BoardSource, Results
 from rexrank.catalog import TEST_SETS
@@ -109,7 +111,7 @@ def _frame(shown: pd.DataFrame):
 
 
 def model_figure(bars: pd.DataFrame):
-    """A model's bars (`views.model_bars`): a panel per metric, a bar per dataset and task, 95% CI
+    """A model's bars (`model_bars`): a panel per metric, a bar per dataset and task, 95% CI
     whiskers (none where a number has no CI). A matplotlib Figure, made without pyplot (no global state)."""
     from matplotlib.figure import Figure
 
@@ -157,10 +159,10 @@ def radrbench_figure(table: pd.DataFrame, top: int = 12):
         ax.text(0.5, 0.5, "No RadRBench-CXR results", ha="center", va="center", transform=ax.transAxes)
         ax.set_axis_off()
         return figure
-    tasks = list(views.RADRBENCH_TASKS.values())
+    tasks = list(RADRBENCH_TASKS.values())
     width = 0.8 / len(models)
     for m, model in enumerate(models):
-        bars = views.radrbench_bars(table, model)
+        bars = radrbench_bars(table, model)
         x = [tasks.index(t) + (m - (len(models) - 1) / 2) * width for t in bars["task"]]
         ax.bar(x, bars["accuracy"], width, label=sanitize_text(model, 40))
         ax.errorbar(x, bars["accuracy"], yerr=[bars["err_low"], bars["err_high"]], fmt="none", capsize=3,
@@ -251,7 +253,7 @@ def build(results: Results = None, refresh_s: float = 300.0):
     def from_address(request):
         """The view a link names; anything it names that the board does not have is ignored."""
         asked = dict(request.query_params) if request else {}
-        names = views.model_names(source.board, source.radrbench)
+        names = model_page.model_names(source.board, source.radrbench)
         shown = asked["dataset"] if asked.get("dataset") in dict(map(reversed, public)) else public[0][1]
         task = asked["task"] if asked.get("task") in views.TASKS else first_task
         return (gr.Dropdown(value=asked["dataset"]) if asked.get("dataset") in views.DATASETS else gr.Dropdown(),
@@ -277,15 +279,15 @@ def build(results: Results = None, refresh_s: float = 300.0):
     def overview(task: str):
         return _frame(views.overview(source.board, task))
 
-    def model_page(model: str | None):
-        bars = views.model_bars(source.board, model or "")
+    def show_model(model: str | None):
+        bars = model_page.model_bars(source.board, model or "")
         reasoning = source.radrbench[source.radrbench["model"] == (model or "")]
-        return (model_figure(bars), views.model_card(source.board, model or "", source.radrbench),
-                _frame(views.model_numbers(bars)),
+        return (model_figure(bars), model_page.model_card(source.board, model or "", source.radrbench),
+                _frame(model_page.model_numbers(bars)),
                 gr.Plot(radrbench_figure(reasoning), visible=not reasoning.empty, elem_classes=["figure"]))
 
     def model_choices(model: str | None):
-        names = views.model_names(source.board, source.radrbench)
+        names = model_page.model_names(source.board, source.radrbench)
         return gr.Dropdown(choices=names, value=model if model in names else (names[0] if names else None))
 
     def stability(dataset: str, task: str):
@@ -296,7 +298,7 @@ def build(results: Results = None, refresh_s: float = 300.0):
         return model_choices(model), stability(dataset, task)
 
     def radrbench(view: str, search: str):
-        return _frame(views.radrbench_table(source.radrbench, view or "task", search or ""))
+        return _frame(radrbench_table(source.radrbench, view or "task", search or ""))
 
     def radrbench_plot():
         return radrbench_figure(source.radrbench)
@@ -371,7 +373,7 @@ def build(results: Results = None, refresh_s: float = 300.0):
                 gr.Markdown(COMPARE_ABOUT)
             with gr.Tab(PAGES["radrbench"], id="radrbench") as pages["radrbench"]:
                 with gr.Row():
-                    radr_view = gr.Radio([(label, key) for key, label in views.RADRBENCH_VIEWS.items()], value="task",
+                    radr_view = gr.Radio([(label, key) for key, label in RADRBENCH_VIEWS.items()], value="task",
                                          label="Columns", scale=2)
                     radr_search = gr.Textbox(label="Search model or institution", scale=2)
                 radr_table = gr.Dataframe(label="RadRBench-CXR, 95% CIs", interactive=False, wrap=True,
@@ -379,7 +381,7 @@ def build(results: Results = None, refresh_s: float = 300.0):
                 radr_plot = gr.Plot(label="Accuracy per task type, 95% CIs", elem_classes=["figure"])
                 gr.Markdown(RADRBENCH_ABOUT)
             with gr.Tab(PAGES["model"], id="model") as pages["model"]:
-                names = views.model_names(source.board, source.radrbench)
+                names = model_page.model_names(source.board, source.radrbench)
                 model = gr.Dropdown(names, value=names[0] if names else None, label="Model")
                 model_card = gr.Markdown()
                 model_plot = gr.Plot(label="Each metric across datasets and tasks, with 95% CIs",
@@ -388,7 +390,7 @@ def build(results: Results = None, refresh_s: float = 300.0):
                 model_radr = gr.Plot(label="RadRBench-CXR accuracy per task type, 95% CIs", visible=False,
                                      elem_classes=["figure"])
             with gr.Tab(PAGES["about"], id="about") as pages["about"]:
-                gr.Markdown(views.about())
+                gr.Markdown(about.about())
             with gr.Tab(PAGES["submit"], id="submit") as pages["submit"]:
                 gr.Markdown(SUBMIT)
 
@@ -426,7 +428,7 @@ def build(results: Results = None, refresh_s: float = 300.0):
         refresh_args = dict(fn=refresh, inputs=[*controls, overview_task, radr_view, radr_search],
                             outputs=[banner, *boards, overview_table, radr_table, radr_plot])
         model_outputs = [model_plot, model_card, model_table, model_radr]
-        model.change(model_page, model, model_outputs, api_name="model")
+        model.change(show_model, model, model_outputs, api_name="model")
         stability_dataset.change(stability, [stability_dataset, overview_task], stability_plot, api_name="stability")
         overview_task.change(stability, [stability_dataset, overview_task], stability_plot, api_visibility="private")
         after = dict(fn=refreshed, inputs=[model, stability_dataset, overview_task], outputs=[model, stability_plot],
@@ -435,7 +437,7 @@ def build(results: Results = None, refresh_s: float = 300.0):
             export_csv, controls, download, api_visibility="private")
         gr.Timer(refresh_s).tick(**refresh_args, api_visibility="private").then(**after)
         demo.load(stability, [stability_dataset, overview_task], stability_plot, api_visibility="private")
-        demo.load(model_page, model, model_outputs, api_visibility="private")
+        demo.load(show_model, model, model_outputs, api_visibility="private")
         demo.load(tables, controls, boards, api_visibility="private")
         demo.load(overview, overview_task, overview_table, api_visibility="private")
         demo.load(radrbench, [radr_view, radr_search], radr_table, api_visibility="private")
@@ -475,5 +477,5 @@ def tabs_from_address_js(labels: dict[str, str]) -> str:
 def launch_options() -> dict[str, str]:
     """What `launch()` of the built app takes beside the address (Gradio 6 moved page CSS and head there)."""
     # The head keeps the address as the link gave it: the first tab's select event rewrites it before the page's js.
-    head = "<script>window.rexrankAddress = window.location.search;</script>" + views.header_tooltips_script()
+    head = "<script>window.rexrankAddress = window.location.search;</script>" + about.header_tooltips_script()
     return {"css": CSS, "head": head, "js": tabs_from_address_js(PAGES | views.TASKS)}
