@@ -566,6 +566,14 @@ def test_the_address_carries_the_view_and_a_link_opens_it(app):
             rows = _wait_for(page, lambda rows: len(rows) == len(iu))
             assert page.get_by_label("Dataset").input_value() == "IU-Xray" and len(rows) == len(iu)
 
+            page.goto(client.src + "?dataset=iu-xray&access=api&source=verified")  # the filters, from a link
+            kept = views.export(board, "iu-xray", "findings", filters=views.Filters(access="api", source="verified"))
+            assert 0 < len(kept) < len(board[(board["dataset"] == "iu-xray") & (board["task"] == "findings")])
+            rows = _wait_for(page, lambda rows: len(rows) == len(kept))
+            assert [row[2] for row in rows] == list(kept["model"])  # Rank, Rank range, Model
+            assert page.get_by_role("combobox", name="Access", exact=True).input_value() == "API"
+            assert page.get_by_role("combobox", name="Source", exact=True).input_value() == "verified"
+
             page.goto(client.src + "?tab=model&model=Demo-Template")
             page.get_by_role("tab", name="Model", selected=True).wait_for(timeout=30_000)
             page.get_by_role("heading", name="Demo-Template").wait_for(timeout=30_000)
@@ -575,12 +583,20 @@ def test_the_address_carries_the_view_and_a_link_opens_it(app):
             page.get_by_text("A = Demo-Shuffled, B = Demo-Careful").wait_for(timeout=30_000)
             assert page.get_by_label("Test set").input_value() == "IU-Xray"
 
-            page.goto(client.src + "?tab=%3Cscript%3E&dataset=nowhere&model=%22%3E%3Cimg%3E")  # ignored, not run
+            page.goto(client.src + "?tab=%3Cscript%3E&dataset=nowhere&model=%22%3E%3Cimg%3E&access=%3Cimg%3E"
+                      "&source=imported%22")  # ignored, not run
             page.get_by_role("tab", name="Leaderboard", selected=True).wait_for(timeout=30_000)
             assert page.get_by_label("Dataset").input_value() == views.DATASETS[next(iter(views.DATASETS))]
+            assert [page.get_by_role("combobox", name=name, exact=True).input_value()
+                    for name in ("Access", "Source")] == ["any", "any"]
 
             page.get_by_label("Dataset").click()
             page.get_by_role("option", name="CheXpert Plus").click()
+            page.get_by_role("combobox", name="Access", exact=True).click()
+            page.get_by_role("option", name="open weights").click()
+            page.wait_for_function("location.search.includes('access=open-weights')", timeout=10_000)
+            kept = views.export(board, "chexpert-plus", "findings", filters=views.Filters(access="open-weights"))
+            assert [row[2] for row in _wait_for(page, lambda rows: len(rows) == len(kept))] == list(kept["model"])
             page.get_by_role("tab", name="Overview").click()
             page.wait_for_function("location.search.includes('tab=overview')", timeout=10_000)
             assert "dataset=chexpert-plus" in page.url and "tab=overview" in page.url

@@ -64,6 +64,8 @@ rexrank submit --results my-results/ --name "My Model" --institution "My Lab" --
 """
 
 
+# The leaderboard's filters as the address names them (?access=api&mimic=no&source=verified), and their values.
+FILTERS = {"access": views.ACCESS_FILTER, "mimic": views.MIMIC_FILTER, "source": views.SOURCE_FILTER}
 PAGES = {"leaderboard": "Leaderboard", "overview": "Overview", "compare": "Compare", "radrbench": "RadRBench-CXR",
          "model": "Model", "about": "About", "submit": "Submit"}  # the tabs: their ids in the address, their labels
 DETAILS_LABEL = "Details: institution, access, date, trained on, links, source, note"
@@ -257,6 +259,8 @@ def build(results: Results = None, refresh_s: float = 300.0):
         shown = asked["dataset"] if asked.get("dataset") in dict(map(reversed, public)) else public[0][1]
         task = asked["task"] if asked.get("task") in views.TASKS else first_task
         return (gr.Dropdown(value=asked["dataset"]) if asked.get("dataset") in views.DATASETS else gr.Dropdown(),
+                *(gr.Dropdown(value=asked[key]) if asked.get(key) in allowed else gr.Dropdown()
+                  for key, allowed in FILTERS.items()),
                 gr.Dropdown(value=asked["model"]) if asked.get("model") in names else gr.Dropdown(),
                 gr.Dropdown(value=shown), gr.Radio(value=task), *pair_choices(shown, task, asked.get("a"),
                                                                                  asked.get("b")))
@@ -396,8 +400,10 @@ def build(results: Results = None, refresh_s: float = 300.0):
 
         controls = [dataset, search, metrics, sort_by, details, access, mimic, provenance]
         pair = [pair_dataset, pair_task, model_a, model_b]
-        # The address carries the view (?tab=&dataset=&task=&model=): a link opens it; each change rewrites it.
-        demo.load(from_address, None, [dataset, model, pair_dataset, pair_task, model_a, model_b],
+        # The address carries the view (?tab=&dataset=&task=&access=&mimic=&source=&model=): a link opens it; each
+        # change rewrites it.
+        filters = dict(zip(FILTERS, (access, mimic, provenance)))
+        demo.load(from_address, None, [dataset, *filters.values(), model, pair_dataset, pair_task, model_a, model_b],
                   api_visibility="private").then(compared, pair, [pair_heading, pair_table], api_visibility="private")
         # the tabs: launch_options
         for name, tab in pages.items():
@@ -406,7 +412,7 @@ def build(results: Results = None, refresh_s: float = 300.0):
             tab.select(None, None, None, js=address_js("task", repr(key)))
         dataset.change(None, dataset, None, js=address_js("dataset"))
         model.change(None, model, None, js=address_js("model"))
-        for key, control in (("a", model_a), ("b", model_b)):
+        for key, control in (*filters.items(), ("a", model_a), ("b", model_b)):
             control.input(None, control, None, js=address_js(key))
         model_a.input(compared, pair, [pair_heading, pair_table], api_visibility="private")
         model_b.input(compared, pair, [pair_heading, pair_table], api_name="compare")  # also the pair's API
