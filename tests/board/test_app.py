@@ -485,7 +485,9 @@ def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_header
                 cell = page.locator(".board [role=gridcell]:visible").nth(2)
                 font = cell.evaluate("e => getComputedStyle(e.querySelector('a') || e).fontFamily")
                 assert "Mono" not in font and "monospace" not in font, font
-                assert page.locator("#refresh").bounding_box()["height"] < 48  # a small control, not a panel
+                refresh, title = page.locator("#refresh").bounding_box(), page.locator("h1").first.bounding_box()
+                assert refresh["height"] < 48  # a small control, not a panel
+                assert refresh["width"] >= 60 and refresh["x"] >= title["x"] + title["width"]  # its word, beside
                 if width == 390:  # a phone: one line per cell, the table scrolls sideways instead
                     assert cell.evaluate("e => getComputedStyle(e).whiteSpace") == "nowrap"
                     for label in PAGES.values():  # every tab in sight, none behind a menu

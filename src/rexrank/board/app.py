@@ -81,7 +81,7 @@ CSS = """
 .board [role=gridcell] { font-variant-numeric: tabular-nums; }
 @media (max-width: 640px) {
   h1 { font-size: 22px !important; line-height: 1.25 !important; }  /* Gradio prefixes it with its container */
-  #refresh { min-width: 0 !important; flex-grow: 0 !important; align-self: flex-start; }
+  #refresh { min-width: 72px !important; flex: 0 0 auto !important; align-self: flex-start; }  /* its word whole */
   .board [role=gridcell], .board [role=gridcell] *, .board th, .board th * { white-space: nowrap !important; }
   .figure { overflow-x: auto !important; }  /* a figure keeps a legible size and scrolls sideways, as tables do */
   .figure .matplotlib { justify-content: flex-start !important; align-items: flex-start !important; }
