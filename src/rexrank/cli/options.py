@@ -63,7 +63,9 @@ def runtime_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--dtype", choices=PRECISIONS, default="fp32",
                          help="precision of the model metrics' matrix products (default fp32, as the reference "
                               "implementations; bf16 and fp16 run under autocast, faster on a GPU, and are recorded "
-                              "in the signature: the maintainers rank fp32 numbers only)")
+                              "in the signature: the maintainers rank fp32 numbers only). GREEN's local model "
+                              "keeps its reference's precision (fp16 on CUDA, fp32 on the CPU), named in its "
+                              "signature")
     judge = command.add_argument_group("LLM-judged metrics (green, fineradscore): an OpenAI-compatible endpoint; "
                                        "GREEN also runs its local model (--model GREEN=PATH)")
     judge.add_argument("--judge-url", help="e.g. http://localhost:8000/v1 (also REXRANK_JUDGE_URL); key in "
