@@ -298,6 +298,20 @@ def test_a_number_made_otherwise_than_the_published_figures_is_marked_with_how(t
     assert not any(cell.endswith("≠") for cell in shown["1/RadCliQ-v1"]) and shown.loc["B", "Note"] == ""
 
 
+def test_the_demo_marks_a_number_made_otherwise_only_where_it_means_to():
+    """The demo's judged numbers are signed as the published figures were made, but Demo-Shuffled's GREEN, asked of
+    another judge: on every dataset and task, that is the one cell marked ≠, and its Note says how."""
+    board = read_board(DEMO)
+    for (dataset, task), _ in board.groupby(["dataset", "task"]):
+        shown = table(board, dataset, task)
+        marked = [(model, column) for column in TITLES.values() for model, cell in zip(shown["Model"], shown[column])
+                  if cell.endswith("≠")]
+        assert marked == [(model_cell("Demo-Shuffled", "https://example.org/shuffled"), "GREEN")], (dataset, task)
+        notes = [n for n in shown["Note"] if n.startswith("≠")]
+        assert notes == ["≠ published: GREEN by judge:gpt-4o:t=0:max_tokens=1024, the published by "
+                         "StanfordAIMI/GREEN-RadLlama2-7b"]
+
+
 def test_filters_keep_rows_by_access_training_data_and_source_and_links_are_safe(tmp_path):
     from rexrank.board.views import Filters, export
 

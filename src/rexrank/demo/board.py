@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import random
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -52,13 +53,13 @@ def demo_results_repo(root: str | os.PathLike, crowd: int = 0) -> Path:
                 level, companions = quality[key] * rng.uniform(0.9, 1.1), {}
                 if key in tabled:
                     table, metrics = _demo_per_study(np.random.default_rng(rng.randrange(2**32)), level,
-                                                     difficulty[dataset, task])
+                                                     difficulty[dataset, task], key)
                     path = folder / "per_study" / f"{dataset}.{task}.parquet"
                     path.parent.mkdir(exist_ok=True)
                     table.to_parquet(path, index=False)
                     companions = {"per_study.parquet": file_sha256(path)}
                 else:
-                    metrics = _demo_metrics(rng, level)
+                    metrics = _demo_metrics(rng, level, key)
                 result = Result(ModelInfo(card["name"], card["institution"], card["url"]), dataset, "test", task,
                                 metrics, counts={"scored": STUDIES}, created="2026-11-01T00:00:00Z",
                                 companions=companions)
@@ -114,7 +115,26 @@ CENTRE = {"bleu2": 0.20, "bertscore": 0.45, "semb_score": 0.45, "radgraph": 0.25
 STUDIES = 500
 
 
-def _demo_per_study(rng: np.random.Generator, quality: float, difficulty: np.ndarray
+def _signature(name: str, key: str) -> Signature:
+    """A demo number's signature, marked synthetic. The judged metrics' are the real builders', made as the published
+    figures were (GREEN by its pinned model; FineRadScore by a GPT-4 model with the reference's examples), so that
+    the board marks ≠ only where the demo means it: Demo-Shuffled's GREEN, asked of another judge."""
+    from rexrank.models import MODELS
+    from rexrank.scorers import fineradscore, green
+    from rexrank.scorers.fineradscore.prompt import REFERENCE
+
+    made = Signature(name, "1")
+    if name == "green":
+        pinned = f"{MODELS['GREEN'].repo_id}@{MODELS['GREEN'].revision[:12]}:float16:max_length=2048"
+        made = green.signature(SimpleNamespace(identity="judge:gpt-4o:t=0:max_tokens=1024" if key == "demo-shuffled"
+                                               else pinned))
+    elif name == "fineradscore":
+        made = fineradscore.signature(SimpleNamespace(identity="judge:gpt-4-0613:t=0:max_tokens=1024"),
+                                      SimpleNamespace(name=f"reference@{REFERENCE.split('@')[1][:7]}"))
+    return replace(made, settings={**made.settings, "demo": "synthetic"})
+
+
+def _demo_per_study(rng: np.random.Generator, quality: float, difficulty: np.ndarray, key: str
                     ) -> tuple[pd.DataFrame, dict[str, MetricResult]]:
     """Synthetic per-study scores (each metric's board value about CENTRE x quality; a judged metric leaves a few
     studies unscored) and the numbers made from them as `rexrank score` makes them."""
@@ -132,17 +152,17 @@ def _demo_per_study(rng: np.random.Generator, quality: float, difficulty: np.nda
             values = np.where(rng.random(STUDIES) < 0.02, np.nan, values)
         table[name] = values
     per_study = pd.DataFrame(table)
-    signatures = {name: Signature(name, "1", settings={"demo": "synthetic"}) for name in METRICS}
+    signatures = {name: _signature(name, key) for name in METRICS}
     return per_study, estimates(per_study, signatures)
 
 
-def _demo_metrics(rng: random.Random, quality: float) -> dict[str, MetricResult]:
+def _demo_metrics(rng: random.Random, quality: float, key: str) -> dict[str, MetricResult]:
     centre = CENTRE
     out = {}
     for name in METRICS:
         value = centre[name] * quality * rng.uniform(0.95, 1.05)
         half = value * rng.uniform(0.02, 0.05)
-        signature = Signature(name, "1", settings={"demo": "synthetic"}, bootstrap=(1000, 0))
+        signature = _signature(name, key).with_bootstrap(1000, 0)
         statistic = "inverse_mean" if name == "radcliq_v1" else "mean"
         mean = 1 / value if name == "radcliq_v1" else value
         out[name] = MetricResult(round(value, 4), round(mean, 4), round(value - half, 4), round(value + half, 4), 500,
