@@ -141,8 +141,8 @@ def test_ctrl_c_as_a_real_signal_in_a_real_process(tmp_path):
          "m", "--out", str(tmp_path / "out"), "--quiet"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**__import__("os").environ,
                                                                         "REXRANK_CACHE": "off"},
-        # As a terminal starts it: SIGINT at its default. A child inherits an ignored SIGINT, and Python then never
-        # raises KeyboardInterrupt; something earlier in the full suite leaves it ignored in this process.
+        # As a terminal starts it: SIGINT at its default. A shell starts a background job (`.ci/run ... &`) with
+        # SIGINT ignored, a child inherits that, and Python then installs no KeyboardInterrupt handler.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         conn = None
