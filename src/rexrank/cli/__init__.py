@@ -37,10 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for key, path in getattr(args, "model", []):
             set_override(key, path)
         return args.run(args)
-    except (InputError, OSError) as err:
-        print(f"rexrank: error: {err}", file=sys.stderr)
-        return BAD_INPUT
-    except ModelUnavailable as err:  # an override naming an unknown model
+    except (InputError, OSError, ModelUnavailable) as err:  # ModelUnavailable here: an override of an unknown model
         print(f"rexrank: error: {err}", file=sys.stderr)
         return BAD_INPUT
     except KeyboardInterrupt:
@@ -48,7 +45,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130  # 128 + SIGINT, as a shell reports it
     finally:
         clear_overrides()  # they belong to this invocation only
-
 
 
 def run() -> None:
