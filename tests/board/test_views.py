@@ -259,7 +259,7 @@ def test_the_about_tab_is_the_metric_registry_and_cites_the_docs_shipped_in_the_
 
 
 def test_rows_without_a_ci_are_drawn_as_such_not_as_certain_ranks():
-    from rexrank.board.app import stability_figure
+    from rexrank.board.figures import stability_figure
 
     def legend(board, dataset, task):
         figure = stability_figure(rank_ranges(board, dataset, task), "t")
