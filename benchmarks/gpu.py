@@ -20,8 +20,10 @@ halves need different packages, so on the GPU machine they run apart; `--work` k
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -148,6 +150,8 @@ def main() -> None:
     args = parser.parse_args()
     cands, refs = pairs(args.pairs, seed=0)
     work = Path(args.work or tempfile.mkdtemp(prefix="rexrank-bench-gpu-"))
+    if not args.work:  # a folder it made is its own to remove; one named with --work is kept for the next run
+        atexit.register(shutil.rmtree, work, True)
     start = time.perf_counter()
     models = built(work, cands + refs, args.layers)
     where = torch.cuda.get_device_name(args.device) if args.device.startswith("cuda") else "CPU"

@@ -17,10 +17,12 @@ Prints a table; `--json FILE` also writes the numbers.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import re
 import resource
+import shutil
 import sys
 import tempfile
 import time
@@ -170,6 +172,7 @@ def main() -> None:
     cands, refs = pairs(n, seed=0)
     second, _ = pairs(n, seed=1)  # another system's reports against the same references
     work = Path(tempfile.mkdtemp(prefix="rexrank-bench-"))
+    atexit.register(shutil.rmtree, work, True)  # model folders and caches, GBs at scale: none is left behind
     roberta, bert, checkpoint = encoders(work)
 
     rows, distinct = [], len(set(cands + refs))
