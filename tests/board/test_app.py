@@ -5,6 +5,7 @@ gradio_client. gradio is in the `dev` extra: without it these tests fail, they a
 import base64
 import io
 import json
+import os
 import shutil
 import socket
 import time
@@ -647,3 +648,17 @@ def test_with_nothing_named_the_board_is_the_official_tables_as_published(monkey
     radfm = shown[shown["Model"].str.contains("RadFM")].iloc[0]
     assert radfm["Note"].startswith("published 1/RadCliQ-v1 0.625 is outside [0.6226, 0.6241]")
     assert shown["Rank"].tolist()[:1] == ["1"] and len(shown) == 7
+
+
+def test_the_app_leaves_no_folder_behind_when_it_ends(tmp_path):
+    """The demo's results repo and the CSV exports live in folders of their own while the app runs; a Space or a
+    `rexrank leaderboard` that ends removes them (ten runs' leftovers once filled a disk)."""
+    import subprocess
+    import sys
+
+    code = ("import glob, sys; from rexrank.board.app import build; from rexrank.board.sources import DEMO; "
+            "build(DEMO); sys.stdout.write(repr(sorted(glob.glob(sys.argv[1] + '/rexrank-*'))))")
+    made = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True,
+                          env={**os.environ, "TMPDIR": str(tmp_path), "HF_HUB_OFFLINE": "1"})
+    assert "rexrank-board-csv-" in made.stdout and "rexrank-demo-board-" in made.stdout  # there while it ran
+    assert not list(tmp_path.glob("rexrank-*"))  # and gone once it ended

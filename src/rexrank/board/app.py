@@ -4,8 +4,10 @@ loading is `rexrank.board.sources`, its shaping `rexrank.board.views` (and, per 
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -137,7 +139,8 @@ def build(results: Results = None, refresh_s: float = 300.0):
                                         details=bool(details), filters=filtered(access, mimic, provenance)))
                      for task in views.TASKS)
 
-    exports = Path(tempfile.mkdtemp(prefix="rexrank-board-csv-"))
+    exports = Path(tempfile.mkdtemp(prefix="rexrank-board-csv-"))  # one CSV per dataset, rewritten on each view
+    atexit.register(shutil.rmtree, exports, ignore_errors=True)
 
     def export_csv(dataset: str, search: str, metrics: list[str], sort_by: str, details: bool = False,
                    access: str | None = None, mimic: str | None = None, provenance: str | None = None):
