@@ -20,12 +20,9 @@ halves need different packages, so on the GPU machine they run apart; `--work` k
 from __future__ import annotations
 
 import argparse
-import atexit
 import json
 import os
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -42,6 +39,7 @@ from models import (  # noqa: E402
     name_to_rexrank,
     radgraph_archive,
     rate_models,
+    scratch,
     timed,
 )
 from synthetic import pairs  # noqa: E402
@@ -149,9 +147,7 @@ def main() -> None:
     parser.add_argument("--json", help="also write the numbers here")
     args = parser.parse_args()
     cands, refs = pairs(args.pairs, seed=0)
-    work = Path(args.work or tempfile.mkdtemp(prefix="rexrank-bench-gpu-"))
-    if not args.work:  # a folder it made is its own to remove; one named with --work is kept for the next run
-        atexit.register(shutil.rmtree, work, True)
+    work = Path(args.work) if args.work else scratch("rexrank-bench-gpu-")  # one named with --work is kept
     start = time.perf_counter()
     models = built(work, cands + refs, args.layers)
     where = torch.cuda.get_device_name(args.device) if args.device.startswith("cuda") else "CPU"

@@ -51,6 +51,14 @@ ENV = {"roberta": "REXRANK_MODEL_BERTSCORE", "checkpoint": "REXRANK_MODEL_CHEXBE
        "ner": "REXRANK_MODEL_RATE_NER", "biolord": "REXRANK_MODEL_BIOLORD"}
 
 
+def scratch(prefix: str) -> Path:
+    """A new folder for a benchmark's models and feature caches, removed when the benchmark ends (GBs at scale:
+    ten runs' leftovers once filled the disk)."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, work, True)
+    return work
+
+
 def name_to_rexrank(**models: Path) -> None:
     """Point rexrank at the built models (roberta=..., bert=...: the keys of ENV)."""
     os.environ.update({ENV[key]: str(path) for key, path in models.items()})
@@ -171,8 +179,7 @@ def main() -> None:
     n = args.pairs
     cands, refs = pairs(n, seed=0)
     second, _ = pairs(n, seed=1)  # another system's reports against the same references
-    work = Path(tempfile.mkdtemp(prefix="rexrank-bench-"))
-    atexit.register(shutil.rmtree, work, True)  # model folders and caches, GBs at scale: none is left behind
+    work = scratch("rexrank-bench-")
     roberta, bert, checkpoint = encoders(work)
 
     rows, distinct = [], len(set(cands + refs))

@@ -17,9 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -27,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT / "tests")]
 
 import torch  # noqa: E402
-from models import encoders, radgraph_archive, rate_models  # noqa: E402
+from models import encoders, radgraph_archive, rate_models, scratch  # noqa: E402
 from suite import in_child  # noqa: E402
 from synthetic import varied_pairs  # noqa: E402
 
@@ -69,15 +67,8 @@ def main() -> None:
     parser.add_argument("--json", help="write the numbers here, after each run")
     parser.add_argument("--metrics", help="a subset, comma-separated (default: every metric without a judge)")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="rexrank-bench-scale-"))
-    try:
-        measure(args, work)
-    finally:  # the caches are about 0.6 MB per distinct text (12 GB at 10,000 studies): none is left behind
-        shutil.rmtree(work, ignore_errors=True)
-
-
-def measure(args: argparse.Namespace, work: Path) -> None:
     sizes = [int(s) for s in args.sizes.split(",") if s]
+    work = scratch("rexrank-bench-scale-")
     texts = [t for pair in varied_pairs(max(sizes), seed=0) for t in pair]
     encoders(work, args.layers)
     radgraph_archive(work, work / "bert-base-uncased")

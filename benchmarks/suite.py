@@ -23,13 +23,10 @@ seconds to the whole set, and says so. Each number is printed (and written to `-
 from __future__ import annotations
 
 import argparse
-import atexit
 import json
 import multiprocessing
 import os
-import shutil
 import sys
-import tempfile
 import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
@@ -48,6 +45,7 @@ from models import (  # noqa: E402
     f1chexbert_job,
     radgraph_archive,
     rate_models,
+    scratch,
     timed,
 )
 from synthetic import varied_pairs  # noqa: E402
@@ -192,8 +190,7 @@ def main() -> None:
     n = args.pairs
     cands, refs = varied_pairs(n, seed=0)
     second, _ = varied_pairs(n, seed=1)  # another system's reports against the same references
-    work = Path(tempfile.mkdtemp(prefix="rexrank-bench-suite-"))
-    atexit.register(shutil.rmtree, work, True)  # model folders and caches, GBs at scale: none is left behind
+    work = scratch("rexrank-bench-suite-")
     roberta, bert, checkpoint = encoders(work)
     ner, biolord = rate_models(work, cands + refs + second)
     models = {"roberta": roberta, "bert": bert, "checkpoint": checkpoint, "radgraph": radgraph_archive(work, bert),
