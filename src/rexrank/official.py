@@ -162,7 +162,7 @@ def read_official_csv(path: str | os.PathLike) -> list[OfficialRow]:
 # What the published figures were made with, as far as ReXrank says (docs/metrics.md): the pinned weights in fp32,
 # GREEN by its own model, FineRadScore by a GPT-4 model (which one is not published) with the reference's few-shot
 # examples. A verified number made otherwise is marked beside the imported ones: the two are not the same measure.
-_PINNED = {f"{spec.repo_id}@{spec.revision[:12]}" for spec in MODELS.values()}
+_PINNED = {spec.pinned for spec in MODELS.values()}
 _GREEN = MODELS["GREEN"]
 _JUDGE = re.compile(r"^judge:(.+?):t=")  # an endpoint's identity names the model it asked (rexrank.llm)
 
@@ -176,7 +176,7 @@ def departures(signature: Signature) -> list[str]:
     backend = signature.models.get("backend", "")
     asked = (_JUDGE.match(backend) or [None, ""])[1].casefold()
     if signature.metric == "green":
-        pinned = f"{_GREEN.repo_id}@{_GREEN.revision[:12]}:"
+        pinned = f"{_GREEN.pinned}:"
         if not (backend.startswith(pinned) or asked in {n.casefold() for n in (_GREEN.repo_id, *_GREEN.names)}):
             out.append(f"GREEN by {backend or 'an unnamed backend'}, the published by {_GREEN.repo_id}")
     elif signature.metric == "fineradscore":

@@ -28,7 +28,7 @@ def cmd_models(args: argparse.Namespace) -> int:
         width = max(len(spec.repo_id) for spec in MODELS.values()) + 14
         print(f"{'model':<18} {'repository @ pinned commit':<{width}} what")
         for key, spec in MODELS.items():
-            print(_fit(f"{key:<18} {spec.repo_id + '@' + spec.revision[:12]:<{width}} {spec.what.split(' (')[0]}"))
+            print(_fit(f"{key:<18} {spec.pinned:<{width}} {spec.what.split(' (')[0]}"))
         print("override any with REXRANK_MODEL_<MODEL>=PATH or --model MODEL=PATH; `rexrank models check` says where "
               "each resolves here")
         return OK

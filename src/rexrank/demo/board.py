@@ -121,16 +121,16 @@ def _signature(name: str, key: str) -> Signature:
     the board marks ≠ only where the demo means it: Demo-Shuffled's GREEN, asked of another judge."""
     from rexrank.models import MODELS
     from rexrank.scorers import fineradscore, green
-    from rexrank.scorers.fineradscore.prompt import REFERENCE
+    from rexrank.scorers.fineradscore.prompt import REFERENCE_SHOTS
 
     made = Signature(name, "1")
     if name == "green":
-        pinned = f"{MODELS['GREEN'].repo_id}@{MODELS['GREEN'].revision[:12]}:float16:max_length=2048"
+        pinned = f"{MODELS['GREEN'].pinned}:float16:max_length={green.MAX_LENGTH}"
         made = green.signature(SimpleNamespace(identity="judge:gpt-4o:t=0:max_tokens=1024" if key == "demo-shuffled"
                                                else pinned))
     elif name == "fineradscore":
         made = fineradscore.signature(SimpleNamespace(identity="judge:gpt-4-0613:t=0:max_tokens=1024"),
-                                      SimpleNamespace(name=f"reference@{REFERENCE.split('@')[1][:7]}"))
+                                      SimpleNamespace(name=REFERENCE_SHOTS))
     return replace(made, settings={**made.settings, "demo": "synthetic"})
 
 

@@ -141,7 +141,7 @@ def _from_hub(spec: ModelSpec, local_only: bool) -> ResolvedModel:
         RevisionNotFoundError,
     )
 
-    where = f"{spec.repo_id}@{spec.revision[:12]} ({', '.join(spec.files)})"
+    where = f"{spec.pinned} ({', '.join(spec.files)})"
     local_copy = f"set {spec.env}=/path/to/a/local/copy (a folder or file in the reference's own format)"
     if not local_only:  # a pinned commit never changes: when the cache has all its files, ask the Hub nothing
         with contextlib.suppress(ModelUnavailable):
@@ -171,7 +171,7 @@ def _from_hub(spec: ModelSpec, local_only: bool) -> ResolvedModel:
     # allow_patterns skips a file the repository lacks without a word: every file must be here, or none is used.
     missing = [name for name in spec.files if not (folder / name).is_file()]
     if missing:
-        raise ModelUnavailable(f"{spec.what}: {spec.repo_id}@{spec.revision[:12]} has no {', '.join(missing)} "
+        raise ModelUnavailable(f"{spec.what}: {spec.pinned} has no {', '.join(missing)} "
                                f"(the download brought {len(spec.files) - len(missing)} of its {len(spec.files)} "
                                f"files), or {local_copy}")
     return ResolvedModel(spec, folder, "hub cache", commit=folder.name)

@@ -28,6 +28,11 @@ class ModelSpec:
     def env(self) -> str:
         return f"REXRANK_MODEL_{self.key}"
 
+    @property
+    def pinned(self) -> str:
+        """repo@commit (12 digits) of the pinned revision, as a signature names the Hub's weights."""
+        return f"{self.repo_id}@{self.revision[:12]}"
+
 
 RRG_SCORERS = ("StanfordAIMI/RRG_scorers", "3ef1a0c82b418549078cd93b24b12c6e67bf9862",
                (".gitattributes", "README.md", "chexbert.pth", "model_medrad_19k.gz", "radgraph.tar.gz",

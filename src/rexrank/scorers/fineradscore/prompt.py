@@ -18,6 +18,7 @@ from rexrank.errors import InputError
 from rexrank.scorers.fineradscore.reply import FIELDS, INSERTED
 
 REFERENCE = "rajpurkarlab/FineRadScore@3f5e1dc708d953a92aca536492d78f4e248c44f6"
+REFERENCE_SHOTS = f"reference@{REFERENCE.split('@')[1][:7]}"  # the reference's own examples, as a signature names them
 PROMPT_VERSION = "fineradscore-3f5e1dc"  # PROMPT, JSON_FORMAT, QUERY and the line numbering; unchanged since c678cc2
 
 # Verbatim from rajpurkarlab/FineRadScore, few_shot_prompt.py `PROMPT_LONG` at 3f5e1dc (the system message of the
@@ -255,7 +256,7 @@ def load_shots(path: str | os.PathLike) -> Shots:
             raise InputError(f"FineRadScore shots {path}: {err}") from None
     turns = _check_turns(messages, f"FineRadScore shots {path}")
     digest = shots_digest(turns)
-    return Shots(f"reference@{REFERENCE.split('@')[1][:7]}" if digest == REFERENCE_SHOTS_SHA256
+    return Shots(REFERENCE_SHOTS if digest == REFERENCE_SHOTS_SHA256
                  else f"file-{digest[:12]}", turns)
 
 
