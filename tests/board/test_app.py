@@ -453,6 +453,21 @@ def test_the_board_in_a_browser_switches_dataset_and_task_and_searches(app, tmp_
             browser.close()
 
 
+# How many lines each hyphenated word of an element's text takes (the tops of its boxes).
+LINES_PER_HYPHENATED_WORD = """e => {
+  const walk = document.createTreeWalker(e, NodeFilter.SHOW_TEXT), lines = [];
+  for (let node; (node = walk.nextNode());) {
+    for (const match of node.data.matchAll(/\\S*[-\\u2011]\\S*/g)) {
+      const range = document.createRange();
+      range.setStart(node, match.index);
+      range.setEnd(node, match.index + match[0].length);
+      lines.push(new Set([...range.getClientRects()].map(box => Math.round(box.top))).size);
+    }
+  }
+  return lines;
+}"""
+
+
 def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_headers_at_both_widths(tmp_path):
     """The board a first visitor sees (the official tables), at 1400 px and on a 390 px phone."""
     import os
@@ -491,6 +506,7 @@ def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_header
                 assert refresh["width"] >= 60 and refresh["x"] >= title["x"] + title["width"]  # its word, beside
                 if width == 390:  # a phone: one line per cell, the table scrolls sideways instead
                     assert cell.evaluate("e => getComputedStyle(e).whiteSpace") == "nowrap"
+                    assert page.locator("h1").first.evaluate(LINES_PER_HYPHENATED_WORD) == [1, 1]  # not "X-" / "ray"
                     for label in PAGES.values():  # every tab in sight, none behind a menu
                         tab = page.get_by_role("tab", name=label, exact=True)
                         box = tab.bounding_box()

@@ -216,7 +216,8 @@ def build(results: Results = None, refresh_s: float = 300.0):
 
     with gr.Blocks(title="rexrank leaderboard", analytics_enabled=False) as demo:
         with gr.Row():
-            gr.Markdown("# rexrank: AI-generated chest X-ray reports, ranked\n"
+            # non-breaking hyphens (U+2011): a phone's narrow title breaks between words, not into "X-" and "ray"
+            gr.Markdown("# rexrank: AI\u2011generated chest X\u2011ray reports, ranked\n"
                         f"Results from **{source.name}**; ranked by 1/RadCliQ-v1, with 95% CIs on every number "
                         "rexrank scored.")
             refresh_button = gr.Button("Refresh", scale=0, min_width=80, size="sm", elem_id="refresh")
