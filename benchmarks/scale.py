@@ -9,7 +9,9 @@ sizes (768, 12, 3072) with `--layers` layers each: a feature is a hidden state, 
 size does not depend on the depth, and the memory that grows with the studies is the same as with the real models;
 only the weights (constant in the studies) and the time shrink. Memory is VmHWM, the process's peak resident set;
 "models loaded" is the resident set after the warm-up, before the studies. `--whole` also runs those sizes with the
-whole split in one chunk, as rexrank did before it scored in chunks. The feature cache's size on disk is reported too.
+whole split in one chunk, as rexrank did before it scored in chunks. The feature cache's size on disk is reported too,
+and the fastest and slowest chunk's seconds (each chunk's in the JSON): time per study is flat when they do not
+drift up as a run goes on.
 """
 
 from __future__ import annotations
@@ -36,11 +38,24 @@ def resident_mib() -> float:
 
 
 def run(cache: Path, n: int, chunk: int | None, names: list[str] | None = None) -> dict:
-    """One size in this (fresh) process: load every model, then score n studies; seconds and memory."""
+    """One size in this (fresh) process: load every model, then score n studies; seconds (in all and each chunk's)
+    and memory."""
     import pandas as pd
 
+    from rexrank import scorecard
     from rexrank.scorecard import MetricSet, score
     from rexrank.scorers import AVAILABLE
+
+    chunk_s: list[float] = []
+    score_chunk = scorecard._score_chunk
+
+    def timed(*args):  # each chunk's features and scores, timed: whether a chunk slows as a run goes on
+        start = time.perf_counter()
+        done = score_chunk(*args)
+        chunk_s.append(time.perf_counter() - start)
+        return done
+
+    scorecard._score_chunk = timed
 
     os.environ["REXRANK_CACHE"] = str(cache)
     cands, refs = varied_pairs(n, seed=0)
@@ -49,14 +64,16 @@ def run(cache: Path, n: int, chunk: int | None, names: list[str] | None = None) 
     warmup = pd.DataFrame({"study_id": ["w"], "prediction": ["Heart size is normal."], "reference": ["No effusion."]})
     score(warmup, metrics, resamples=10)  # loads every model outside the timing
     loaded = resident_mib()
+    chunk_s.clear()
     frame = pd.DataFrame({"study_id": [f"s{i}" for i in range(n)], "prediction": cands, "reference": refs})
     start = time.perf_counter()
     card = score(frame, metrics)
     seconds = time.perf_counter() - start
     assert set(names) <= set(card.metrics), f"not scored: {set(names) - set(card.metrics)}"
     return {"studies": n, "chunk": metrics.chunk, "seconds": seconds, "per_study_ms": 1000 * seconds / n,
-            "loaded_mib": loaded, "cache_mib": cache.stat().st_size / 2**20,
-            "distinct_texts": len(set(cands + refs))}
+            "loaded_mib": loaded,
+            "cache_mib": cache.stat().st_size / 2**20 if cache.exists() else 0.0,  # no model, no cache
+            "distinct_texts": len(set(cands + refs)), "chunk_s": chunk_s}
 
 
 def main() -> None:
@@ -77,7 +94,7 @@ def main() -> None:
     result = {"layers": args.layers, "threads": torch.get_num_threads(), "torch": torch.__version__,
               "date": time.strftime("%Y-%m-%d"), "runs": []}
     print(f"{'studies':>8} {'chunk':>6} {'s':>8} {'ms/study':>9} {'models MiB':>11} {'peak MiB':>9} "
-          f"{'cache MiB':>10}", flush=True)
+          f"{'cache MiB':>10} {'chunk s':>10}", flush=True)
     for n, chunk in runs:
         names = args.metrics.split(",") if args.metrics else None
         cache = work / f"cache-{n}-{chunk or 'chunked'}.sqlite"
@@ -86,8 +103,9 @@ def main() -> None:
             path.unlink()
         row["peak_mib"] = peak
         result["runs"].append(row)
+        spread = f"{min(row['chunk_s']):.0f}-{max(row['chunk_s']):.0f}" if row["chunk_s"] else ""
         print(f"{n:>8,} {row['chunk']:>6,} {row['seconds']:>8.1f} {row['per_study_ms']:>9.1f} "
-              f"{row['loaded_mib']:>11,.0f} {peak:>9,.0f} {row['cache_mib']:>10,.0f}", flush=True)
+              f"{row['loaded_mib']:>11,.0f} {peak:>9,.0f} {row['cache_mib']:>10,.0f} {spread:>10}", flush=True)
         if args.json:
             Path(args.json).write_text(json.dumps(result, indent=2))
 
