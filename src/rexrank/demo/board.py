@@ -120,12 +120,13 @@ def _signature(name: str, key: str) -> Signature:
     figures were (GREEN by its pinned model; FineRadScore by a GPT-4 model with the reference's examples), so that
     the board marks ≠ only where the demo means it: Demo-Shuffled's GREEN, asked of another judge."""
     from rexrank.models import MODELS
+    from rexrank.models.green import local_identity
     from rexrank.scorers import fineradscore, green
     from rexrank.scorers.fineradscore.prompt import REFERENCE_SHOTS
 
     made = Signature(name, "1")
     if name == "green":
-        pinned = f"{MODELS['GREEN'].pinned}:float16:max_length={green.MAX_LENGTH}"
+        pinned = local_identity(MODELS["GREEN"].pinned, "float16")  # as the reference runs it, on CUDA
         made = green.signature(SimpleNamespace(identity="judge:gpt-4o:t=0:max_tokens=1024" if key == "demo-shuffled"
                                                else pinned))
     elif name == "fineradscore":

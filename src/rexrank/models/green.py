@@ -12,6 +12,11 @@ from rexrank.models import ModelUnavailable, ResolvedModel, resolve
 from rexrank.scorers.green import CHAT_TEMPLATE, MAX_LENGTH, PROMPT_VERSION
 
 
+def local_identity(weights: str, dtype: str, max_length: int = MAX_LENGTH, remote_code: bool = False) -> str:
+    """What a signature records of GREEN run here: the weights' identity, the precision, the length rule."""
+    return f"{weights}:{dtype}:max_length={max_length}" + (":tokenizer=remote-code" if remote_code else "")
+
+
 class LocalGreen:
     """GREEN's model run here with `transformers`, as the reference's `GREEN.get_response` runs it: its chat
     template, BOS + prompt + EOS, greedy decoding, EOS as padding on the left, at most `max_length` tokens in all
@@ -56,8 +61,8 @@ class LocalGreen:
 
     @property
     def identity(self) -> str:
-        code = ":tokenizer=remote-code" if self.remote_code else ""
-        return f"{self.model.identity}:{str(self.dtype).removeprefix('torch.')}:max_length={self.max_length}{code}"
+        return local_identity(self.model.identity, str(self.dtype).removeprefix("torch."), self.max_length,
+                              self.remote_code)
 
     def input_ids(self, prompt: str) -> list[int]:
         """What the reference feeds the model for one prompt."""
