@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT / "tests")]
 
 import torch  # noqa: E402
-from models import encoders, radgraph_archive, rate_models, scratch  # noqa: E402
+from models import encoders, radgraph_archive, rate_models, scratch, timed  # noqa: E402
 from suite import in_child  # noqa: E402
 from synthetic import varied_pairs  # noqa: E402
 
@@ -49,13 +49,12 @@ def run(cache: Path, n: int, chunk: int | None, names: list[str] | None = None) 
     chunk_s: list[float] = []
     score_chunk = scorecard._score_chunk
 
-    def timed(*args):  # each chunk's features and scores, timed: whether a chunk slows as a run goes on
-        start = time.perf_counter()
-        done = score_chunk(*args)
-        chunk_s.append(time.perf_counter() - start)
+    def timed_chunk(*args):  # each chunk's features and scores, timed: whether a chunk slows as a run goes on
+        seconds, done = timed(lambda: score_chunk(*args))
+        chunk_s.append(seconds)
         return done
 
-    scorecard._score_chunk = timed
+    scorecard._score_chunk = timed_chunk
 
     os.environ["REXRANK_CACHE"] = str(cache)
     cands, refs = varied_pairs(n, seed=0)
