@@ -33,14 +33,17 @@ class LinearComposite:
 
     def __call__(self, components: Sequence[np.ndarray | float]) -> np.ndarray:
         """Per-study value from the four components in COMPONENTS order (arrays or scalars)."""
-        x = np.stack([np.asarray(c, dtype=np.float64) for c in components], axis=-1)
-        z = (x - np.asarray(self.scaler_mean)) / np.asarray(self.scaler_scale)
-        return z @ np.asarray(self.coefs) + self.intercept
+        # Summed term by term in component order, not with `@`: a BLAS dot product sums in an order that depends
+        # on the CPU's vector width, and the shipped official figures must come out byte for byte on any machine.
+        terms = [(np.asarray(c, dtype=np.float64) - mean) / scale * coef
+                 for c, mean, scale, coef in zip(components, self.scaler_mean, self.scaler_scale, self.coefs,
+                                                 strict=True)]
+        return ((terms[0] + terms[1]) + terms[2]) + terms[3] + self.intercept
 
     def bounds(self, components: Sequence[float], half_widths: Sequence[float]) -> tuple[float, float]:
         """Exact range of the composite when each component may lie anywhere within +-half_width."""
         centre = float(self(components))
-        spread = float(np.abs(self.weights) @ np.asarray(half_widths, dtype=np.float64))
+        spread = sum(abs(w) * float(h) for w, h in zip(self.weights.tolist(), half_widths, strict=True))
         return centre - spread, centre + spread
 
 
