@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import pandas as pd
 import pytest
@@ -130,3 +131,97 @@ def test_a_run_killed_by_sigkill_ends_with_the_result_an_uninterrupted_run_write
         assert (tmp_path / "run" / name).read_bytes() == (tmp_path / "once" / name).read_bytes()
     again, once = (Result.read(tmp_path / d / "dataset.findings_impression.json").to_dict() for d in ("run", "once"))
     assert {**again, "created": None} == {**once, "created": None}
+
+
+HELD = """
+import os, sys, time
+from pathlib import Path
+from rexrank.cli import main
+from rexrank.scorers.bleu import Bleu2
+
+original, seen, release = Bleu2.score, [], Path(os.environ["RELEASE"])
+def score(self, candidates, references):
+    seen.append(1)
+    while len(seen) == 2 and not release.exists():  # the first chunk is kept; the run waits in its second
+        time.sleep(0.05)
+    return original(self, candidates, references)
+Bleu2.score = score
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_two_runs_into_one_out_never_mix_their_scores(tmp_path):
+    """Two systems scored into one --out at once: before the lock the second cleared the first's checkpoint, and
+    the first read the second's chunks as its own (a result named for one system held 20 of 48 per-study scores of
+    the other, its companion hashes matching). Now the second stops at once with one line naming the first's pid;
+    another task into the same folder runs beside it."""
+    out, release = tmp_path / "out", tmp_path / "release"
+    task = ["--task", "findings_impression"]
+    common = ["score", "--dataset", DATASET, "--metrics", "bleu2", "--quiet", "--chunk", "8", "--resamples", "10"]
+    careful, template = (str(demo.predictions(key, "findings_impression")) for key in ("demo-careful", "demo-template"))
+    first = subprocess.Popen([sys.executable, "-c", HELD, *common, *task, "--predictions", careful, "--out", str(out)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=os.environ | {"RELEASE": str(release)})
+    try:
+        kept = out / ".partial" / "dataset.findings_impression" / "chunk-00000.npz"
+        for _ in range(1200):
+            if kept.exists() or first.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert kept.exists(), first.communicate()
+        cli = [sys.executable, "-m", "rexrank.cli", *common]
+        second = subprocess.run([*cli, *task, "--predictions", template, "--out", str(out)], capture_output=True,
+                                text=True, timeout=300)
+        other_task = subprocess.run([*cli, "--task", "findings", "--out", str(out), "--predictions",
+                                     str(demo.predictions("demo-template", "findings"))],
+                                    capture_output=True, text=True, timeout=300)
+        release.touch()
+        _, first_err = first.communicate(timeout=300)
+    finally:
+        release.touch()
+        first.kill() if first.poll() is None else None
+    assert first.returncode == 0, first_err
+    assert second.returncode == 2 and "Traceback" not in second.stderr
+    assert second.stderr.strip() == (f"rexrank: error: another rexrank score is writing "
+                                     f"{out / 'dataset.findings_impression'} (pid {first.pid}): wait for it to end, "
+                                     "or give this run its own --out")
+    assert other_task.returncode == 0, other_task.stderr  # its own files: not locked out
+    assert not (out / ".partial").exists()
+
+    def alone(predictions: str, folder: str) -> pd.DataFrame:
+        assert main([*common, *task, "--predictions", predictions, "--out", str(tmp_path / folder)]) == 0
+        return pd.read_parquet(tmp_path / folder / "dataset.findings_impression.per_study.parquet")
+
+    careful_alone, template_alone = alone(careful, "careful"), alone(template, "template")
+    assert (careful_alone["bleu2"] != template_alone["bleu2"]).all()  # every study tells the two systems apart
+    written = Result.read(out / "dataset.findings_impression.json")
+    assert written.model.name == "demo-careful.findings_impression"
+    pd.testing.assert_frame_equal(pd.read_parquet(out / "dataset.findings_impression.per_study.parquet"),
+                                  careful_alone, check_exact=True)
+    assert main([*common, *task, "--predictions", template, "--out", str(out)]) == 0  # once the first has ended
+    pd.testing.assert_frame_equal(pd.read_parquet(out / "dataset.findings_impression.per_study.parquet"),
+                                  template_alone, check_exact=True)
+
+
+def test_a_chunk_of_another_run_is_not_read_even_under_this_runs_name(tmp_path, monkeypatch):
+    """Where a lock does not hold (a file system without locks, a folder copied in), each chunk's own run key keeps
+    it out: another run's chunks put under this run's run.json, and a chunk file of garbage, are scored again."""
+    from rexrank.scorecard import Checkpoint, _plan, _run_key
+
+    other, ours = tmp_path / "other", tmp_path / "ours"
+    table = rows()
+    changed = table.assign(prediction=lambda f: f["prediction"] + " Stable.")
+    score(changed, MetricSet(["bleu2"], progress=False, chunk=8), resamples=10, checkpoint=other)
+    metric_set = MetricSet(["bleu2"], progress=False, chunk=8)
+    key = _run_key(table, metric_set, [n for n in _plan(["bleu2"]) if n in metric_set.scorers], 8)
+    ours.mkdir()
+    (ours / "run.json").write_text(json.dumps({"run": key}) + "\n")  # this run's name over the other's chunks
+    for chunk in other.glob("chunk-*.npz"):
+        chunk.rename(ours / chunk.name)
+    (ours / "chunk-00005.npz").write_bytes(b"PK\x03\x04 not a zip at all")
+    assert len(Checkpoint(ours, key).resumed) == 6
+    calls = feature_calls(monkeypatch, Bleu2)
+    card = score(table, metric_set, resamples=10, checkpoint=ours)
+    assert len(calls) == 6  # none of the other run's chunks, nor the torn one, was taken
+    fresh = score(table, MetricSet(["bleu2"], progress=False, chunk=8), resamples=10)
+    pd.testing.assert_frame_equal(card.per_study, fresh.per_study, check_exact=True)

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import shutil
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -23,7 +24,8 @@ from tqdm.auto import tqdm
 from rexrank import __version__, shards, stats
 from rexrank.data import align, load_predictions, load_split
 from rexrank.data.identity import identify
-from rexrank.files import atomic_path, write_text
+from rexrank.errors import InputError
+from rexrank.files import Locked, atomic_path, exclusive, write_text
 from rexrank.llm.guard import DataUse
 from rexrank.reports import check_pairs
 from rexrank.results import MetricResult, ModelInfo, Result
@@ -218,7 +220,10 @@ def _run_key(rows: pd.DataFrame, metric_set: MetricSet, scorers: Sequence[str], 
 
 class Checkpoint:
     """Finished chunks of one run in a folder: `run.json` names the run, `chunk-<i>.npz` holds chunk i (written
-    whole or not at all). A folder left by another run (other rows, metrics, weights or chunk size) is cleared."""
+    whole or not at all) and the run's key, checked when it is read: a chunk of another run, or one that does not
+    read, is scored again. A folder left by another run (other rows, metrics, weights or chunk size) is cleared.
+    One run at a time uses a folder (`score_file` holds `writing`); the key in each chunk keeps a chunk of another
+    run out even where a lock does not hold (a file system without locks, a folder copied from elsewhere)."""
 
     def __init__(self, folder: Path, key: str):
         self.folder, self.key = Path(folder), key
@@ -239,10 +244,18 @@ class Checkpoint:
     def load(self, i: int) -> Chunk | None:
         if not self._path(i).is_file():
             return None
+        try:
+            return self._read(i)
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):  # torn or foreign: scored again
+            return None
+
+    def _read(self, i: int) -> Chunk | None:
         with np.load(self._path(i), allow_pickle=False) as saved:
+            if "run" not in saved.files or str(saved["run"]) != self.key:
+                return None
             chunk = Chunk({}, {}, json.loads(str(saved["skipped"])))
             for key in saved.files:
-                kind, _, rest = key.partition("/")
+                kind, _, rest = key.partition("/")  # "run" and "skipped" have no "/"
                 if kind == "column":
                     chunk.columns[rest] = saved[key]
                 elif kind == "extra":
@@ -253,7 +266,7 @@ class Checkpoint:
         return chunk
 
     def save(self, i: int, chunk: Chunk) -> None:
-        arrays = {"skipped": np.array(json.dumps(chunk.skipped)),
+        arrays = {"run": np.array(self.key), "skipped": np.array(json.dumps(chunk.skipped)),
                   **{f"column/{name}": values for name, values in chunk.columns.items()},
                   **{f"extra/{name}/{key}": values for name, more in chunk.extras.items()
                      for key, values in more.items()}}
@@ -312,6 +325,27 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+@contextlib.contextmanager
+def writing(out: Path, dataset: str, task: str, part: str = ""):
+    """Hold `<out>/.partial/<dataset>.<task><part>.lock` while one run scores into `out` and writes its files: a
+    second run of the same dataset and task into the same folder (another system's, say) stops at once with the
+    first's pid, instead of clearing its checkpoint and mixing their chunks and files. Other tasks and shards have
+    files of their own and run beside it."""
+    stem, partial = f"{dataset}.{task}{part}", out / ".partial"
+    made = [] if out.exists() else [out]  # a run that ends before writing anything leaves no folder behind
+    try:
+        with exclusive(partial / f"{stem}.lock"):
+            yield
+    except Locked as held:
+        pid = "" if held.pid is None else f" (pid {held.pid})"
+        raise InputError(f"another rexrank score is writing {out / stem}{pid}: wait for it to end, or give this run "
+                         "its own --out") from None
+    finally:
+        for folder in (partial, *made):  # only if empty: a kept checkpoint, or another run's, stays
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
+
 def score_file(predictions: Path, dataset: str, task: str, metrics: Sequence[str] | MetricSet, out: Path,
                model: ModelInfo, split: str = "test", dataset_name: str | None = None,
                resamples: int = stats.RESAMPLES, seed: int = stats.SEED,
@@ -324,16 +358,15 @@ def score_file(predictions: Path, dataset: str, task: str, metrics: Sequence[str
     # The data-use guard decides by what the split is (its build metadata, its study ids), not by its file's name.
     part = f".shard-{shard[0]}-of-{shard[1]}" if shard else ""
     checkpoint = out / ".partial" / f"{test_split.dataset}.{task}{part}"  # a killed run continues from here
-    card = score(rows, metrics, resamples, seed, dataset=identify(test_split), checkpoint=checkpoint)
-    result = Result(model, test_split.dataset, split, task, card.metrics, aligned.counts, card.skipped,
-                    warnings=[f"{predictions}: {w}" for w in aligned.warnings], extras=card.extras)
-    if shard is not None:
-        shards.write_shard(out, result, card.per_study, rows, *shard)
-    else:
-        result = write_result_set(out, result, card, aligned.rows["study_id"], aligned.rows["prediction"])
-    shutil.rmtree(checkpoint, ignore_errors=True)
-    with contextlib.suppress(OSError):  # the last run's folder goes; another run's may still be there
-        checkpoint.parent.rmdir()
+    with writing(out, test_split.dataset, task, part):
+        card = score(rows, metrics, resamples, seed, dataset=identify(test_split), checkpoint=checkpoint)
+        result = Result(model, test_split.dataset, split, task, card.metrics, aligned.counts, card.skipped,
+                        warnings=[f"{predictions}: {w}" for w in aligned.warnings], extras=card.extras)
+        if shard is not None:
+            shards.write_shard(out, result, card.per_study, rows, *shard)
+        else:
+            result = write_result_set(out, result, card, aligned.rows["study_id"], aligned.rows["prediction"])
+        shutil.rmtree(checkpoint, ignore_errors=True)
     return result
 
 

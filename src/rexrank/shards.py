@@ -67,7 +67,7 @@ def write_shard(out: Path, result: Result, per_study: pd.DataFrame, predictions:
 
 def merge(shards: list[Path], out: Path, resamples: int, seed: int) -> Result:
     """Join the shards (their sidecar JSONs or tables) of one run; write the result as `rexrank score` does."""
-    from rexrank.scorecard import Scorecard, estimates, write_result_set
+    from rexrank.scorecard import Scorecard, estimates, write_result_set, writing
 
     metas = {}
     for path in shards:
@@ -100,4 +100,5 @@ def merge(shards: list[Path], out: Path, resamples: int, seed: int) -> Result:
     card = Scorecard(per_study, estimates(per_study, signatures, resamples, seed), first["skipped"])
     result = Result(ModelInfo(**first["model"]), first["dataset"], first["split"], first["task"], card.metrics,
                     first["counts"], card.skipped, warnings=warnings)
-    return write_result_set(out, result, card, table["study_id"], table["prediction"])
+    with writing(out, result.dataset, result.task):  # not while a rexrank score writes the same files
+        return write_result_set(out, result, card, table["study_id"], table["prediction"])
