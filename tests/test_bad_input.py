@@ -4,6 +4,7 @@ field or option, never a traceback; Ctrl-C ends in one line and exit 130, and th
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -61,6 +62,20 @@ def test_a_split_json_with_other_field_names_says_which_are_expected(tmp_path, c
     assert score(tmp_path, demo.predictions("demo-careful", "findings"), dataset=split) == 2
     line = error_line(capsys)
     assert "no study has section_findings or section_impression" in line and "found: findings, impression" in line
+
+
+@pytest.mark.parametrize(("target", "said"), [("/etc/passwd", "not a readable parquet file"),
+                                              ("/dev/zero", "not a regular file")])
+def test_a_dataset_folder_whose_parquet_links_to_a_system_file_is_one_line(tmp_path, capsys, target, said):
+    if not Path(target).exists():
+        pytest.skip(f"no {target} here")
+    folder = tmp_path / "split"
+    folder.mkdir()
+    (folder / "test.parquet").symlink_to(target)
+    assert score(tmp_path, demo.predictions("demo-careful", "findings"), dataset=folder) == 2
+    line = error_line(capsys)  # one line, no traceback (pyarrow's own words after it may change)
+    assert line.startswith(f"rexrank: error: {folder / 'test.parquet'} (a link to {target}): {said} (")
+    assert not (tmp_path / "out").exists()  # nothing written
 
 
 @pytest.mark.parametrize(("option", "said"), [

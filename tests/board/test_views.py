@@ -343,3 +343,49 @@ def test_filters_keep_rows_by_access_training_data_and_source_and_links_are_safe
     assert shown.loc["C", "Access"] == "unknown"
     csv = export(board, "mimic-cxr", "findings", filters=Filters(access="open-weights"))
     assert csv["model"].tolist() == ["A"] and csv["code"].tolist() == ["https://github.com/lab/a"]
+
+
+# The aggregate survives one bad file: a card or a RadRBench-CXR result that cannot be read is left out with its
+# reason, as a bad result file already is; the board keeps every other row (the job then exits 1 naming the file).
+BAD_CARDS = {"not-json": b'{"name": "A",', "a-list": b'["A"]', "a-number": b"7", "not-utf8": b'{"name": "\xff"}',
+             "deep": b"[" * 100_000 + b"]" * 100_000, "nested": b'{"name": "A", "trained_on": [["x"]]}',
+             "too-big": b'{"name": "' + b"A" * 100_000 + b'"}',
+             "name-an-object": b'{"name": {"first": "A"}}', "trained-on-a-number": b'{"name": "A", "trained_on": 5}'}
+
+
+@pytest.mark.parametrize("data", BAD_CARDS.values(), ids=BAD_CARDS.keys())
+def test_a_card_that_cannot_be_read_leaves_out_its_submission_and_the_board_keeps_the_rest(tmp_path, data, capsys):
+    from rexrank.backend.__main__ import main as backend
+
+    repo = results_repo(tmp_path)
+    (repo / "submissions" / "lab-a" / "submission.json").write_bytes(data)
+    board = aggregate(repo)
+    assert sorted(board["model"]) == ["B", "C", "E", "Official D"]  # everything but lab-a's row
+    [reason] = board.attrs["unreadable"]
+    assert reason.startswith("submissions/lab-a/submission.json: ") and reason.endswith("the submission is left out")
+    assert len(reason) < 300  # the reason, not the file
+    assert (repo / "leaderboard.parquet").is_file() and (repo / "radrbench.parquet").is_file()
+    assert sorted(table(read_board(repo), "mimic-cxr", "findings")["Model"]) == ["B", "C", "Official D"]
+    capsys.readouterr()
+    assert backend(["aggregate", "--repo", str(repo)]) == 1
+    assert capsys.readouterr().err == f"rexrank.backend: error: left out: {reason}\n"
+
+
+def test_a_radrbench_result_that_cannot_be_read_is_left_out_and_the_other_models_stay(tmp_path):
+    from rexrank.demo.board import demo_results_repo
+
+    repo = demo_results_repo(tmp_path / "repo")
+    good = aggregate(repo)
+    radrbench = pd.read_parquet(repo / "radrbench.parquet")
+    assert sorted(set(radrbench["submission"])) == ["demo-guesser", "demo-reasoner"] and not good.attrs["unreadable"]
+    spoiled = repo / "submissions" / "demo-guesser" / "radrbench" / "radrbench-cxr.accuracy.json"
+    for data, said in ((json.dumps({k: v for k, v in json.loads(spoiled.read_text()).items() if k != "rows"}),
+                        "missing rows"), ('{"rows": ', "not valid JSON"), ("[]", "expected a JSON object")):
+        spoiled.write_text(data)
+        board = aggregate(repo)
+        [reason] = board.attrs["unreadable"]
+        assert reason.startswith("submissions/demo-guesser/radrbench/radrbench-cxr.accuracy.json: ") and said in reason
+        assert reason.endswith("left out of the RadRBench-CXR board")
+        pd.testing.assert_frame_equal(board, good)  # the main board is whole
+        kept = radrbench[radrbench["submission"] == "demo-reasoner"].reset_index(drop=True)
+        pd.testing.assert_frame_equal(pd.read_parquet(repo / "radrbench.parquet"), kept)

@@ -1,3 +1,6 @@
+import os
+import signal
+
 import pandas as pd
 import pytest
 
@@ -56,6 +59,68 @@ def test_split_problems_are_named(tmp_path):
     broken.write_text('{"a": {"section_findings": "x",}')
     with pytest.raises(InputError, match="broken.json: not valid JSON"):
         load_split(broken)
+
+
+def studies(n: int = 2) -> pd.DataFrame:
+    return pd.DataFrame({"study_id": [f"s{i}" for i in range(n)], "findings": ["x."] * n, "impression": ["y."] * n})
+
+
+def test_a_parquet_linked_from_a_data_drive_is_followed(tmp_path):
+    """A user's folder may keep its files elsewhere (a data drive; a Hub snapshot in the HF cache is links into its
+    blobs): a link to a regular parquet file is read as the file itself."""
+    drive, folder, copied = tmp_path / "drive", tmp_path / "iu-xray", tmp_path / "copied"
+    for made in (drive, folder, copied):
+        made.mkdir()
+    studies(3).to_parquet(drive / "blob")
+    (folder / "test-00000-of-00001.parquet").symlink_to(drive / "blob")
+    (copied / "test-00000-of-00001.parquet").write_bytes((drive / "blob").read_bytes())
+    pd.testing.assert_frame_equal(load_split(folder).studies, load_split(copied).studies)
+    assert load_split(folder).studies["study_id"].tolist() == ["s0", "s1", "s2"]
+
+
+def _link(target):
+    def make(path):
+        path.symlink_to(target(path.parent.parent) if callable(target) else target)
+    return make
+
+
+def _text_outside(root):
+    (root / "passwd").write_text("root:x:0:0:root:/root:/bin/bash\n")  # a system file's kind of text
+    return root / "passwd"
+
+
+SPOILED = {"link-to-a-text-file": (_link(_text_outside), "not a readable parquet file"),
+           "link-to-/dev/zero": (_link("/dev/zero"), "not a regular file"),
+           "dangling-link": (_link("/nonexistent/test.parquet"), "cannot be read (No such file or directory)"),
+           "garbage": (lambda path: path.write_bytes(b"PAR1 not really"), "not a readable parquet file"),
+           "fifo": (os.mkfifo, "not a regular file")}
+
+
+@pytest.mark.parametrize("name", SPOILED)
+def test_a_parquet_in_a_folder_that_is_not_a_parquet_file_is_one_error_naming_it(tmp_path, name):
+    if name == "link-to-/dev/zero" and not os.path.exists("/dev/zero"):
+        pytest.skip("no /dev/zero here")
+    spoil, said = SPOILED[name]
+    folder = tmp_path / "split"
+    folder.mkdir()
+    studies().to_parquet(folder / "test-00000-of-00002.parquet")
+    spoil(folder / "test-00001-of-00002.parquet")
+
+    def hung(*_):
+        raise AssertionError(f"{name}: the reader waited on it")
+
+    signal.signal(signal.SIGALRM, hung)
+    signal.alarm(20)  # a FIFO or a device read as a file never ends
+    try:
+        with pytest.raises(InputError) as raised:
+            load_split(folder)
+    finally:
+        signal.alarm(0)
+    message = str(raised.value)
+    assert message.startswith(f"{folder / 'test-00001-of-00002.parquet'}") and said in message
+    assert "\n" not in message and len(message) < 400
+    if "link" in name:
+        assert f"(a link to {os.path.realpath(folder / 'test-00001-of-00002.parquet')})" in message
 
 
 def test_submission_json_tolerates_nan_and_refuses_repeated_studies(tmp_path):

@@ -11,7 +11,7 @@ ones and marked `imported`, as ReXrank's own table mixes them.
 
 from __future__ import annotations
 
-import json
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -27,9 +27,11 @@ from rexrank.board.schema import (
     RADRBENCH_TYPES,
     RANK_BY,
 )
+from rexrank.errors import InputError
 from rexrank.files import atomic_path, write_text
 from rexrank.official import departures
 from rexrank.results import Result, ResultError
+from rexrank.rules.limits import CARD_JSON, parse_json
 from rexrank.submission import CARD, RADRBENCH_RESULT, RADRSCORE_PARTS, SUBMISSIONS
 
 
@@ -54,11 +56,45 @@ def _row(result: Result, submission: str | None, card: dict) -> dict:
     return row
 
 
+def _head(path: Path, limit: int) -> bytes:
+    """The bytes of `path`, refused past `limit` before they are read."""
+    with open(path, "rb") as handle:
+        if (size := os.fstat(handle.fileno()).st_size) > limit:
+            raise InputError(f"{size:,} bytes, more than the {limit:,} allowed")
+        return handle.read(limit + 1)
+
+
+CARD_TEXTS = ("name", "institution", "url", "paper", "code", "access", "date")  # the card fields a row shows
+
+
+def _card(repo: Path, folder: Path, unreadable: list[str]) -> dict | None:
+    """A submission's card ({} when it has none), or None, with the reason in `unreadable`, when it cannot be read (not
+    JSON, not an object, a field of another type): the submission is then left out, not named by its result files."""
+    path = folder / CARD
+    if not path.is_file():
+        return {}
+    try:
+        card = parse_json(_head(path, CARD_JSON.max_bytes), CARD_JSON)
+        if not isinstance(card, dict):
+            raise InputError(f"expected a JSON object, got {type(card).__name__}")
+        wrong = [f"{key}: expected text, got {type(card[key]).__name__}" for key in CARD_TEXTS
+                 if not isinstance(card.get(key, ""), str)]
+        trained = card.get("trained_on") or []
+        if not isinstance(trained, list) or not all(isinstance(t, str) for t in trained):
+            wrong.append("trained_on: expected a list of text")
+        if wrong:
+            raise InputError("; ".join(wrong))
+    except (InputError, OSError) as err:
+        unreadable.append(f"{path.relative_to(repo)}: {err}; the submission is left out")
+        return None
+    return card
+
+
 def rows(repo: Path, unreadable: list[str]) -> list[dict]:
     """Every result of the repo: each submission's results (with its card), then the imported rows. A result file
-    that cannot be read (another schema version, broken JSON) is left out and named in `unreadable`, so one bad file
-    does not take the board down. A submission's result is ranked only when the ledger says a maintainers' job wrote
-    exactly that file; otherwise its row says why not (`unranked`)."""
+    that cannot be read (another schema version, broken JSON), or a card that cannot (with its submission), is left
+    out and named in `unreadable`, so one bad file does not take the board down. A submission's result is ranked only
+    when the ledger says a maintainers' job wrote exactly that file; otherwise its row says why not (`unranked`)."""
     out = []
     verified = ledger.read_folder(repo)
     unreadable += [f"{ledger.LEDGER}/{problem}" for problem in verified.unreadable]
@@ -71,7 +107,8 @@ def rows(repo: Path, unreadable: list[str]) -> list[dict]:
             return None
 
     for folder in sorted(p for p in (repo / SUBMISSIONS).glob("*") if p.is_dir()):
-        card = json.loads((folder / CARD).read_text(encoding="utf-8")) if (folder / CARD).is_file() else {}
+        if (card := _card(repo, folder, unreadable)) is None:
+            continue
         for path in sorted((folder / "results").glob("*.json")):
             result = read(path)
             if result is not None and result.provenance == "scored":  # imported rows come from imported/ only
@@ -120,14 +157,22 @@ def rank(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def radrbench_rows(repo: Path) -> pd.DataFrame:
-    """Every submission's RadRBench-CXR rows (the model named by its card), in RADRBENCH_COLUMNS."""
-    out = []
+    """Every submission's RadRBench-CXR rows (the model named by its card), in RADRBENCH_COLUMNS. A result file (or
+    card) that cannot be read, or is not what `rexrank score-radrbench` writes (`rules.check_radrbench`: no rows, a
+    number outside its CI...), is left out and named in `attrs["unreadable"]`."""
+    from rexrank.rules.limits import RADRBENCH_JSON
+    from rexrank.rules.radrbench import check_radrbench
+
+    out, unreadable = [], []
     for folder in sorted(p for p in (repo / SUBMISSIONS).glob("*") if p.is_dir()):
         path = folder / "radrbench" / RADRBENCH_RESULT
-        if not path.is_file():
+        if not path.is_file() or (card := _card(repo, folder, unreadable)) is None:
             continue
-        card = json.loads((folder / CARD).read_text(encoding="utf-8")) if (folder / CARD).is_file() else {}
-        result = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            result = check_radrbench(_head(path, RADRBENCH_JSON.max_bytes))
+        except (InputError, OSError) as err:
+            unreadable.append(f"{path.relative_to(repo)}: {err}; left out of the RadRBench-CXR board")
+            continue
         judged = result.get("radrscore") or {}
         reasoning = {(r["source"], r["task"]): r for r in judged.get("rows", [])}
         free = result.get("ratescore") or {}
@@ -144,8 +189,10 @@ def radrbench_rows(repo: Path) -> pd.DataFrame:
                                                     "ratescore_high": rate["high"],
                                                     "ratescore_signature": free["signature"]})})
     frame = pd.DataFrame(out, columns=list(RADRBENCH_COLUMNS))
-    return frame.astype(RADRBENCH_TYPES).sort_values(["source", "task", "accuracy"], ascending=[True, True, False],
-                                                     ignore_index=True)
+    frame = frame.astype(RADRBENCH_TYPES).sort_values(["source", "task", "accuracy"], ascending=[True, True, False],
+                                                      ignore_index=True)
+    frame.attrs["unreadable"] = unreadable
+    return frame
 
 
 def _radrscore_cells(row: dict, signature: str) -> dict:
@@ -201,10 +248,12 @@ def aggregate(repo: str | Path) -> pd.DataFrame:
     the result files left out, each with its reason)."""
     repo = Path(repo)
     board = ranked_rows(repo)
+    radrbench = radrbench_rows(repo)
+    board.attrs["unreadable"] += [p for p in radrbench.attrs["unreadable"] if p not in board.attrs["unreadable"]]
     with atomic_path(repo / BOARD) as tmp:
         board.to_parquet(tmp, index=False)
     with atomic_path(repo / RADRBENCH_BOARD) as tmp:
-        radrbench_rows(repo).to_parquet(tmp, index=False)
+        radrbench.to_parquet(tmp, index=False)
     write_text(repo / "README.md", CARD_TEXT)
     return board
 

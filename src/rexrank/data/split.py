@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,7 +92,7 @@ def load_split(source: str | os.PathLike, split: str = "test", dataset: str | No
     if path.is_dir():
         frame = _read_parquet_folder(path, split)
     elif path.suffix == ".parquet" and path.is_file():
-        frame = pd.read_parquet(path)
+        frame = read_parquet(path)
     elif path.suffix == ".json" and path.is_file():
         frame = _read_rexrank_json(path)
     elif path.suffix == ".jsonl" and path.is_file():
@@ -114,7 +115,7 @@ def _dataset_name(path: Path) -> str:
 def _read_parquet_folder(folder: Path, split: str) -> pd.DataFrame:
     if (folder / ALL_STUDIES).is_dir() and (folder / "build_info.json").is_file():  # built by rexrank
         folder = folder / ALL_STUDIES  # each task drops its own studies, and says how many
-    files = sorted(folder.rglob("*.parquet"))
+    files = sorted(f for f in folder.rglob("*.parquet") if not f.is_dir())  # a partitioned table: its files
     if not files:
         raise InputError(f"{folder}: no parquet files in this folder")
     # A Hub dataset names its files `<split>-*.parquet` or `<split>.parquet` (datasets' convention).
@@ -123,7 +124,29 @@ def _read_parquet_folder(folder: Path, split: str) -> pd.DataFrame:
         files = named
     elif len({f.stem.split("-")[0] for f in files}) > 1:
         raise InputError(f"{folder}: several splits here and none named {split!r}; pass --split")
-    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+    return pd.concat([read_parquet(f) for f in files], ignore_index=True)
+
+
+def read_parquet(path: Path) -> pd.DataFrame:
+    """One parquet file of a split, or an InputError naming it. A symbolic link is followed: a folder may keep its
+    files on a data drive, and a Hub snapshot in the HF cache is links into its blobs; and whatever it reaches, the
+    file is only read as parquet, with the user's own rights. But it must reach a regular file: a device or a pipe
+    (/dev/zero, a FIFO) never ends, and is refused before it is opened."""
+    where = f"{path} (a link to {os.path.realpath(path)})" if path.is_symlink() else str(path)
+    try:
+        mode = path.stat().st_mode
+    except OSError as err:  # a dangling link, a folder we may not enter
+        raise InputError(f"{where}: cannot be read ({err.strerror or err})") from None
+    if not stat.S_ISREG(mode):
+        raise InputError(f"{where}: not a regular file (a device, a pipe or a socket); a split's parquet must be a "
+                         "file")
+    import pyarrow
+
+    try:
+        return pd.read_parquet(path)
+    except (OSError, ValueError, pyarrow.ArrowException) as err:  # not parquet, torn, unreadable
+        reason = str(err).split("': ", 1)[-1] if "Parquet input source" in str(err) else str(err)
+        raise InputError(f"{where}: not a readable parquet file ({reason[:160]})") from None
 
 
 def _read_rexrank_json(path: Path) -> pd.DataFrame:

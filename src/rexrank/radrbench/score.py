@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from rexrank import stats
-from rexrank.data.split import jsonl_records, listing, read_json
+from rexrank.data.split import jsonl_records, listing, read_json, read_parquet
 from rexrank.errors import InputError
 from rexrank.radrbench.answers import TASKS, accuracy, signature
 
@@ -32,7 +32,7 @@ def load_items(folder: str | Path, split: str = "test", configs: list[str] | Non
     unknown = sorted(set(configs or []) - set(found))
     if unknown:
         raise InputError(f"{folder}: no config {', '.join(unknown)}; it has {', '.join(found)}")
-    frames = [pd.read_parquet(p).assign(config=c) for c in (configs or found)
+    frames = [read_parquet(p).assign(config=c) for c in (configs or found)
               for p in sorted((folder / c).glob(f"{split}-*.parquet"))]
     if not frames:
         raise InputError(f"{folder}: no {split} items")
