@@ -27,7 +27,8 @@ numbers them, and the authors' instructions go in verbatim. A study's score is i
 column; the paper sums them, `how="sum"`); the leaderboard shows 1/FineRadScore = 1 / mean over studies. The
 authors' example turns quote MIMIC-CXR reports and are not shipped: synthetic examples of ours by default, the
 reference's own from a FineRadScore checkout or a JSON file (`shots=`), or the reference's zero-shot prompt. A reply
-that cannot be read gets one repair turn; still unreadable, it is counted and not scored.
+that cannot be read gets one repair turn; still unreadable, cut at max_tokens, or refused by the judge, the study
+counts as the worst (severity 4; for the sum, 4 for every line and one inserted line) and is counted.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -47,22 +48,26 @@ Args:
     concurrency (int, optional): requests in flight. Default 8.
     max_tokens (int, optional): answer tokens asked of the judge. Default 2048.
 Returns:
-    fineradscore (float): mean per-study score over the scored studies (0 to 4 with "max"); NaN when none was.
+    fineradscore (float): mean per-study score over every study (0 to 4 with "max"), an unread study at the worst;
+        NaN for no study.
     inv_fineradscore (float): 1 / fineradscore, the leaderboard's 1/FineRadScore (inf when every report is perfect).
-    fineradscore_per_sample (list of int or None): None where the reply was unreadable or the call failed.
-    max_severity_per_sample, sum_severity_per_sample (list of int or None): both aggregates.
+    fineradscore_per_sample (list of int): each study's score, the worst where its reply was not read.
+    judged (int), judged_mean (float or None): the studies whose reply was read, and their mean.
+    unparseable, cut, refused, repaired (int): replies unreadable after the repair turn, replies cut at max_tokens,
+        prompts the judge refused, replies read after the repair turn. A judge server that fails after its retries
+        raises instead: no study is scored.
+    max_severity_per_sample, sum_severity_per_sample (list of int or None): both aggregates, None where not read.
     corrections_per_sample (list of list of dict or None): line (None: an inserted line), severity, correction,
         comments, categories.
-    unparseable, failed, truncated, repaired (int): replies unreadable after the repair turn, calls that failed
-        after retries, replies cut at max_tokens, replies read after the repair turn.
-    replies (list of str or None), errors (list of str or None): the judge's replies and why a study has no score.
-    signature (str): e.g. `fineradscore:1|backend:judge:gpt-4o:t=0:max_tokens=2048|prompt:fineradscore-3f5e1dc|
+    replies (list of str or None), problems_per_sample (list of str or None): the judge's replies and why a study's
+        was not read.
+    signature (str): e.g. `fineradscore:2|backend:judge:gpt-4o:t=0:max_tokens=2048|prompt:fineradscore-3f5e1dc|
         shots:synthetic-v1|agg:max|repair:1|rexrank:<version>`.
 Examples:
     >>> fineradscore = evaluate.load("rexrank/fineradscore")
     >>> results = fineradscore.compute(predictions=["Small left effusion."], references=["No effusion."],
     ...                                judge_url="http://localhost:8000/v1", judge_model="Qwen/Qwen2.5-72B-Instruct")
-    >>> results["fineradscore_per_sample"][0] in (0, 1, 2, 3, 4, None)
+    >>> results["fineradscore_per_sample"][0] in (0, 1, 2, 3, 4)
     True
 """
 

@@ -50,14 +50,17 @@ Args:
     trust_remote_code (bool, optional): for the local model, run the tokenizer code GREEN's repository ships in
         place of a tokenizer.json (tokenization_chexagent.py). Default False; the signature records it.
 Returns:
-    green (float): mean GREEN over the studies whose answer parsed, in [0, 1]; NaN when none did.
-    green_per_sample (list of float or None): None where the answer was unparseable or the call failed.
+    green (float): mean GREEN over every study, in [0, 1]; a study whose answer could not be read, was cut at the
+        length limit or was refused by the judge counts 0, the worst (the board's value). NaN for no study.
+    green_per_sample (list of float): each study's GREEN, 0 where its answer was not read.
+    judged (int), judged_mean (float or None): the studies whose answer was read, and their mean.
+    unparseable, cut, refused (int): answers without a readable score, answers cut at the length limit, prompts the
+        judge refused (HTTP 4xx). A judge server that fails after its retries raises instead: no study is scored.
+    problems_per_sample (list of str or None): why a study's answer was not read.
     green_counts_per_sample (list of dict or None): significant_a..f, insignificant_a..f, matched.
-    green_counts (dict): each category summed over the parsed studies.
-    unparseable, failed, truncated (int): answers without a readable score, calls that failed after retries,
-        answers cut at the length limit (scored when they still parse).
-    completions (list of str or None), errors (list of str or None).
-    signature (str): e.g. `green:2|backend:judge:StanfordAIMI/GREEN-RadLlama2-7b:t=0:max_tokens=server|prompt:...`.
+    green_counts (dict): each category summed over the studies read.
+    completions (list of str or None): the judge's cleaned answers.
+    signature (str): e.g. `green:3|backend:judge:StanfordAIMI/GREEN-RadLlama2-7b:t=0:max_tokens=server|prompt:...`.
 Examples:
     >>> green = evaluate.load("rexrank/green")
     >>> results = green.compute(predictions=["Small left effusion."], references=["Small left pleural effusion."],

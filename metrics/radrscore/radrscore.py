@@ -15,8 +15,8 @@ the paper) extracts key observations from the ground-truth reasoning steps and f
 counts how many reference observations the model recalls (completeness Rc), how many of the model's observations
 agree with the original report (factuality Rf), and how many of the model's steps the reference steps support
 (effectiveness Re), each 0 when its denominator is 0. The authors' prompts are kept verbatim. RadRScore, the mean of
-the three, is ours (the reference reports them apart). An item with an unreadable reply is not scored (None) and is
-counted, and means are over the scored items.
+the three, is ours (the reference reports them apart). An item with a reply that cannot be read, is cut at
+max_tokens or is refused by the judge counts 0, the worst, in every component, and is counted.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -35,15 +35,19 @@ Args:
     max_tokens (int, optional): answer tokens asked of the judge. Default 4096.
     temperature (float, optional): default 0 (the reference used the API default, 1).
 Returns:
-    radrscore, completeness, factuality, effectiveness (float): means over the scored items; NaN when none is.
-    radrscore_per_sample, completeness_per_sample, factuality_per_sample, effectiveness_per_sample (list of float
-        or None): None where the item is unscored.
+    radrscore, completeness, factuality, effectiveness (float): means over every item, an unread one at 0; NaN for
+        no item.
+    radrscore_per_sample, completeness_per_sample, factuality_per_sample, effectiveness_per_sample (list of float):
+        0 where the item was not read.
+    judged (int), judged_mean (float or None), judged_completeness, judged_factuality, judged_effectiveness (float):
+        the items read, and the means over them.
     counts_per_sample (list of dict or None): reference_observations, prediction_observations, recalled, correct,
         effective, ineffective.
-    unparseable, failed, truncated, out_of_range (int): items with an unreadable judge reply, items with a call that
-        failed after retries, items with a reply cut at max_tokens, scored items with a count above its denominator.
-    problems (list of str or None): why an item is unscored. judge_replies (list of dict): raw replies by stage.
-    signature (str): e.g. `radrscore:1|judge:judge:gpt-4o:t=0:max_tokens=4096|prompt:radrscore-9a8a00d|...`.
+    unparseable, cut, refused, out_of_range (int): items with an unreadable judge reply, with a reply cut at
+        max_tokens, with a prompt the judge refused, and items read with a count above its denominator. A judge
+        server that fails after its retries raises instead: no item is scored.
+    problems (list of str or None): why an item was not read. judge_replies (list of dict): raw replies by stage.
+    signature (str): e.g. `radrscore:2|judge:judge:gpt-4o:t=0:max_tokens=4096|prompt:radrscore-9a8a00d|...`.
 Examples:
     >>> radrscore = evaluate.load("rexrank/radrscore")
     >>> results = radrscore.compute(predictions=["<think>No blunting of the costophrenic angles.</think>"

@@ -144,11 +144,8 @@ def score(
             judged = metric_set.judged[name]
             try:
                 values, more, found = judged.run(predictions, references, dataset)
-            except MetricUnavailable as err:
+            except MetricUnavailable as err:  # the judge's server failed, or most answers could not be read
                 skipped[name] = str(err)
-                continue
-            if np.isnan(values).all():
-                skipped[name] = f"no study could be scored ({found.get(name, {})})"
                 continue
             columns[name], signatures[name] = values, judged.signature()
             detail |= more
@@ -280,12 +277,12 @@ class Checkpoint:
 
 def estimates(per_study: pd.DataFrame, signatures: dict[str, Signature], resamples: int = stats.RESAMPLES,
               seed: int = stats.SEED) -> dict[str, MetricResult]:
-    """Each metric's dataset value and CI from its per-study column (a judged metric's NaN: not scored)."""
+    """Each metric's dataset value and CI from its per-study column (every study has a score: a judged study whose
+    answer could not be read is at the metric's worst)."""
     results = {}
     for name, signature in signatures.items():
         values = per_study[name].to_numpy(dtype=np.float64)
-        scored = values[~np.isnan(values)] if name in JUDGED else values
-        results[name] = MetricResult.from_estimate(stats.estimate(scored, metric_class(name).statistic, resamples,
+        results[name] = MetricResult.from_estimate(stats.estimate(values, metric_class(name).statistic, resamples,
                                                                   seed), signature)
     return results
 

@@ -225,3 +225,21 @@ def test_a_killed_private_job_resumes_from_its_last_chunk_and_keeps_no_text(hub,
     assert (published.value, published.low, published.high) == tuple(round(x, 3) for x in (whole.value, whole.low,
                                                                                             whole.high))
     assert_no_reference_text(hub, capsys.readouterr(), caplog)
+
+
+def test_a_judge_server_that_fails_publishes_nothing_and_scores_no_study(hub, fake_openai, monkeypatch, capsys,
+                                                                          caplog):
+    """GREEN judged on the maintainers' server, which answers 503 to every request and every retry: the job stops,
+    says which stage, publishes no aggregate (a study the server failed for must neither count nor be left out) and
+    quotes nothing."""
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.setenv("REXRANK_JUDGE_URL", fake_openai.url)
+    monkeypatch.setenv("REXRANK_JUDGE_MODEL", fake_openai.model)
+    fake_openai.fail(503, times=20 * 7, retry_after=0)  # 20 studies, 7 attempts each, retried at once
+    assert backend([*JOB[:-1], "bleu2,green"]) == 2
+    output = capsys.readouterr()
+    assert "scoring findings: the judge could not score green" in output.err and "run the job again" in output.err
+    files = hub.files("rexrank/results", repo_type="dataset", revision="refs/pr/1")
+    assert PR_RESULT not in files and not [k for k in hub.files("rexrank/results", repo_type="dataset")
+                                           if k.startswith(ledger.PRIVATE)]
+    assert_no_reference_text(hub, output, caplog)

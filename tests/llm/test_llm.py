@@ -6,7 +6,7 @@ import time
 import pytest
 
 from rexrank.errors import InputError
-from rexrank.llm import Judge, JudgeUnavailable, Reply, check_data_use, credentialed
+from rexrank.llm import Judge, JudgeFailed, JudgeUnavailable, Reply, check_data_use, credentialed
 from rexrank.llm import _retry_after as retry_after
 
 
@@ -91,8 +91,8 @@ def test_a_request_has_a_total_deadline_not_a_per_read_timeout(fake_openai, retr
     for _ in range(retries + 1):
         fake_openai.fail("trickle", seconds=0.05)  # headers and body, a byte every 50 ms: about 20 s in all
     judge = judge_for(fake_openai, timeout=0.5, max_retries=retries)
-    [reply] = judge.complete(["Is there an effusion?"], "v1", dataset=None)
-    assert reply.text is None and "Timeout" in reply.error and f"after {retries + 1} attempts" in reply.error
+    with pytest.raises(JudgeFailed, match=rf"failed 1 of 1 requests \(.*Timeout.*after {retries + 1} attempts"):
+        judge.complete(["Is there an effusion?"], "v1", dataset=None)
     for _ in range(100):  # the server's threads notice their client left at their next byte
         if len(fake_openai.trickled) == retries + 1:
             break
@@ -134,18 +134,18 @@ def test_rejected_key_is_not_retried(fake_openai):
 def test_a_rejected_prompt_fails_alone_without_retry(fake_openai):
     fake_openai.fail(400)
     judge = judge_for(fake_openai, concurrency=1)
-    first, second = judge.complete(["too long", "fine"], "v1", dataset=None)
-    assert first.text is None and "HTTP 400" in first.error and second.text == "ok"
-    assert fake_openai.calls == 2 and judge.stats.failures == 1 and judge.stats.retries == 0
+    first, second, third = judge.complete(["too long", "fine", "also fine"], "v1", dataset=None)
+    assert first.text is None and first.refused and "HTTP 400" in first.error and second.text == third.text == "ok"
+    assert fake_openai.calls == 3 and judge.stats.failures == 1 and judge.stats.retries == 0
 
 
 @pytest.mark.parametrize("fault", ["malformed", "truncated"])
-def test_unreadable_bodies_fail_after_retries_and_spare_the_others(fake_openai, tmp_path, fault):
+def test_unreadable_bodies_fail_the_batch_after_retries_and_keep_the_others(fake_openai, tmp_path, fault):
     fake_openai.fail(fault, times=3)  # all three attempts of the first prompt
     judge = judge_for(fake_openai, tmp_path, concurrency=1, max_retries=2)
-    replies = judge.complete(["a", "b", "c"], "v1", dataset=None)
-    assert "unreadable reply" in replies[0].error and "after 3 attempts" in replies[0].error
-    assert [r.text for r in replies[1:]] == ["ok", "ok"]
+    with pytest.raises(JudgeFailed, match=r"failed 1 of 3 requests \(unreadable reply.*after 3 attempts.*2 replies "
+                                          r"received are cached"):
+        judge.complete(["a", "b", "c"], "v1", dataset=None)
     assert judge.stats.failures == 1 and judge.stats.calls == 5
     # a failure is not cached: the rerun asks for it again, and only for it
     again = judge_for(fake_openai, tmp_path).complete(["a", "b", "c"], "v1", dataset=None)
@@ -181,8 +181,8 @@ def test_interrupted_run_keeps_its_replies_and_resumes(fake_openai, tmp_path):
     prompts = [f"study {i}" for i in range(8)]
     fake_openai.fail_after = 3  # the endpoint goes down for good after three replies
     judge = judge_for(fake_openai, tmp_path, concurrency=1, max_retries=1)
-    replies = judge.complete(prompts, "v1", dataset=None)
-    assert [r.text for r in replies[:3]] == ["ok"] * 3 and all(r.error for r in replies[3:])
+    with pytest.raises(JudgeFailed, match="failed 5 of 8 requests"):
+        judge.complete(prompts, "v1", dataset=None)
     assert judge.stats.failures == 5
     fake_openai.fail_after, asked_before = None, fake_openai.calls
     resumed = judge_for(fake_openai, tmp_path).complete(prompts, "v1", dataset=None)

@@ -30,14 +30,16 @@ def test_module_scores_through_the_judge_and_reruns_from_the_cache(module, fake_
     fake_openai.replies = replies
     out = module.compute(predictions=predictions, references=references, judge_url=fake_openai.url,
                          judge_model=fake_openai.model, dataset="iu-xray")
-    assert out["green_per_sample"] == [0.5, None, 1.0] and out["green"] == 0.75
-    assert (out["unparseable"], out["failed"], out["truncated"]) == (1, 0, 0)
+    # the unreadable answer counts 0, GREEN's worst; the mean over the answers read is beside it
+    assert out["green_per_sample"] == [0.5, 0.0, 1.0] and out["green"] == 0.5 and out["judged_mean"] == 0.75
+    assert (out["unparseable"], out["refused"], out["cut"], out["judged"]) == (1, 0, 0, 2)
     assert out["green_counts_per_sample"][1] is None
     assert out["green_counts_per_sample"][0]["significant_a"] == 1
     assert out["green_counts_per_sample"][0]["insignificant_a"] == 2
     assert out["green_counts"]["matched"] == 3 and out["green_counts"]["significant_a"] == 1
-    assert out["completions"][1] == "The reports disagree." and out["errors"] == [None] * 3
-    assert out["signature"].startswith(f"green:2|backend:judge:{fake_openai.model}:t=0:max_tokens=server|"
+    assert out["completions"][1] == "The reports disagree."
+    assert out["problems_per_sample"] == [None, "no significant-errors or matched-findings count to read", None]
+    assert out["signature"].startswith(f"green:3|backend:judge:{fake_openai.model}:t=0:max_tokens=server|"
                                        f"prompt:{PROMPT_VERSION}|words:300|")
     # no max_tokens: a server with --max-model-len 2048 gives each answer what its prompt leaves (vLLM answers 400
     # to a request whose prompt plus max_tokens exceeds the context)
@@ -59,5 +61,5 @@ def test_module_refuses_mimic_reports_to_a_public_endpoint(module, monkeypatch):
 def test_module_runs_a_local_model(module, tiny_llama):
     out = module.compute(predictions=["Small left effusion."], references=["No effusion."],
                          model_path=str(tiny_llama), max_length=500)
-    assert out["green_per_sample"] == [None] and out["unparseable"] == 0 and out["truncated"] == 1
+    assert out["green_per_sample"] == [0.0] and out["unparseable"] == 0 and out["cut"] == 1
     assert ":float32:max_length=500|" in out["signature"]

@@ -51,15 +51,17 @@ def test_module_scores_lists_of_steps_and_reruns_from_the_cache(module, fake_ope
     fake_openai.replies = script(STEPS)
     out = module.compute(predictions=OUTPUTS, references=STEPS, reports=REPORTS, judge_url=fake_openai.url,
                          judge_model=fake_openai.model)
-    assert out["completeness_per_sample"] == [0.5, None] and out["factuality_per_sample"] == [1.0, None]
-    assert out["effectiveness_per_sample"] == [1.0, None]
-    assert out["radrscore_per_sample"] == [pytest.approx(2.5 / 3), None]
-    assert out["radrscore"] == pytest.approx(2.5 / 3) and out["completeness"] == 0.5
-    assert (out["unparseable"], out["failed"], out["truncated"], out["out_of_range"]) == (1, 0, 0, 0)
+    # the second item's replies could not all be read: it counts 0 in each component, and is counted
+    assert out["completeness_per_sample"] == [0.5, 0.0] and out["factuality_per_sample"] == [1.0, 0.0]
+    assert out["effectiveness_per_sample"] == [1.0, 0.0]
+    assert out["radrscore_per_sample"] == [pytest.approx(2.5 / 3), 0.0]
+    assert out["radrscore"] == pytest.approx(2.5 / 6) and out["completeness"] == 0.25
+    assert out["judged_mean"] == pytest.approx(2.5 / 3) and out["judged_completeness"] == 0.5
+    assert (out["unparseable"], out["refused"], out["cut"], out["out_of_range"]) == (1, 0, 0, 0)
     assert out["problems"] == [None, "completeness: unparseable"]
     assert out["counts_per_sample"][0]["reference_observations"] == 2
     assert out["judge_replies"][1]["completeness"] == "One finding was recalled."
-    assert out["signature"].startswith(f"radrscore:1|judge:judge:{fake_openai.model}:t=0:max_tokens=4096|"
+    assert out["signature"].startswith(f"radrscore:2|judge:judge:{fake_openai.model}:t=0:max_tokens=4096|"
                                        f"prompt:{PROMPT_VERSION}|")
     assert fake_openai.calls == 10 and all(body["max_tokens"] == 4096 for body in fake_openai.requests)
     # a list of steps reaches the judge as the reference's f-string prints it
@@ -77,7 +79,7 @@ def test_module_takes_reasoning_steps_as_text(module, fake_openai):
     fake_openai.replies = script(steps)
     out = module.compute(predictions=OUTPUTS, references=steps, reports=REPORTS, judge_url=fake_openai.url,
                          judge_model=fake_openai.model)
-    assert out["completeness_per_sample"] == [0.5, None]
+    assert out["completeness_per_sample"] == [0.5, 0.0]
     assert any(f"1. Reason Steps: {steps[0]}\n" in prompt for prompt in fake_openai.prompts())
 
 

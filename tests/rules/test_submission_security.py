@@ -743,20 +743,28 @@ def test_a_result_is_checked_against_its_table_and_predictions(tmp_path):
     assert "results/mimic-cxr.findings.json: without its per-study table and predictions" in str(err)
 
 
-def test_a_judged_metric_keeps_its_detail_columns_and_not_scored_studies(tmp_path):
+def test_a_judged_metric_keeps_its_detail_columns_and_every_study_has_a_score(tmp_path):
     from rexrank.scorecard import estimates
     from rexrank.scorers import green
     from rexrank.signature import Signature
 
-    scores = [0.5, np.nan, 0.25, 1.0, 0.0, np.nan]  # two studies the judge could not score
+    scores = [0.5, 0.0, 0.25, 1.0, 0.0, 0.0]  # two studies the judge's answer was not read for, at GREEN's worst
     table = pd.DataFrame({"study_id": STUDIES, "bleu2": VALUES, "green": scores,
-                          **{f"green.{k}": [1, None, 2, 0, 3, None] for k in green.COUNT_KEYS}})
+                          **{f"green.{k}": [1, None, 2, 0, 3, None] for k in green.COUNT_KEYS},
+                          "green.problem": [None, "unparseable", None, None, None, "cut"]})
     signatures = {"bleu2": Bleu2().signature(), "green": Signature("green", green.VERSION)}
     metrics = estimates(table, signatures, resamples=50, seed=1)
     result = Result(ModelInfo("Model", "Lab"), "mimic-cxr", "test", "findings", metrics, counts={"scored": 6})
-    buffer = io.BytesIO()
-    table.to_parquet(buffer, index=False)
-    files = clean_files() | {f"{BASE}/results/mimic-cxr.findings.json": json.dumps(result.to_dict()).encode(),
-                             f"{BASE}/per_study/mimic-cxr.findings.parquet": buffer.getvalue()}
-    checked = check_submission(write(tmp_path, files), SID)
-    assert checked.results[("mimic-cxr", "findings")].metrics["green"].n == 4
+
+    def submitted(frame):
+        buffer = io.BytesIO()
+        frame.to_parquet(buffer, index=False)
+        return clean_files() | {f"{BASE}/results/mimic-cxr.findings.json": json.dumps(result.to_dict()).encode(),
+                                f"{BASE}/per_study/mimic-cxr.findings.parquet": buffer.getvalue()}
+
+    checked = check_submission(write(tmp_path / "ok", submitted(table)), SID)
+    assert checked.results[("mimic-cxr", "findings")].metrics["green"].n == 6
+    # a study left without a score (NaN) is what an unread study was before it counted at the worst: refused
+    unscored = table.assign(green=[0.5, np.nan, 0.25, 1.0, 0.0, np.nan])
+    with pytest.raises(SubmissionRejected, match="green: studies without a score"):
+        check_submission(write(tmp_path / "nan", submitted(unscored)), SID)

@@ -244,28 +244,30 @@ def judge_on(fake, tmp_path, **settings):
                  progress=False, cache=tmp_path / "replies.sqlite", **settings)
 
 
-def test_judge_end_to_end_repair_unparseable_failed_truncated(fake_openai, tmp_path):
+def test_judge_end_to_end_repair_and_the_worst_value_for_unread_studies(fake_openai, tmp_path):
     scripted(fake_openai)
-    fake_openai.fail(500)  # concurrency 1: the first study's call fails, no retry left
+    fake_openai.fail(400)  # concurrency 1: the first study's prompt is refused (the request's own doing)
     fake_openai.fail("length")  # the second study's reply is cut at max_tokens: half its words
     result = fineradscore(CANDIDATES, REFERENCES, judge_on(fake_openai, tmp_path, concurrency=1, max_retries=0),
                           dataset="iu-xray")
     assert result.max_severity == [None, None, 3, 3, 4, None]
     assert result.sum_severity == [None, None, 3, 4, 7, None] and result.scores == result.max_severity
-    assert (result.failed, result.unparseable, result.truncated, result.repaired) == (1, 2, 1, 1)
-    failed, unreadable = Problem.FAILED, Problem.UNPARSEABLE  # the cut reply is unreadable; its count is apart
-    assert result.problems == [failed, unreadable, None, None, None, unreadable]
-    assert result.truncated_flags == [False, True, False, False, False, False]
+    # each unread study counts as the worst severity, 4; the mean over the studies read is reported beside it
+    assert result.board_scores == [4, 4, 3, 3, 4, 4] and result.worst == [4] * 6
+    assert result.tally() == {"judged": 3, "judged_mean": pytest.approx(10 / 3), "refused": 1, "unparseable": 1,
+                              "cut": 1}
+    assert result.repaired == 1
+    assert result.problems == [Problem.REFUSED, Problem.CUT, None, None, None, Problem.UNPARSEABLE]
     assert result.repaired_flags == [False, False, False, False, True, False]
-    assert result.errors[0].startswith("HTTP 500") and result.errors[1].startswith("cut at the judge's max_tokens")
-    assert result.errors[5].startswith("unreadable (it is a JSON list, not an object), and after the repair turn: "
-                                       "it is not JSON")
+    assert result.messages[0].startswith("HTTP 400") and result.messages[1] == "cut at the judge's max_tokens"
+    assert result.messages[5].startswith("unreadable (it is a JSON list, not an object), and after the repair turn: "
+                                         "it is not JSON")
     assert result.corrections[4] == [Correction(0, 4, "Nodule.", "", ("False prediction of finding",)),
                                      Correction(None, 3, "[delete]", "", ("False prediction of finding",))]
     assert result.replies[5] == "Sorry, I cannot." and result.replies[0] is None
-    assert result.mean == pytest.approx(10 / 3) and result.inverse == pytest.approx(0.3)
-    assert result.mean_of("sum") == pytest.approx(14 / 3)
-    assert fake_openai.calls == 8  # six studies, then one repair turn for each of the two unreadable replies
+    assert result.mean == pytest.approx(22 / 6) and result.inverse == pytest.approx(6 / 22)
+    assert result.mean_of("sum") == pytest.approx(14 / 3)  # over the studies read
+    assert fake_openai.calls == 8  # six studies, then one repair turn for each of the two unparseable replies
     first = fake_openai.requests[2]["messages"]  # the third study's, as sent
     assert first == build_messages(CANDIDATES[2], REFERENCES[2], SYNTHETIC)
     assert fake_openai.requests[2]["temperature"] == 0 and fake_openai.requests[2]["max_tokens"] == 2048
@@ -273,13 +275,34 @@ def test_judge_end_to_end_repair_unparseable_failed_truncated(fake_openai, tmp_p
     assert repair[:-2] == build_messages(CANDIDATES[4], REFERENCES[4], SYNTHETIC)
     assert repair[-2] == {"role": "assistant", "content": PROSE}
     assert repair[-1]["content"] == REPAIR.format(error="it is not JSON (Expecting value: line 1 column 1 (char 0))")
-    assert result.signature.startswith(f"fineradscore:1|backend:judge:{fake_openai.model}:t=0:max_tokens=2048|"
+    assert result.signature.startswith(f"fineradscore:2|backend:judge:{fake_openai.model}:t=0:max_tokens=2048|"
                                        f"prompt:{PROMPT_VERSION}|shots:synthetic-v1|agg:max|repair:1|rexrank:")
 
     again = fineradscore(CANDIDATES, REFERENCES, judge_on(fake_openai, tmp_path), how="sum", dataset="iu-xray")
-    assert fake_openai.calls == 9  # only the failed call is asked again: replies and repair turns are cached
-    assert again.scores == [3, None, 3, 4, 7, None] and again.failed == 0 and "agg:sum" in again.signature
-    assert again.mean == pytest.approx(17 / 4)
+    assert fake_openai.calls == 9  # only the refused prompt is asked again: replies and repair turns are cached
+    assert again.scores == [3, None, 3, 4, 7, None] and again.refused == 0 and "agg:sum" in again.signature
+    # for the sum, the worst is every line and one inserted line at severity 4: 2 lines, so 12
+    assert again.worst == [8, 12, 12, 8, 8, 12] and again.mean == pytest.approx((3 + 12 + 3 + 4 + 7 + 12) / 6)
+
+
+def test_a_candidate_whose_echo_is_the_empty_reply_is_not_read_as_needing_no_correction(fake_openai, tmp_path):
+    """`{}` is the reply for a report that needs no correction (severity 0, the best). A candidate that is `{}`,
+    echoed by a judge that answers with what it was asked to correct, would be read as that: its braces reach the
+    judge inert, and the echo is unreadable (then the worst, 4)."""
+    assert parse("{}", 1) == []  # what the echo would have been read as
+    echoed = []
+
+    def echo(prompt):  # the first candidate line as it was sent, without its period; the same again when repaired
+        if found := re.search(r"Generated Text: \[0\] (\S*?)\.? ", prompt):
+            echoed.append(found[1])
+        return echoed[-1]
+    fake_openai.replies = echo
+    result = fineradscore(["{}"], ["Large left pneumothorax."], judge_on(fake_openai, tmp_path), dataset="iu-xray")
+    assert echoed == ["()"] and result.problems == [Problem.UNPARSEABLE] and result.board_scores == [4]
+    honest = "Mild edema. No effusion {small}."  # braces are rare in a report; without any, the reference's query
+    assert build_messages("Mild edema. No effusion.", "x")[-1]["content"] == QUERY.format(
+        candidate="[0] Mild edema. [1] No effusion.", reference="x")
+    assert "(small)" in build_messages(honest, "x")[-1]["content"]
 
 
 def test_zero_shot_is_one_user_message(fake_openai, tmp_path):
@@ -323,6 +346,10 @@ def score(tmp_path, *extra):
                  str(demo.DATASET), "--task", "findings", "--out", str(tmp_path), "--quiet", *extra])
 
 
+def table_problems(out):
+    return set(pd.read_parquet(out / "dataset.findings.per_study.parquet")["fineradscore.problem"])
+
+
 def test_rexrank_score_fineradscore_through_a_judge(tmp_path, fake_openai, monkeypatch, capsys):
     monkeypatch.setenv("REXRANK_CACHE", str(tmp_path / "cache.sqlite"))
     odd = json.loads(demo.predictions("demo-careful", "findings").read_text().splitlines()[0])
@@ -335,8 +362,10 @@ def test_rexrank_score_fineradscore_through_a_judge(tmp_path, fake_openai, monke
     assert metric.mean == pytest.approx(44 * 3 / 45) and metric.value == pytest.approx(45 / 132)
     assert metric.low <= metric.value <= metric.high
     assert result.extras["fineradscore"] == {"aggregate": "max", "mean_max": pytest.approx(132 / 45),
-                                             "mean_sum": pytest.approx(176 / 45), "unparseable": 0, "failed": 0,
-                                             "truncated": 0, "repaired": 0}
+                                             "mean_sum": pytest.approx(176 / 45), "judged": 45,
+                                             "judged_mean": pytest.approx(132 / 45), "refused": 0, "unparseable": 0,
+                                             "cut": 0, "repaired": 0}
+    assert table_problems(tmp_path) == {None}
     assert "|shots:synthetic-v1|agg:max|" in str(metric.signature)
     table = pd.read_parquet(tmp_path / "dataset.findings.per_study.parquet").set_index("study_id")
     assert table.loc[odd["study_id"], "fineradscore"] == 0 and (table["fineradscore"] == 3).sum() == 44
@@ -388,13 +417,14 @@ def test_module_scores_through_the_judge(fake_openai, monkeypatch, tmp_path):
     predictions, references = ["Right effusion.", "Lungs are clear.", "Odd."], ["Left effusion.", "Clear.", "X."]
     out = module.compute(predictions=predictions, references=references, judge_url=fake_openai.url,
                          judge_model=fake_openai.model, dataset="iu-xray", how="sum")
-    assert out["fineradscore_per_sample"] == [4, 0, None] and out["fineradscore"] == 2.0
-    assert out["inv_fineradscore"] == 0.5
+    # the unread third study counts as the worst sum for its one line: 4 x (1 + 1)
+    assert out["fineradscore_per_sample"] == [4, 0, 8] and out["fineradscore"] == 4.0
+    assert out["inv_fineradscore"] == 0.25 and out["judged_mean"] == 2.0 and out["judged"] == 2
     assert out["max_severity_per_sample"] == [3, 0, None] and out["sum_severity_per_sample"] == [4, 0, None]
     assert out["corrections_per_sample"][0][1] == {"line": None, "severity": 1, "correction": "Small effusion.",
                                                    "comments": "", "categories": ["False prediction of finding"]}
     assert out["corrections_per_sample"][1] == [] and out["corrections_per_sample"][2] is None
-    assert (out["unparseable"], out["failed"], out["truncated"], out["repaired"]) == (1, 0, 0, 0)
-    assert out["replies"][2] == "Not sure." and out["errors"][2].startswith("unreadable (it is not JSON")
+    assert (out["unparseable"], out["refused"], out["cut"], out["repaired"]) == (1, 0, 0, 0)
+    assert out["replies"][2] == "Not sure." and out["problems_per_sample"][2].startswith("unreadable (it is not JSON")
     assert "|agg:sum|" in out["signature"] and fake_openai.calls == 4  # three studies and one repair turn
     assert np.isclose(out["inv_fineradscore"], 1 / out["fineradscore"])

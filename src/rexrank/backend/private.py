@@ -44,6 +44,7 @@ from rexrank.reports import MalformedReference
 from rexrank.results import BOARD_DECIMALS, MetricResult, ModelInfo, Result
 from rexrank.rules import SubmissionRejected
 from rexrank.scorecard import MetricSet, score
+from rexrank.scorers import JUDGED
 from rexrank.submission import PRIVATE_DATASETS, SUBMISSIONS
 from rexrank.text import to_markdown
 
@@ -181,6 +182,10 @@ def score_pull_request(repo_id: str, pr_num: int, references: str, metrics: list
                                checkpoint=kept / f"{DATASET}.{task}" if kept else None)
             except Exception as err:  # noqa: BLE001
                 raise _withheld(f"scoring {task}", err) from None
+            if judged := sorted(m for m in scores.skipped if m in JUDGED):  # a judge that failed scores nothing
+                raise PrivateJobError(f"scoring {task}: the judge could not score {', '.join(judged)} (its server "
+                                      "failed, or most answers could not be read); details withheld: the references "
+                                      "are private. Nothing was published: run the job again")
             result = Result(model, DATASET, "test", task, {k: rounded(m) for k, m in scores.metrics.items()},
                             aligned[task].counts, scores.skipped,
                             checks={"scored_by": "rexrank private job", "references": references,

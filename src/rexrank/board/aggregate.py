@@ -196,7 +196,7 @@ def radrbench_rows(repo: Path) -> pd.DataFrame:
 
 
 def _radrscore_cells(row: dict, signature: str) -> dict:
-    """A RadRScore row of `radrbench-cxr.accuracy.json` as board cells (its items: those the judge scored)."""
+    """A RadRScore row of `radrbench-cxr.accuracy.json` as board cells (its items: those whose replies were read)."""
     cells = {f"{part}{end}": row[f"{part}{end}"] for part in RADRSCORE_PARTS for end in ("", "_low", "_high")}
     return {**cells, "radrscore_items": row["radrscore_n"], "radrscore_signature": signature}
 
@@ -236,10 +236,10 @@ radrbench = load_dataset("ORG/results", "radrbench", split="leaderboard")  # Rad
 `radrbench.parquet`: RadRBench-CXR accuracy of each submission that carries
 `submissions/<id>/radrbench/radrbench-cxr.accuracy.json` (`rexrank score-radrbench`), one row per source and task
 plus an `all` row, with a 95% bootstrap CI and the scoring signature; where the submission was judged, RadRScore
-and its components Rc, Rf, Re (`completeness`, `factuality`, `effectiveness`) with CIs over the `radrscore_items`
-the judge scored, and the judge's signature; and for the free-text task (`multi_no_option`), where the submission
-carries it, RaTEScore of its answers against the reference answers (`ratescore`, with its CI and signature), as
-ChestX-Reasoner scores that task, beside exact-match accuracy.
+and its components Rc, Rf, Re (`completeness`, `factuality`, `effectiveness`) with CIs over every item (one whose
+replies could not be read counts 0; `radrscore_items` were read), and the judge's signature; and for the free-text
+task (`multi_no_option`), where the submission carries it, RaTEScore of its answers against the reference answers
+(`ratescore`, with its CI and signature), as ChestX-Reasoner scores that task, beside exact-match accuracy.
 """
 
 

@@ -109,9 +109,10 @@ def cmd_score_radrbench(args: argparse.Namespace) -> int:
         reasoning, judged = reasoning_rows(items, outputs, judge, args.resamples, args.seed)
         print(f"\nRadRScore (items with reasoning annotations; judge {judge.identity})")
         print("\n".join(reasoning_table(reasoning)))
-        if judged.unparseable or judged.failed:
-            warn(f"RadRScore: {judged.unparseable} item(s) with an unreadable reply and {judged.failed} with a failed "
-                  "call are left out of the means")
+        if unread := len(judged.scores) - judged.judged:
+            warn(f"RadRScore: {unread} item(s) whose replies could not be read ({judged.unparseable} unparseable, "
+                 f"{judged.cut} cut at the length limit, {judged.refused} refused by the judge) count 0, the worst, in "
+                 "the means")
         print(f"signature: {judged.signature}")
     out = Path(args.out)
     write_results(out, args.model_name or Path(args.predictions).stem, scores, reasoning,

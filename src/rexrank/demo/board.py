@@ -106,7 +106,9 @@ def _demo_radrscore(accuracy: pd.DataFrame, quality: float) -> tuple[pd.DataFram
             row |= {part: round(value, 4), f"{part}_low": round(max(0.0, value - half), 4),
                     f"{part}_high": round(min(1.0, value + half), 4), f"{part}_n": int(items)}
         rows.append(row)
-    judged = SimpleNamespace(signature="radrscore:1|demo:synthetic", unparseable=0, failed=0)
+    judged = SimpleNamespace(signature="radrscore:2|demo:synthetic",
+                             tally=lambda: {"judged": int(groups["items"].max()), "judged_mean": None, "refused": 0,
+                                            "unparseable": 0, "cut": 0})
     return pd.DataFrame(rows), judged
 
 
@@ -137,8 +139,9 @@ def _signature(name: str, key: str) -> Signature:
 
 def _demo_per_study(rng: np.random.Generator, quality: float, difficulty: np.ndarray, key: str
                     ) -> tuple[pd.DataFrame, dict[str, MetricResult]]:
-    """Synthetic per-study scores (each metric's board value about CENTRE x quality; a judged metric leaves a few
-    studies unscored) and the numbers made from them as `rexrank score` makes them."""
+    """Synthetic per-study scores (each metric's board value about CENTRE x quality; a judged metric's answer for a
+    few studies is not read, and they count as its worst) and the numbers made from them as `rexrank score` makes
+    them."""
     table = {"study_id": [f"demo-{i:04d}" for i in range(STUDIES)]}
     for name in METRICS:
         target = CENTRE[name] * quality
@@ -149,8 +152,8 @@ def _demo_per_study(rng: np.random.Generator, quality: float, difficulty: np.nda
             values = np.clip(np.round(1 / target - 4 * noise), 0, 4)
         else:
             values = np.clip(target + noise, 0, 1)
-        if name in JUDGED:
-            values = np.where(rng.random(STUDIES) < 0.02, np.nan, values)
+        if name in JUDGED:  # the worst: GREEN 0, FineRadScore's highest severity
+            values = np.where(rng.random(STUDIES) < 0.02, 4.0 if name == "fineradscore" else 0.0, values)
         table[name] = values
     per_study = pd.DataFrame(table)
     signatures = {name: _signature(name, key) for name in METRICS}

@@ -6,9 +6,13 @@
 Endpoint from arguments or `REXRANK_JUDGE_URL` / `REXRANK_JUDGE_MODEL`; the API key only from the environment
 (`OPENAI_API_KEY` or the variable named by `api_key_env`), so it never reaches a signature or a log. Prompts run on
 a bounded thread pool; timeouts, 429 (Retry-After honoured), 5xx, connection errors and unreadable bodies are
-retried with exponential backoff and jitter. Every reply is written to a SQLite cache as it completes, keyed by
-model, prompt version, messages and decoding settings: an interrupted run resumes and a rerun makes no calls.
-Credentialed datasets go only to loopback endpoints or to ones the user allowed (`--allow-endpoint`).
+retried with exponential backoff and jitter, and a request that still fails is the judge's failure, never the
+study's: the batch raises `JudgeFailed` once every other prompt is answered (and cached), so no study is ever scored
+or left out because the maintainers' server was down. A prompt the server refuses (another 4xx: too long, say) is
+the request's own doing and comes back as `Reply(refused=True)` for the metric to score. Every reply is written to
+a SQLite cache as it completes, keyed by model, prompt version, messages and decoding settings: an interrupted run
+resumes and a rerun makes no calls. Credentialed datasets go only to loopback endpoints or to ones the user allowed
+(`--allow-endpoint`).
 """
 
 from __future__ import annotations
@@ -31,8 +35,8 @@ from rexrank.llm.deadline import abort, deadline, http_client, resume
 from rexrank.llm.guard import CREDENTIALED_DATASETS, DataUse, check_data_use, credentialed, is_loopback
 from rexrank.llm.replies import ReplyCache
 
-__all__ = ["CREDENTIALED_DATASETS", "DataUse", "Judge", "JudgeStats", "JudgeUnavailable", "Reply", "ReplyCache",
-           "check_data_use", "credentialed", "is_loopback"]
+__all__ = ["CREDENTIALED_DATASETS", "DataUse", "Judge", "JudgeFailed", "JudgeStats", "JudgeUnavailable", "Reply",
+           "ReplyCache", "check_data_use", "credentialed", "is_loopback"]
 
 Messages = list[dict]
 
@@ -41,12 +45,19 @@ class JudgeUnavailable(MetricUnavailable):
     """The judge cannot run here (no openai package, no key, unknown model); the message says how to fix it."""
 
 
+class JudgeFailed(JudgeUnavailable):
+    """The judge's server failed (timeouts, 5xx, 429, a dead connection) after every retry, or refused most of a
+    batch (its configuration, not the studies): nothing is scored. The replies received are cached, so running again
+    asks only for the rest."""
+
+
 @dataclass(frozen=True)
 class Reply:
     text: str | None
     finish_reason: str | None = None
     cached: bool = False
-    error: str | None = None  # set when the prompt failed after retries; callers count and report it
+    error: str | None = None  # why there is no answer: only ever a refusal once `Judge.complete` returns
+    refused: bool = False  # the server refused this request (HTTP 4xx other than 408/409/429): the prompt's doing
 
     @property
     def truncated(self) -> bool:  # cut at max_tokens: returned, but the caller decides whether it parses
@@ -130,7 +141,9 @@ class Judge:
     def complete(self, prompts: list[Messages] | list[str], prompt_version: str, *,
                  dataset: DataUse | str | None) -> list[Reply]:
         """One reply per prompt, in order. `dataset` says what the text is (`rexrank.data.identity.identify`; a name
-        or None is never public), for the data-use guard. A prompt that fails after retries gets Reply(error=...)."""
+        or None is never public), for the data-use guard. A prompt the server refused gets Reply(refused=True); a
+        request that failed after every retry raises JudgeFailed once the others are answered, as does a batch the
+        server refused more than half of (a limit or model the maintainers set wrong refuses every prompt alike)."""
         check_data_use(dataset, self.base_url, self.allow_endpoints)
         messages = [[{"role": "user", "content": p}] if isinstance(p, str) else p for p in prompts]
         keys = [self.key(m, prompt_version) for m in messages]
@@ -141,7 +154,18 @@ class Judge:
         todo = {k: m for k, m in zip(keys, messages) if k not in done}  # identical prompts are asked once
         if todo:
             self._ask_all(todo, done, prompt_version, len(keys))
-        return [done[k] for k in keys]
+        replies = [done[k] for k in keys]
+        failed = [done[k] for k in todo if done[k].error is not None and not done[k].refused]
+        if failed:
+            kept = (f"; the {len(todo) - len(failed):,} replies received are cached: run again to ask only the rest"
+                    if self._cache else "")
+            raise JudgeFailed(f"the judge at {self.base_url} failed {len(failed):,} of {len(todo):,} requests "
+                              f"({failed[0].error}): nothing was scored{kept}")
+        refused = [r for r in replies if r.refused]
+        if len(refused) > len(replies) / 2:
+            raise JudgeFailed(f"the judge at {self.base_url} refused {len(refused):,} of {len(replies):,} prompts "
+                              f"({refused[0].error}): the judge's settings, not the studies; nothing was scored")
+        return replies
 
     def _ask_all(self, todo: dict[str, Messages], done: dict[str, Reply], prompt_version: str, total: int):
         from tqdm.auto import tqdm
@@ -234,7 +258,7 @@ class Judge:
                     raise _Fatal(f"model {self.model!r} not found at {self.base_url} (is the model name right, and "
                                  f"does the URL end in /v1?): {err.message}") from None
                 if status not in (408, 409, 429) and status < 500:
-                    return Reply(None, error=error)  # this prompt was rejected (e.g. too long); others may pass
+                    return Reply(None, error=error, refused=True)  # this prompt was refused (e.g. too long)
                 retry_after = _retry_after(err.response.headers)
             except openai.APIConnectionError as err:  # timeouts included
                 error = f"{type(err).__name__} talking to {self.base_url}: {err}"

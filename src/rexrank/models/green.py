@@ -85,8 +85,8 @@ class LocalGreen:
             if len(tokens) < self.max_length:
                 fits.append((prompt, tokens))
             else:  # the reference would cut the prompt and answer one token; no answer is honest
-                answers[prompt] = Reply(None, error=f"prompt of {len(tokens)} tokens leaves no room for an answer "
-                                                    f"within max_length {self.max_length}")
+                answers[prompt] = Reply(None, refused=True, error=f"prompt of {len(tokens)} tokens leaves no room "
+                                                                  f"for an answer within max_length {self.max_length}")
         replies = run_batches([t for _, t in fits], [len(t) for _, t in fits], self.batch_size, self._generate,
                               "GREEN", self.progress)
         answers.update((prompt, reply) for (prompt, _), reply in zip(fits, replies))

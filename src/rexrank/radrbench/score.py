@@ -139,7 +139,8 @@ COMPONENTS = ("completeness", "factuality", "effectiveness")
 def reasoning_rows(items: pd.DataFrame, outputs: dict[tuple[str, str], object], judge, resamples: int = stats.RESAMPLES,
                    seed: int = stats.SEED) -> tuple[pd.DataFrame, object]:
     """RadRScore's Rc, Rf, Re and their mean per source and task, over the items with reasoning annotations
-    (reference steps and the original report), each with a bootstrap CI over the items the judge scored."""
+    (reference steps and the original report), each with a bootstrap CI over the items; an item whose replies could
+    not be read counts 0 in each (`<name>_n`: the items read)."""
     from rexrank.scorers.radrscore import DATASET, radrscore
 
     has_steps = items["reason_steps"].map(lambda steps: steps is not None and len(steps) > 0)
@@ -150,17 +151,16 @@ def reasoning_rows(items: pd.DataFrame, outputs: dict[tuple[str, str], object], 
     outputs_text = [o if isinstance(o := outputs.get(k), str) else "" for k in keys]
     result = radrscore(outputs_text, steps, reasoned["original_report"].tolist(), judge, dataset=DATASET)
     per_item = pd.DataFrame({"source": reasoned["source"].to_numpy(), "task": reasoned["task"].to_numpy(),
-                             **{c: pd.array(getattr(result, c), dtype="Float64") for c in COMPONENTS}})
-    per_item["radrscore"] = per_item[list(COMPONENTS)].mean(axis=1, skipna=False)
+                             "read": [s is not None for s in result.scores],
+                             **{c: result.board(c) for c in COMPONENTS}, "radrscore": result.board_scores})
     groups = [(s, t, g) for (s, t), g in per_item.groupby(["source", "task"], sort=True)] + [("all", "all", per_item)]
     rows = []
     for source, task, group in groups:
         row = {"source": source, "task": task, "items": len(group)}
         for name in (*COMPONENTS, "radrscore"):
-            scored = group[name].dropna().astype(float).to_numpy()
-            row[f"{name}_n"] = int(scored.size)
-            e = stats.estimate(scored, "mean", resamples, seed) if scored.size else None
-            row[name], row[f"{name}_low"], row[f"{name}_high"] = (e.value, e.low, e.high) if e else (None, None, None)
+            row[f"{name}_n"] = int(group["read"].sum())
+            e = stats.estimate(group[name].to_numpy(dtype=float), "mean", resamples, seed)
+            row[name], row[f"{name}_low"], row[f"{name}_high"] = e.value, e.low, e.high
         rows.append(row)
     return pd.DataFrame(rows), result
 
@@ -191,8 +191,7 @@ def write_results(out: str | Path, model: str, scores: RadRBenchScores, reasonin
     write_text(path, json.dumps(
         {"dataset": "radrbench-cxr", "model": model, "signature": scores.signature,
          "missing_outputs": len(scores.missing), "rows": scores.rows.to_dict("records"),
-         "radrscore": None if reasoning is None else {"signature": judged.signature, "unparseable": judged.unparseable,
-                                                       "failed": judged.failed,
+         "radrscore": None if reasoning is None else {"signature": judged.signature, **judged.tally(),
                                                        "rows": json.loads(reasoning.to_json(orient="records"))},
          "ratescore": None if open_ended is None else {"signature": open_ended[1],
                                                        "rows": open_ended[0].to_dict("records")}},

@@ -197,12 +197,12 @@ def metric_problems(name: str, metric: MetricResult, scored: int | None) -> list
 def per_study_problems(result: Result, table, predicted: tuple[str, ...]) -> list[str]:
     """A per-study table against its result: exactly the columns rexrank writes (study_id, one float64 column per
     metric, the judged metrics' detail columns), its studies the predicted ones, and each metric's n and mean those
-    of its column (a judged metric's NaN is a study it could not score)."""
+    of its column, which has a score for every study (a judged study the judge could not read is at its worst)."""
     import numpy as np
     import pyarrow as pa
 
     expected = {"study_id": "text", **{m: "score" for m in result.metrics},
-                **{c: k for m in result.metrics if m in JUDGED for c, k in JUDGED[m].details.items()}}
+                **{c: k for m in result.metrics if m in JUDGED for c, k in JUDGED[m].detail_columns().items()}}
     names = set(table.column_names)
     problems = [f"unexpected column {_show(c, 40)!r}" for c in sorted(names - set(expected))]
     problems += [f"missing column {c!r}" for c in sorted(set(expected) - names)]
@@ -224,8 +224,7 @@ def per_study_problems(result: Result, table, predicted: tuple[str, ...]) -> lis
     if len(ids) != result.counts.get("scored", len(ids)):
         problems.append(f"{len(ids)} rows, but the result scored {result.counts.get('scored')} studies")
     for name, metric in result.metrics.items():
-        values = table.column(name).to_numpy(zero_copy_only=False).astype(np.float64)
-        scored = values[~np.isnan(values)] if name in JUDGED else values
+        scored = table.column(name).to_numpy(zero_copy_only=False).astype(np.float64)
         low, high = metric_class(name).bounds
         if len(scored) != metric.n:
             problems.append(f"{name}: {len(scored)} scored studies in the table, n is {metric.n}")

@@ -68,7 +68,7 @@ def _radrbench_row(number: int, row: object) -> list[str]:
     return problems
 
 
-_RADRSCORE_KEYS = {"signature", "unparseable", "failed", "rows"}
+_RADRSCORE_KEYS = {"signature", "judged", "judged_mean", "refused", "unparseable", "cut", "rows"}
 _RADRSCORE_ROW = {"source", "task", "items", *(f"{p}{e}" for p in RADRSCORE_PARTS for e in ("", "_low", "_high", "_n"))}
 
 
@@ -85,15 +85,13 @@ def _radrscore_row(number: int, row: object) -> list[str]:
         problems.append(f"{where}: task {_show(row['task'], 40)!r} is not a RadRBench-CXR task")
     if not _count(row["items"]) or row["items"] == 0:
         return [*problems, f"{where}: items is not a positive whole number"]
-    for part in RADRSCORE_PARTS:
+    for part in RADRSCORE_PARTS:  # every item counts (an unread one at 0); `_n`: the items whose replies were read
         value, low, high, n = (row[f"{part}{e}"] for e in ("", "_low", "_high", "_n"))
         if not _count(n) or n > row["items"]:
             problems.append(f"{where}: {part}_n is not a whole number from 0 to items")
-        elif n == 0 and (value, low, high) != (None, None, None):
-            problems.append(f"{where}: {part} has a value over no scored item")
-        elif n and not all(_fraction(x) for x in (value, low, high)):
+        elif not all(_fraction(x) for x in (value, low, high)):
             problems.append(f"{where}: {part}, {part}_low and {part}_high must be numbers from 0 to 1")
-        elif n and not low - 1e-9 <= value <= high + 1e-9:
+        elif not low - 1e-9 <= value <= high + 1e-9:
             problems.append(f"{where}: {part} {value} is outside its CI [{low}, {high}]")
     return problems
 
@@ -108,8 +106,10 @@ def _radrscore_problems(block: object) -> list[str]:
     if not isinstance(block["signature"], str) or not block["signature"].startswith("radrscore:") \
             or len(block["signature"]) > 300:
         problems.append("radrscore.signature: expected a radrscore signature")
-    if not (_count(block["unparseable"]) and _count(block["failed"])):
-        problems.append("radrscore: unparseable and failed must be whole numbers")
+    if not all(_count(block[k]) for k in ("judged", "refused", "unparseable", "cut")):
+        problems.append("radrscore: judged, refused, unparseable and cut must be whole numbers")
+    if block["judged_mean"] is not None and not _fraction(block["judged_mean"]):
+        problems.append("radrscore: judged_mean must be null or a number from 0 to 1")
     rows = block["rows"]
     if not isinstance(rows, list) or not 1 <= len(rows) <= MAX_RADRBENCH_ROWS:
         return [*problems, f"radrscore.rows: expected a list of 1 to {MAX_RADRBENCH_ROWS} rows"]

@@ -108,45 +108,68 @@ class Composite:
 
 
 class Problem(StrEnum):
-    """Why a judged study has no score: it is left out of the mean and counted, never scored 0."""
+    """Why a judged study's answer could not be read. On the board such a study counts as the metric's worst value
+    (a submitter must not gain by making its worst studies unreadable), and each kind is counted. A failure of the
+    judge's server is never a study's problem: it stops the run (`rexrank.llm.JudgeFailed`)."""
 
-    FAILED = "failed"  # the call failed after the judge's retries, or came back without an answer
+    REFUSED = "refused"  # the judge refused the prompt (HTTP 4xx other than 408/409/429): the request's own doing
     UNPARSEABLE = "unparseable"  # an answer the metric's reader cannot read
-    CUT = "cut"  # an answer cut at the length limit, which the metric does not score (GREEN: its later errors)
+    CUT = "cut"  # an answer cut at the length limit: what it would have said after the cut is unknown
 
 
 @dataclass(kw_only=True)
 class Judgements:
     """What a judged metric computed over a list of pairs: each study's score, or None with its `Problem` and why in
-    words; whether a reply was cut at the length limit (scored or not); the signature. Each metric adds its own
-    per-study columns."""
+    words; the metric's worst value for each study (what an unread study counts as); the signature. Each metric adds
+    its own per-study columns."""
 
-    scores: list[float | None]
+    scores: list[float | None]  # None where the answer could not be read
     problems: list[Problem | None]
     messages: list[str | None]
-    truncated_flags: list[bool]
+    worst: list[float]  # per study: the metric's worst value
     signature: str
 
     @property
-    def failed(self) -> int:
-        return self.problems.count(Problem.FAILED)
+    def board_scores(self) -> list[float]:
+        """Each study's score, its worst value where the answer could not be read: what the board's value is the
+        mean of."""
+        return [w if s is None else s for s, w in zip(self.scores, self.worst)]
+
+    def count(self, problem: Problem) -> int:
+        return self.problems.count(problem)
 
     @property
     def unparseable(self) -> int:
-        return self.problems.count(Problem.UNPARSEABLE)
+        return self.count(Problem.UNPARSEABLE)
 
     @property
-    def truncated(self) -> int:
-        return sum(self.truncated_flags)
+    def refused(self) -> int:
+        return self.count(Problem.REFUSED)
+
+    @property
+    def cut(self) -> int:
+        return self.count(Problem.CUT)
+
+    @property
+    def judged(self) -> int:
+        """Studies whose answer was read."""
+        return sum(s is not None for s in self.scores)
 
     @property
     def mean(self) -> float:
-        """Mean over the scored studies (NaN when none was)."""
+        """The board's mean: every study, an unread one at its worst value (NaN when there is none)."""
+        return mean_scored(self.board_scores)
+
+    @property
+    def judged_mean(self) -> float:
+        """The mean over the studies whose answer was read (NaN when none was), reported beside `mean`."""
         return mean_scored(self.scores)
 
-    def tally(self) -> dict[str, int]:
-        """The counts every judged metric reports."""
-        return {"unparseable": self.unparseable, "failed": self.failed, "truncated": self.truncated}
+    def tally(self) -> dict[str, Any]:
+        """What every judged metric reports beside its value: the studies read, their mean, each problem's count."""
+        judged_mean = self.judged_mean
+        return {"judged": self.judged, "judged_mean": None if math.isnan(judged_mean) else judged_mean,
+                **{problem.value: self.count(problem) for problem in Problem}}
 
 
 def mean_scored(values: Sequence[float | None]) -> float:
@@ -154,9 +177,14 @@ def mean_scored(values: Sequence[float | None]) -> float:
     return sum(scored) / len(scored) if scored else math.nan
 
 
+# More than this share of a set's studies unreadable says more about the judge (another model, another template)
+# than about the predictions: the metric is not reported (`Judged.run`).
+MOSTLY_UNREAD = 0.5
+
+
 class Judged:
-    """A metric an LLM judges pair by pair: per-study scores (NaN where the reply could not be read or the call
-    failed: left out of the mean and counted, never scored 0), per-study detail columns, and counts."""
+    """A metric an LLM judges pair by pair: per-study scores (the metric's worst value where the answer could not be
+    read, with the problem in a detail column), per-study detail columns, and counts."""
 
     name: ClassVar[str]
     version: ClassVar[str]
@@ -185,13 +213,26 @@ class Judged:
         """Corpus-level numbers beside the counts."""
         return {}
 
+    @classmethod
+    def detail_columns(cls) -> dict[str, str]:
+        """Every per-study column beside the score: the metric's own and `<name>.problem`."""
+        return {**cls.details, f"{cls.name}.problem": "text"}
+
     def run(self, predictions: Sequence[str], references: Sequence[str], dataset: DataUse | str | None
             ) -> tuple[np.ndarray, dict[str, list], dict[str, Any]]:
         """(scores, detail columns for the per-study table, extras for the result: the counts and the metric's own
-        numbers under its name)."""
+        numbers under its name). The scores are the board's: an unread study at the metric's worst value. A set
+        mostly unread raises MetricUnavailable: the judge, not the predictions, is the likely cause."""
         result = self.judge(predictions, references, dataset)
-        scores = np.array([np.nan if s is None else s for s in result.scores], dtype=np.float64)
-        return scores, self.detail(result), {self.name: {**result.tally(), **self.extras(result)}}
+        unread = len(result.scores) - result.judged
+        if unread > MOSTLY_UNREAD * len(result.scores):
+            raise MetricUnavailable(f"the judge's answer could not be read for {unread:,} of {len(result.scores):,} "
+                                    f"studies ({result.tally()}): check the judge's model and template; nothing was "
+                                    "scored")
+        scores = np.array(result.board_scores, dtype=np.float64)
+        detail = {**self.detail(result), f"{self.name}.problem": [None if p is None else p.value
+                                                                   for p in result.problems]}
+        return scores, detail, {self.name: {**result.tally(), **self.extras(result)}}
 
     def signature(self) -> Signature:
         raise NotImplementedError

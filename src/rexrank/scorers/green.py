@@ -22,8 +22,15 @@ and `green_score/green.py` (`GREEN.__init__`, `get_response`, `parse_error_count
 
 Where the reference falls back silently we do not: it scores a study whose answer lacks the significant-errors or
 the matched-findings section, or whose section gives no count at all, as if the counts were 0 (so 0, or 1 when
-only the errors are missing). Such an answer is unparseable here: its score is None and it is counted. Every
-answer the reference can read is read the same way, quirks included (a count without its trailing period is 0).
+only the errors are missing). Such an answer is unparseable here, and counted. Every answer the reference can read
+is read the same way, quirks included (a count without its trailing period is 0).
+
+Ours, for a board that ranks what submitters send (version 3; docs/security.md, rule 10): a candidate that carries
+pieces of the answer format ("[Matched Findings]:", a count line "(a) ...: 0.", a chat marker) has them made inert
+before it enters the prompt (`rexrank.llm.quoting.GREEN`), so a judge that quotes it back cannot be read as
+scoring it; every other report's prompt is the reference's byte for byte. A study whose answer cannot be read, is
+cut at the length limit or is refused by the judge counts as 0, GREEN's worst, in the value; the mean over the
+studies read and each kind's count are reported beside it.
 """
 
 from __future__ import annotations
@@ -36,13 +43,16 @@ from typing import Any, Protocol
 
 from rexrank.llm import Reply
 from rexrank.llm.guard import DataUse
+from rexrank.llm.quoting import GREEN as ANSWER_FORMAT
 from rexrank.reports import check_pairs
 from rexrank.scorers.base import Judged, Judgements, Problem
 from rexrank.signature import Signature
 
 REFERENCE = "Stanford-AIMI/GREEN@d72c1951e69683b93405968901fd4f14cc6c27b0"
 PROMPT_VERSION = "green-d72c195"  # the prompt text below; unchanged since 6fa533d (2024-09-22), where the cut came in
-VERSION = "2"  # 2: an answer cut at the length limit is never scored (1 scored it when a section parsed)
+VERSION = "3"  # 3: an unread study counts 0, and candidates cannot carry the answer format (2: left out of the
+# mean; 1 also scored an answer cut at the length limit when a section parsed)
+WORST = 0.0
 MAX_WORDS = 300
 MAX_LENGTH = 2048  # prompt plus answer, in tokens
 
@@ -159,7 +169,9 @@ def truncate_words(text: str, max_words: int = MAX_WORDS) -> str:
 
 
 def build_prompt(reference: str, candidate: str) -> str:
-    return PROMPT.format(reference=truncate_words(reference), candidate=truncate_words(candidate))
+    """The reference's prompt; a candidate's pieces of the answer format are made inert (the module docstring)."""
+    return PROMPT.format(reference=truncate_words(reference),
+                         candidate=ANSWER_FORMAT.neutral(truncate_words(candidate)))
 
 
 # transformers 4's `clean_up_tokenization`, which the reference's decode applied (`clean_up_tokenization_spaces =
@@ -251,18 +263,13 @@ class Backend(Protocol):
 
 @dataclass(kw_only=True)
 class GreenResult(Judgements):
-    counts: list[dict[str, int] | None]  # COUNT_KEYS per study; None where the score is None
-    completions: list[str | None]  # cleaned answers; None where the call failed
+    counts: list[dict[str, int] | None]  # COUNT_KEYS per study; None where the answer was not read
+    completions: list[str | None]  # cleaned answers; None where the judge refused the prompt
 
     @property
     def totals(self) -> dict[str, int]:
-        """Each category summed over the parseable studies."""
+        """Each category summed over the studies read."""
         return {key: sum(c[key] for c in self.counts if c is not None) for key in COUNT_KEYS}
-
-    @property
-    def errors(self) -> list[str | None]:
-        """Why a call failed (None for every other study)."""
-        return [m if p is Problem.FAILED else None for p, m in zip(self.problems, self.messages)]
 
 
 def signature(backend: Backend) -> Signature:
@@ -279,13 +286,13 @@ def green(predictions: Sequence[str], references: Sequence[str], backend: Backen
     prompts = [build_prompt(r, p) for p, r in zip(predictions, references)]
     replies = backend.complete(prompts, PROMPT_VERSION, dataset=dataset) if prompts else []
     scores, counts, completions, problems, messages = [], [], [], [], []
-    for reply in replies:
-        completion = None if reply.error is not None or reply.text is None else clean_completion(reply.text)
-        # An answer cut at the length limit is not scored, even when a section parsed: the errors it would have
+    for reply in replies:  # a judge whose server failed raised instead: no study is scored for it
+        completion = None if reply.text is None else clean_completion(reply.text)
+        # An answer cut at the length limit is not read, even when a section parsed: the errors it would have
         # listed after the cut are unknown, so its matched findings alone would score it too high.
         parsed = None if completion is None or reply.truncated else parse(completion)
         problem, message = (None, None) if parsed is not None else (
-            (Problem.FAILED, reply.error or "no answer") if completion is None else
+            (Problem.REFUSED, reply.error or "no answer") if completion is None else
             (Problem.CUT, "cut at the length limit") if reply.truncated else
             (Problem.UNPARSEABLE, "no significant-errors or matched-findings count to read"))
         completions.append(completion)
@@ -293,8 +300,7 @@ def green(predictions: Sequence[str], references: Sequence[str], backend: Backen
         counts.append(None if parsed is None else parsed.counts())
         problems.append(problem)
         messages.append(message)
-    return GreenResult(scores=scores, problems=problems, messages=messages,
-                       truncated_flags=[r.truncated and r.error is None and r.text is not None for r in replies],
+    return GreenResult(scores=scores, problems=problems, messages=messages, worst=[WORST] * len(scores),
                        signature=str(signature(backend)), counts=counts, completions=completions)
 
 
@@ -329,10 +335,9 @@ def compute(predictions: Sequence[str], references: Sequence[str], *, dataset: D
             backend: Backend | None = None, **settings) -> dict:
     """What the `evaluate` module returns; `settings` go to `backend_for` unless a backend is given."""
     result = green(predictions, references, backend or backend_for(**settings), dataset=dataset)
-    return {"green": result.mean, "green_per_sample": result.scores, "green_counts_per_sample": result.counts,
-            "green_counts": result.totals, "unparseable": result.unparseable, "failed": result.failed,
-            "truncated": result.truncated, "completions": result.completions, "errors": result.errors,
-            "signature": result.signature}
+    return {"green": result.mean, "green_per_sample": result.board_scores, **result.tally(),
+            "problems_per_sample": result.messages, "green_counts_per_sample": result.counts,
+            "green_counts": result.totals, "completions": result.completions, "signature": result.signature}
 
 
 class Green(Judged):

@@ -18,10 +18,15 @@ Reference: github.com/MAGIC-AI4Med/ChestX-Reasoner at 9a8a00d, `eval/reasoning_e
 Departures, each named in the signature or counted in the result:
 - RadRScore = (Rc + Rf + Re) / 3, per item and over the dataset (ours; the reference reports the three apart).
 - Decoding: the reference used the API defaults (temperature 1, sampled) and asked once more when a reply was not
-  JSON. We ask greedily by default (the judge's settings are in the signature) and do not ask again: an item with an
-  unreadable reply is unscored (None) and counted as `unparseable`, a failed call as `failed`, never 0.
-- An item is scored only when all five replies read, and then in all three means. The reference added an item's
+  JSON. We ask greedily by default (the judge's settings are in the signature) and do not ask again.
+- An item is read only when all five replies read, and then enters all three means. The reference added an item's
   completeness (and factuality) to its sums before a later reply failed, while leaving the item out of the count.
+- Version 2, for a board that ranks what submitters send (docs/security.md, rule 10): an item with a reply that
+  cannot be read, is cut at the length limit or is refused by the judge counts 0 in all three components, their
+  worst; the means over the items read and each kind's count are reported beside them. A model output that carries
+  the keys the reader takes its counts from (`effective_count`, `key_conclusion`, ...) has them made inert before it
+  enters a prompt (`rexrank.llm.quoting.RADRSCORE`), so a judge that quotes it back cannot be read as scoring it;
+  every other output's prompts are the reference's byte for byte.
 - `key_conclusion` must be a list and each count a non-negative number (the reference would take a string's length
   or divide by a negative). A count above its denominator is kept, as in the reference, and counted
   (`out_of_range`).
@@ -41,12 +46,14 @@ from typing import Any
 from rexrank.errors import InputError
 from rexrank.llm import Judge, Reply
 from rexrank.llm.guard import DataUse
+from rexrank.llm.quoting import RADRSCORE as ANSWER_FORMAT
 from rexrank.scorers.base import Judgements, Problem, mean_scored
 from rexrank.signature import Signature
 
 REFERENCE = "MAGIC-AI4Med/ChestX-Reasoner@9a8a00df76110d71f23f60e912b492b5d65f2d39"
 PROMPT_VERSION = "radrscore-9a8a00d"  # the prompts below, unchanged at HEAD 6bbe912 (2025-06-04)
-VERSION = "1"
+VERSION = "2"  # 2: an unread item counts 0 in every component, and outputs cannot carry the reply's keys
+WORST = 0.0
 MAX_TOKENS = 4096  # ours: the reference set no limit; lists of quoted steps are long
 DATASET = "radrbench-cxr"  # what the reports and reasoning steps are, for the judge's data-use guard
 
@@ -257,7 +264,7 @@ class RadRScoreResult(Judgements):
     """`scores`: RadRScore per item, the mean of its three components (ours); `messages` say which stage left an
     item unscored: "<stage>: unparseable" or "<stage>: failed: <error>"."""
 
-    completeness: list[float | None]  # per item; None where the item is unscored
+    completeness: list[float | None]  # per item; None where the item was not read
     factuality: list[float | None]
     effectiveness: list[float | None]
     counts: list[dict[str, float] | None]  # the judge's counts and the two observation lists' lengths
@@ -269,14 +276,22 @@ class RadRScoreResult(Judgements):
         return sum(c is not None and (c["recalled"] > c["reference_observations"]
                                       or c["correct"] > c["prediction_observations"]) for c in self.counts)
 
+    def board(self, component: str) -> list[float]:
+        """A component per item, 0 (its worst) where the item was not read."""
+        return [WORST if v is None else v for v in getattr(self, component)]
+
     def mean_of(self, component: str) -> float:
-        """Mean of a component over the scored items (NaN when none is scored)."""
+        """A component's board mean: every item, an unread one at 0 (NaN when there is none)."""
+        return mean_scored(self.board(component))
+
+    def judged_mean_of(self, component: str) -> float:
+        """A component's mean over the items read (NaN when none was)."""
         return mean_scored(getattr(self, component))
 
 
 def signature(judge: Judge) -> Signature:
     return Signature("radrscore", VERSION, settings={"prompt": PROMPT_VERSION, "radrscore": "mean3",
-                                                     "unreadable": "unscored"},
+                                                     "unreadable": "worst"},
                      models={"judge": judge.identity})
 
 
@@ -293,8 +308,8 @@ def _check(predictions, references, reports) -> None:
                              "not text, a list of steps or a dict")
 
 
-def _problem(stage: str, reply: Reply) -> str:
-    return f"{stage}: failed: {reply.error or 'no answer'}"
+def _refused(stage: str, reply: Reply) -> str:
+    return f"{stage}: refused: {reply.error or 'no answer'}"
 
 
 def radrscore(predictions: Sequence[str], references: Sequence[Any], reports: Sequence[str], judge: Judge, *,
@@ -304,6 +319,7 @@ def radrscore(predictions: Sequence[str], references: Sequence[Any], reports: Se
     reports. `dataset` names where the text comes from, for the judge's data-use guard (RadRBench-CXR's reports
     are MIMIC-CXR and CheXpert text: loopback or explicitly allowed endpoints only)."""
     _check(predictions, references, reports)
+    predictions = [ANSWER_FORMAT.neutral(p) for p in predictions]
     n = len(predictions)
     first = [chat(p) for prediction, steps in zip(predictions, references)
              for p in (extraction_prompt(steps), extraction_prompt(prediction),
@@ -333,13 +349,14 @@ def radrscore(predictions: Sequence[str], references: Sequence[Any], reports: Se
             read[i][stage] = read_count(read_json(reply.text), key) if ok else None
 
     completeness, factuality, effectiveness, counts, problems, messages = [], [], [], [], [], []
-    for item, values in zip(replies, read):
-        failed = next((_problem(stage, reply) for stage, reply in item.items()
-                       if reply.error is not None or reply.text is None), None)
+    for item, values in zip(replies, read):  # a judge whose server failed raised instead: no item is scored for it
+        refused = next((_refused(stage, reply) for stage, reply in item.items() if reply.text is None), None)
+        cut = next((f"{stage}: cut at the length limit" for stage, reply in item.items() if reply.truncated), None)
         unread = next((f"{stage}: unparseable" for stage in STAGES if stage in item and values.get(stage) is None),
                       None)
-        problems.append(Problem.FAILED if failed else Problem.UNPARSEABLE if unread else None)
-        messages.append(failed or unread)
+        problems.append(Problem.REFUSED if refused else Problem.CUT if cut else Problem.UNPARSEABLE if unread
+                        else None)
+        messages.append(refused or cut or unread)
         if problems[-1] is not None:
             for column in (completeness, factuality, effectiveness, counts):
                 column.append(None)
@@ -354,9 +371,8 @@ def radrscore(predictions: Sequence[str], references: Sequence[Any], reports: Se
         factuality.append(ratio(row["correct"], row["prediction_observations"]))
         effectiveness.append(ratio(effective, effective + ineffective))
     texts = [{stage: item[stage].text if stage in item else None for stage in STAGES} for item in replies]
-    truncated = [any(reply.truncated for reply in item.values()) for item in replies]
     scores = [None if rc is None else (rc + rf + re) / 3 for rc, rf, re in zip(completeness, factuality, effectiveness)]
-    return RadRScoreResult(scores=scores, problems=problems, messages=messages, truncated_flags=truncated,
+    return RadRScoreResult(scores=scores, problems=problems, messages=messages, worst=[WORST] * n,
                            signature=str(signature(judge)), completeness=completeness, factuality=factuality,
                            effectiveness=effectiveness, counts=counts, replies=texts)
 
@@ -375,9 +391,9 @@ def compute(predictions: Sequence[str], references: Sequence[Any], reports: Sequ
     """What the `evaluate` module returns; `settings` go to `judge_for` unless a judge is given."""
     result = radrscore(predictions, references, reports, judge or judge_for(**settings), dataset=dataset)
     out = {"radrscore": result.mean, **{c: result.mean_of(c) for c in COMPONENTS},
-           "radrscore_per_sample": result.scores}
-    out.update({f"{c}_per_sample": getattr(result, c) for c in COMPONENTS})
-    out.update({"counts_per_sample": result.counts, "unparseable": result.unparseable, "failed": result.failed,
-                "truncated": result.truncated, "out_of_range": result.out_of_range, "problems": result.messages,
+           "radrscore_per_sample": result.board_scores, **result.tally(),
+           **{f"judged_{c}": result.judged_mean_of(c) for c in COMPONENTS}}
+    out.update({f"{c}_per_sample": result.board(c) for c in COMPONENTS})
+    out.update({"counts_per_sample": result.counts, "out_of_range": result.out_of_range, "problems": result.messages,
                 "judge_replies": result.replies, "signature": result.signature})
     return out

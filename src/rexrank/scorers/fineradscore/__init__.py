@@ -18,7 +18,9 @@ has no scoring code; docs/reference-notes/fineradscore.md says where the rest co
 Ours, where the reference has no rule or one we do not copy (the signature records shots, aggregate and repair):
 the reference asks again up to five times with the same messages at the API's default temperature; we ask once at
 the judge's temperature (0 by default) and, when the reply cannot be read, once more with the reading error quoted.
-A reply still unreadable is unparseable: counted, never scored. A reply that is one ``` fenced block is read. A line
+A reply still unreadable is unparseable, and a reply cut at the judge's max_tokens is not read (version 2: both
+count as the worst value in the board's mean; docs/security.md, rule 10). A reply that is one ``` fenced block is
+read. A line
 id beyond the candidate's lines and a severity that is not one of the four labels (or "No error", 0) are reading
 errors. `{}` scores 0 (the reference's fifth example teaches it for a report that needs no correction). Duplicate
 keys: the last wins, as `json.loads` has it. The reference's example turns quote MIMIC-CXR reports, which may not be
@@ -75,9 +77,15 @@ __all__ = ["AGGREGATES", "FIELDS", "INSERTED", "JSON_FORMAT", "MAX_TOKENS", "NO_
            "fineradscore", "judge_for", "load_shots", "number_lines", "parse", "read_severity", "shots_digest",
            "shots_for", "signature", "split_lines"]
 
-VERSION = "1"
+VERSION = "2"  # 2: an unread study counts as the worst severity, a cut reply is never read, candidates' braces inert
 MAX_TOKENS = 2048  # ours: the reference's GPT-4 call sets none (its Claude call 1024)
 AGGREGATES = ("max", "sum")
+WORST_SEVERITY = max(SEVERITIES.values())
+
+
+def worst(lines: int, how: str = "max") -> int:
+    """What an unread study counts as: the worst severity, or for the sum every line and one inserted line at it."""
+    return WORST_SEVERITY if how == "max" else WORST_SEVERITY * (lines + 1)
 
 
 def aggregate(corrections: Sequence[Correction], how: str = "max") -> int:
@@ -104,7 +112,7 @@ class Backend(Protocol):
 class FineRadScoreResult(Judgements):
     """`scores`: each study's severities aggregated as `aggregate` says (None: not scored)."""
 
-    corrections: list[list[Correction] | None]  # None: not scored (unparseable or failed)
+    corrections: list[list[Correction] | None]  # None: the reply was not read
     replies: list[str | None]  # the reply read, else the last one received
     repaired_flags: list[bool]  # read from the reply to the repair turn
     aggregate: str = "max"
@@ -124,13 +132,8 @@ class FineRadScoreResult(Judgements):
     def repaired(self) -> int:
         return sum(self.repaired_flags)
 
-    @property
-    def errors(self) -> list[str | None]:
-        """Why each study is not scored."""
-        return self.messages
-
     def mean_of(self, how: str) -> float:
-        """Mean per-study score over the scored studies, aggregated `how` (NaN when none was)."""
+        """Mean per-study score over the studies read, aggregated `how` (NaN when none was)."""
         return mean_scored(self._per_study(how))
 
     @property
@@ -159,37 +162,38 @@ def fineradscore(predictions: Sequence[str], references: Sequence[str], judge: B
     corrections: list[list[Correction] | None] = [None] * n
     replies: list[str | None] = [None] * n
     errors: list[str | None] = [None] * n
-    failed, truncated, repaired = [False] * n, [False] * n, [False] * n
+    problems: list[Problem | None] = [None] * n
+    repaired = [False] * n
     repairs: dict[int, list[dict]] = {}
+
+    def read(i: int, reply: Reply, turn: str) -> ReplyError | None:
+        """Read study i's reply (the first turn's or the repair's); the reading error, if any, for a repair."""
+        if reply.text is None:  # refused by the judge; a judge whose server failed raised instead
+            problems[i], errors[i] = Problem.REFUSED, f"{turn}{reply.error or 'no answer'}"
+            return None
+        replies[i] = reply.text
+        if reply.truncated:  # the same budget would cut the answer again: no repair turn
+            problems[i], errors[i] = Problem.CUT, f"{turn}cut at the judge's max_tokens"
+            return None
+        try:
+            corrections[i], problems[i], errors[i] = parse(reply.text, lines[i]), None, None
+        except ReplyError as err:
+            problems[i], errors[i] = Problem.UNPARSEABLE, f"{turn}{err}"
+            return err
+        return None
+
     first = judge.complete(conversations, PROMPT_VERSION, dataset=dataset) if conversations else []
     for i, reply in enumerate(first):
-        if reply.error is not None or reply.text is None:
-            failed[i], errors[i] = True, reply.error or "no answer"
-            continue
-        replies[i], truncated[i] = reply.text, reply.truncated
-        try:
-            corrections[i] = parse(reply.text, lines[i])
-        except ReplyError as err:
-            errors[i] = str(err)
-            if reply.truncated:  # the same budget would cut the answer again
-                errors[i] = f"cut at the judge's max_tokens: {err}"
-            else:
-                repairs[i] = [*conversations[i], {"role": "assistant", "content": reply.text},
-                              {"role": "user", "content": REPAIR.format(error=err)}]
+        if err := read(i, reply, ""):
+            repairs[i] = [*conversations[i], {"role": "assistant", "content": reply.text},
+                          {"role": "user", "content": REPAIR.format(error=err)}]
     second = judge.complete(list(repairs.values()), PROMPT_VERSION, dataset=dataset) if repairs else []
     for i, reply in zip(repairs, second):
-        if reply.error is not None or reply.text is None:
-            failed[i], errors[i] = True, f"the repair turn failed: {reply.error or 'no answer'}"
-            continue
-        replies[i], truncated[i] = reply.text, truncated[i] or reply.truncated
-        try:
-            corrections[i], errors[i], repaired[i] = parse(reply.text, lines[i]), None, True
-        except ReplyError as err:
-            errors[i] = f"unreadable ({errors[i]}), and after the repair turn: {err}"
-    problems = [None if c is not None else Problem.FAILED if f else Problem.UNPARSEABLE
-                for c, f in zip(corrections, failed)]
+        before = errors[i]
+        read(i, reply, f"unreadable ({before}), and after the repair turn: ")
+        repaired[i] = problems[i] is None
     return FineRadScoreResult(scores=[None if c is None else aggregate(c, how) for c in corrections],
-                              problems=problems, messages=errors, truncated_flags=truncated,
+                              problems=problems, messages=errors, worst=[worst(k, how) for k in lines],
                               signature=str(signature(judge, shots, how)), corrections=corrections, replies=replies,
                               repaired_flags=repaired, aggregate=how)
 
@@ -215,11 +219,10 @@ def compute(predictions: Sequence[str], references: Sequence[str], *, dataset: D
     result = fineradscore(predictions, references, judge or judge_for(**settings), shots=shots, how=how,
                           dataset=dataset)
     return {"fineradscore": result.mean, "inv_fineradscore": result.inverse,
-            "fineradscore_per_sample": result.scores, "max_severity_per_sample": result.max_severity,
-            "sum_severity_per_sample": result.sum_severity,
+            "fineradscore_per_sample": result.board_scores, **result.tally(),
+            "max_severity_per_sample": result.max_severity, "sum_severity_per_sample": result.sum_severity,
             "corrections_per_sample": [None if c is None else [x.to_dict() for x in c] for c in result.corrections],
-            "unparseable": result.unparseable, "failed": result.failed, "truncated": result.truncated,
-            "repaired": result.repaired, "replies": result.replies, "errors": result.errors,
+            "repaired": result.repaired, "replies": result.replies, "problems_per_sample": result.messages,
             "signature": result.signature}
 
 

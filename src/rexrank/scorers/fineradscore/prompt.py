@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rexrank.errors import InputError
+from rexrank.llm.quoting import FINERADSCORE
 from rexrank.scorers.fineradscore.reply import FIELDS, INSERTED
 
 REFERENCE = "rajpurkarlab/FineRadScore@3f5e1dc708d953a92aca536492d78f4e248c44f6"
@@ -272,7 +273,10 @@ def shots_for(spec: Shots | str | os.PathLike | None) -> Shots:
 
 
 def build_messages(candidate: str, reference: str, shots: Shots = SYNTHETIC) -> list[dict]:
-    query = QUERY.format(candidate=number_lines(candidate), reference=reference)
+    """The judge's messages; the candidate's braces are made inert first, so that a judge quoting it back cannot
+    be read as its reply (`rexrank.llm.quoting.FINERADSCORE`; a candidate without any is sent as the reference
+    sends it)."""
+    query = QUERY.format(candidate=number_lines(FINERADSCORE.neutral(candidate)), reference=reference)
     if not shots.messages:
         return [{"role": "user", "content": PROMPT + JSON_FORMAT + query}]
     return [{"role": "system", "content": PROMPT}, *map(dict, shots.messages), {"role": "user", "content": query}]
