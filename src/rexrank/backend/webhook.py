@@ -1,5 +1,5 @@
-"""The maintainers' jobs behind a Hub webhook: what each event of the results repo asks for, and a worker that runs
-it, one job at a time.
+"""The maintainers' jobs behind a Hub webhook: what each event of the results repo asks for, a worker that runs it one
+job at a time, and the app that receives the events.
 
 The Hub calls the webhook on events of the repos it watches (docs: huggingface.co/docs/hub/webhooks). For the
 results repo:
@@ -12,29 +12,72 @@ results repo:
   so its own commit ends the chain).
 - anything else (another repository, a draft, a comment, a closed pull request): nothing, with the reason.
 
-The webhook app (`leaderboard_sync/app.py`, huggingface_hub's `WebhooksServer`) refuses to start without a secret;
-the server checks the `X-Webhook-Secret` header of every request (401 without it, 403 when wrong) before this module
-sees the event.
+A job is keyed by the head the event names: `(review, N, newSha)` for new commits on `refs/pr/N`, `(aggregate,
+newSha)` for `main` (a merge names its `mergeCommitId`); a discussion event names no head, so its review is keyed
+`(review, N, None)`: whatever head is live when it runs. A key already queued, running or done (the last
+`REMEMBERED` are kept) queues nothing, so a replayed or repeated event runs nothing twice; only a job that failed on
+the way (the network, or the Hub answering 5xx, 408 or 429) is forgotten, so the Hub's Replay button retries it. A
+pull request's later discussion events (reopened, retitled) queue nothing once its sha-less review ran: its new
+commits come as `repo.content` events naming their head, and the daily sweep reviews every open pull request.
+Before a review runs, the worker reads the pull request's live head: a queued head that has since moved on is
+skipped (the event of the new head queued its own job). Aggregates coalesce: while one waits in the queue, more
+events for `main` queue nothing (it reads `main` when it runs). One event queues at most `MAX_PULL_REQUESTS`
+reviews: a Hub event is one push to one repository, and a push through the Hub's API moves one ref; the rest are
+left to the daily sweep (`leaderboard_sync/jobs.sh`), and the answer says how many.
+
+The app (`serve`, deployed by `leaderboard_sync/app.py`) refuses to start without a secret. Its endpoint takes the
+raw request: it compares `X-Webhook-Secret` with `hmac.compare_digest` (401 without it, 403 when wrong) before a byte
+of the body is read, and hangs up; then it reads at most `MAX_BODY` bytes (413 for a larger Content-Length, or as
+soon as a chunked body passes the limit) within `BODY_SECONDS` (408), parses them with explicit limits and checks
+them against huggingface_hub's `WebhookPayload` (400 for anything else), and only then plans.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hmac
 import os
 import queue
 import re
+import socket
 import sys
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from rexrank.errors import InputError
+from rexrank.rules.layout import KiB
+from rexrank.rules.limits import JsonLimits, parse_json
+from rexrank.text import shown
 
-_PR_REF = re.compile(r"^refs/pr/(\d+)$")
+_PR_REF = re.compile(r"^refs/pr/(\d{1,9})$")
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+
+# A real payload is one event of one repository: a PR opened is about 1.3 KB (the Hub docs' example), a push a few
+# hundred bytes per moved ref. The free text it can carry is a discussion's title and a comment's content (a pull
+# request's description rides on the event that opens it). 64 KiB holds fifty of the docs' example, or about 500 moved
+# refs; a discussion event past it is refused (413) and loses no job, because the commits of a new pull request, and
+# a merge's commit on main, come as `repo.content` events too, which carry no comment.
+MAX_BODY = 64 * KiB
+BODY_SECONDS = 10.0  # the Hub posts its few KB at once; a body still trickling in after this is refused (408)
+WEBHOOK_JSON = JsonLimits(MAX_BODY, max_depth=6, max_items=4_096)  # a real payload: depth 3, about 40 items
+MAX_PULL_REQUESTS = 16  # reviews one event may queue; one push through the Hub's API moves one ref
+REMEMBERED = 4_096  # done keys kept: four days of the Hub's limit (1,000 triggers a day per webhook) at one job each
 
 
 @dataclass(frozen=True)
 class Job:
     name: str  # "review" (review, then private when it applies) or "aggregate"
     pr: int | None = None
+    head: str | None = None  # the commit the event names; None: whatever is live when the job runs
+
+    @property
+    def key(self) -> tuple:
+        return (self.name, self.pr, self.head)
+
+    def __str__(self) -> str:
+        return (self.name if self.pr is None else f"{self.name} #{self.pr}") + (
+            f" at {self.head[:12]}" if self.head else "")
 
 
 @dataclass(frozen=True)
@@ -43,31 +86,41 @@ class Plan:
     why: str  # what the event was, or why it asks for nothing
 
 
+def _sha(value) -> str | None:
+    return value if isinstance(value, str) and _SHA.match(value) else None
+
+
 def plan(event: dict, results_repo: str) -> Plan:
     """The jobs an event of the Hub's webhook asks for (see the module's rules)."""
     repo = event.get("repo") or {}
     if repo.get("type") != "dataset" or repo.get("name") != results_repo:
-        return Plan((), f"not the results repo ({repo.get('type')} {repo.get('name')!r})")
+        return Plan((), f"not the results repo ({repo.get('type')} {shown(repo.get('name'), 96)!r})")
     scope = (event.get("event") or {}).get("scope", "")
     if scope == "repo.content":
-        jobs = []
+        aggregate, reviews = [], {}
         for ref in event.get("updatedRefs") or []:
-            if not ref.get("newSha"):
-                continue  # a deleted ref
+            if not (sha := _sha(ref.get("newSha"))):
+                continue  # a deleted ref, or not a commit
             if ref.get("ref") == "refs/heads/main":
-                jobs.append(Job("aggregate"))
+                aggregate = [Job("aggregate", None, sha)]
             elif match := _PR_REF.match(ref.get("ref") or ""):
-                jobs.append(Job("review", int(match[1])))
-        return Plan(tuple(dict.fromkeys(jobs)), "new commits" if jobs else "no branch or pull request moved")
+                reviews.setdefault(int(match[1]), Job("review", int(match[1]), sha))
+        jobs = (*list(reviews.values())[:MAX_PULL_REQUESTS], *aggregate)
+        why = "new commits" if jobs else "no branch or pull request moved"
+        if len(reviews) > MAX_PULL_REQUESTS:
+            why += (f"; {len(reviews) - MAX_PULL_REQUESTS} more pull requests left to the daily sweep (one event "
+                    f"queues at most {MAX_PULL_REQUESTS})")
+        return Plan(jobs, why)
     discussion = event.get("discussion") or {}
     if scope == "discussion" and discussion.get("isPullRequest"):
         status, num = discussion.get("status"), discussion.get("num")
         if status == "open":
             return Plan((Job("review", num),), f"pull request #{num} open")
         if status == "merged":
-            return Plan((Job("aggregate"),), f"pull request #{num} merged")
+            merged = _sha((discussion.get("changes") or {}).get("mergeCommitId"))
+            return Plan((Job("aggregate", None, merged),), f"pull request #{num} merged")
         return Plan((), f"pull request #{num} is {status}")
-    return Plan((), f"a {scope or 'unknown'} event: nothing to run")
+    return Plan((), f"a {shown(scope, 60) or 'unknown'} event: nothing to run")
 
 
 @dataclass
@@ -94,41 +147,92 @@ class Settings:
 
 @dataclass
 class Worker:
-    """Runs queued jobs one at a time on a thread of its own; `log` keeps one line per job run or skipped."""
+    """Runs queued jobs one at a time on a thread of its own; `log` keeps one line per job run or skipped. A job whose
+    key is already queued, running or done is not queued again (see the module's rules)."""
 
     settings: Settings
     log: list[str] = field(default_factory=list)
-    _queue: queue.Queue = field(default_factory=queue.Queue, init=False)
 
     def __post_init__(self):
+        self._queue: queue.Queue = queue.Queue()
+        self._lock = threading.Lock()
+        self._pending: dict[tuple, str] = {}  # key -> "queued" or "running"
+        self._done: OrderedDict[tuple, None] = OrderedDict()
+        self._aggregate: list[tuple] | None = None  # the keys the aggregate waiting in the queue stands for
         threading.Thread(target=self._run, name="rexrank-webhook", daemon=True).start()
 
-    def submit(self, jobs: tuple[Job, ...]) -> None:
-        for job in jobs:
-            self._queue.put(job)
+    def submit(self, jobs: tuple[Job, ...]) -> tuple[list[Job], list[str]]:
+        """Queue the jobs no earlier event asked for; returns those queued, and a line for each one not queued."""
+        queued, not_queued = [], []
+        with self._lock:
+            for job in jobs:
+                if state := self._state(job.key):
+                    not_queued.append(f"{job}: already {state}")
+                elif job.name == "aggregate" and self._aggregate is not None:
+                    self._aggregate.append(job.key)
+                    self._pending[job.key] = "queued"
+                    not_queued.append(f"{job}: an aggregate is already queued (it reads main when it runs)")
+                else:
+                    self._pending[job.key] = "queued"
+                    if job.name == "aggregate":
+                        self._aggregate = [job.key]
+                    self._queue.put(job)
+                    queued.append(job)
+        return queued, not_queued
 
     def wait(self) -> None:
         """Until every queued job has run (tests; a server never waits)."""
         self._queue.join()
 
+    def _state(self, key: tuple) -> str | None:
+        return self._pending.get(key) or ("done" if key in self._done else None)
+
+    def _remember(self, keys) -> None:
+        for key in keys:
+            if key[0] == "aggregate" and key[2] is None:
+                continue  # an aggregate no commit names: the next such event must run one
+            self._done[key] = None
+            self._done.move_to_end(key)
+        while len(self._done) > REMEMBERED:
+            self._done.popitem(last=False)
+
     def _run(self) -> None:
         while True:
             job = self._queue.get()
+            with self._lock:
+                keys = [job.key]
+                if job.name == "aggregate":
+                    keys, self._aggregate = self._aggregate or keys, None
+                for key in keys:
+                    self._pending[key] = "running"
+            done, covered = False, []
             try:
-                self._say(self.run(job))
-            except (InputError, OSError) as err:  # a refused or failed job says why in one line and the next runs
-                self._say(f"{job.name} #{job.pr}: error: {str(err).splitlines()[0]}" if job.pr else
-                          f"{job.name}: error: {str(err).splitlines()[0]}")
-            except Exception as err:  # noqa: BLE001 - one job's bug must not stop the worker
-                self._say(f"{job.name}: failed ({type(err).__name__})")
+                line, covered = self.run(job)
+                done = True
+                self._say(line)
+            except InputError as err:  # refused at this head: a replay would be refused again
+                done = True
+                self._say(f"{job}: error: {str(err).splitlines()[0]}")
+            except OSError as err:  # the network or a Hub failure is forgotten, so that a replay retries
+                done = _lasting(err)
+                self._say(f"{job}: error: {str(err).splitlines()[0]}")
+            except Exception as err:  # noqa: BLE001 - one job's bug must not stop the worker; a replay meets it again
+                done = True
+                self._say(f"{job}: failed ({type(err).__name__})")
             finally:
+                with self._lock:
+                    for key in keys:
+                        self._pending.pop(key, None)
+                    if done:
+                        self._remember(keys + covered)
                 self._queue.task_done()
 
     def _say(self, line: str) -> None:
         self.log.append(line)
         print(f"rexrank webhook: {line}", file=sys.stderr, flush=True)
 
-    def run(self, job: Job) -> str:
+    def run(self, job: Job) -> tuple[str, list[tuple]]:
+        """Run one job: its line for the log, and the keys of the other jobs it stands for (the head it found)."""
         from huggingface_hub import HfApi
 
         from rexrank.backend import ledger
@@ -138,12 +242,20 @@ class Worker:
             from rexrank.board.aggregate import aggregate_hub
 
             board, _ = aggregate_hub(settings.results_repo, token=settings.token)
-            return f"aggregate: {int(board['rank'].notna().sum())} ranked rows of {len(board)}"
-        head = api.list_repo_commits(settings.results_repo, repo_type="dataset", revision=f"refs/pr/{job.pr}")[0]
+            return f"aggregate: {int(board['rank'].notna().sum())} ranked rows of {len(board)}", []
+        live = api.list_repo_commits(settings.results_repo, repo_type="dataset", revision=f"refs/pr/{job.pr}")[0]
+        head, at = live.commit_id, Job("review", job.pr, live.commit_id)
+        if job.head and job.head != head:
+            return f"{job}: outdated, the pull request is at {head[:12]} (its own event queues it)", []
+        if job.head is None:
+            with self._lock:
+                state = self._state(at.key)
+            if state:
+                return f"{job}: head {head[:12]} already {state}", [at.key] if state == "done" else []
         reviewed = [record.get("reviewed", {}) for record in ledger.read_hub(api, settings.results_repo)
                     .submissions.values()]
-        if any(r.get("pr") == job.pr and r.get("head") == head.commit_id for r in reviewed):
-            return f"review #{job.pr}: head {head.commit_id[:12]} already reviewed"
+        if any(r.get("pr") == job.pr and r.get("head") == head for r in reviewed):
+            return f"review #{job.pr}: head {head[:12]} already reviewed", [at.key]
         from rexrank.backend.review import review
 
         checks = review(settings.results_repo, job.pr, settings.datasets, token=settings.token)
@@ -155,7 +267,7 @@ class Worker:
             results = score_pull_request(settings.results_repo, job.pr, settings.references, list(AVAILABLE),
                                          token=settings.token)
             said += f"; private: {len(results)} task(s) scored"
-        return said
+        return said, [at.key]
 
     def _carries_private(self, api, num: int) -> bool:
         from rexrank.backend.pull import read_pull_request
@@ -165,29 +277,141 @@ class Worker:
         return any(f"/predictions/{d}." in t.path for t in touched for d in PRIVATE_DATASETS if t.change != "deleted")
 
 
+def _lasting(err: OSError) -> bool:
+    """A Hub answer a replay would get again: 4xx (no such pull request, no access), not 408 or 429."""
+    status = getattr(getattr(err, "response", None), "status_code", None)
+    return isinstance(status, int) and 400 <= status < 500 and status not in (408, 429)
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, error: str):
+        super().__init__(error)
+        self.status, self.error = status, error
+
+
+def _refuse(status: int, error: str):
+    """An answer that closes the connection: the rest of a refused body is never read."""
+    from starlette.responses import JSONResponse
+
+    return JSONResponse({"error": error}, status_code=status, headers={"connection": "close"})
+
+
+async def _read_body(request) -> bytes:
+    """At most MAX_BODY bytes within BODY_SECONDS, refused as soon as either is passed; never the whole of more."""
+    length = request.headers.get("content-length")
+    if length is not None and not re.fullmatch(r"[0-9]{1,18}", length):
+        raise _Refused(400, "Content-Length is not a number")
+    if length is not None and int(length) > MAX_BODY:
+        raise _Refused(413, f"a body of {int(length)} bytes: a Hub event is at most {MAX_BODY}")
+    chunks, size = [], 0
+    try:
+        async with asyncio.timeout(BODY_SECONDS):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > MAX_BODY:
+                    raise _Refused(413, f"a body of more than {MAX_BODY} bytes: a Hub event is at most {MAX_BODY}")
+                chunks.append(chunk)
+    except TimeoutError:
+        raise _Refused(408, f"the body took longer than {BODY_SECONDS:g} s") from None
+    return b"".join(chunks)
+
+
+def webhook_app(secret: str, worker: Worker):
+    """The endpoint, `/webhooks/results`, as a FastAPI app: it takes the raw request, so nothing reads or parses the
+    body before the secret is checked (see the module's rules)."""
+    from fastapi import FastAPI
+    from huggingface_hub import WebhookPayload
+    from pydantic import ValidationError
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    expected = secret.encode()
+
+    async def results(request):
+        given = request.headers.get("x-webhook-secret")
+        if given is None:
+            return _refuse(401, "X-Webhook-Secret header not set")
+        if not hmac.compare_digest(given.encode("latin-1"), expected):  # the header's bytes, as they came
+            return _refuse(403, "invalid webhook secret")
+        try:
+            body = await _read_body(request)
+        except _Refused as err:
+            return _refuse(err.status, err.error)
+        try:
+            payload = WebhookPayload.model_validate(parse_json(body, WEBHOOK_JSON))
+        except InputError as err:
+            return _refuse(400, f"not a Hub webhook event: {err}")
+        except ValidationError as err:
+            first = err.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "the event"
+            return _refuse(400, f"not a Hub webhook event: {shown(where, 60)}: {shown(first['msg'], 120)}")
+        found = plan(payload.model_dump(), worker.settings.results_repo)
+        queued, not_queued = worker.submit(found.jobs)
+        return JSONResponse({"queued": [str(j) for j in queued], "not_queued": not_queued, "why": found.why})
+
+    return FastAPI(routes=[Route("/webhooks/results", results, methods=["POST"])], docs_url=None, redoc_url=None,
+                   openapi_url=None)
+
+
+def _landing(app):
+    """The Space's page: what the endpoint is, under the webhook app (gradio, as the Space's SDK)."""
+    import gradio as gr
+
+    with gr.Blocks(title="rexrank leaderboard sync") as ui:
+        gr.Markdown("# rexrank leaderboard sync\n\nThe maintainers' jobs of the rexrank results repo, run on its Hub "
+                    "webhook: `POST /webhooks/results` with the webhook's secret in `X-Webhook-Secret`. Rules: "
+                    "`rexrank.backend.webhook`; threats: `docs/security.md`.")
+    return gr.mount_gradio_app(app, ui, path="/")
+
+
+@dataclass
+class Served:
+    """A running webhook app (serve(..., block=False)): its address, and close() to stop it."""
+
+    url: str
+    server: object
+    thread: threading.Thread
+
+    def close(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
 def serve(host: str | None = None, port: int | None = None, block: bool = True):
-    """The webhook app: huggingface_hub's WebhooksServer with one endpoint, `/webhooks/results`, which plans each
-    event and queues its jobs. Refuses to start without a secret (WEBHOOK_SECRET or REXRANK_WEBHOOK_SECRET): an
-    open endpoint would let anyone trigger the maintainers' jobs."""
-    from huggingface_hub import WebhookPayload, WebhooksServer
+    """The webhook app on uvicorn: the endpoint `/webhooks/results` (webhook_app) under the Space's page. Refuses to
+    start without a secret (WEBHOOK_SECRET or REXRANK_WEBHOOK_SECRET): an open endpoint would let anyone trigger the
+    maintainers' jobs. Returns (Served, Worker) with block=False; with block=True, serves until stopped."""
+    import time
+
+    import uvicorn
 
     secret = os.environ.get("REXRANK_WEBHOOK_SECRET") or os.environ.get("WEBHOOK_SECRET")
     if not secret:
         raise InputError("no webhook secret: set REXRANK_WEBHOOK_SECRET (the secret of the Hub webhook) before "
                          "starting; without one anyone could trigger the maintainers' jobs")
     settings = Settings.from_environment()
+    host, port = host or "0.0.0.0", port if port is not None else int(os.environ.get("PORT", 7860))
+    listening = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listening.bind((host, port))
+    except OSError as err:
+        listening.close()
+        raise InputError(f"cannot listen on {host}:{port} ({err.strerror})") from None
     worker = Worker(settings)
-    app = WebhooksServer(webhook_secret=secret)
-
-    async def results(payload):
-        found = plan(payload.model_dump(), settings.results_repo)
-        worker.submit(found.jobs)
-        return {"queued": [j.name if j.pr is None else f"{j.name} #{j.pr}" for j in found.jobs], "why": found.why}
-
-    # The classes themselves, not this module's string annotations: FastAPI reads the request's body by them.
-    results.__annotations__ = {"payload": WebhookPayload, "return": dict}
-    app.add_webhook("/results")(results)
-
-    app.launch(prevent_thread_lock=not block, share=False, server_name=host or "0.0.0.0",
-               server_port=port or int(os.environ.get("PORT", 7860)))
-    return app, worker
+    app = _landing(webhook_app(secret, worker))
+    server = uvicorn.Server(uvicorn.Config(app, http="h11", log_level="warning"))
+    where = f"http://{host}:{listening.getsockname()[1]}"
+    print(f"rexrank webhook: serving POST {where}/webhooks/results for {settings.results_repo}", file=sys.stderr,
+          flush=True)
+    if block:
+        server.run(sockets=[listening])
+        return None, worker
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, name="rexrank-webhook-http",
+                              daemon=True)
+    thread.start()
+    while not server.started and thread.is_alive():
+        time.sleep(0.02)
+    if not server.started:
+        raise InputError(f"the webhook app did not start on {host}:{port}")
+    return Served(where, server, thread), worker
