@@ -6,7 +6,6 @@ scores. A pair that cannot be compared, or a metric the two made differently, sa
 from __future__ import annotations
 
 import hashlib
-import io
 from functools import lru_cache
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from rexrank.compare import paired
 from rexrank.errors import InputError
 from rexrank.reports import TASKS as TASK_NAMES
 from rexrank.rules.layout import MAX_BYTES, SUBMISSION_ID
+from rexrank.rules.parquet import check_per_study
 from rexrank.submission import SUBMISSIONS
 from rexrank.text import to_markdown
 
@@ -118,10 +118,10 @@ def _read(results: Results, path: str, sha256: str, name: str) -> pd.DataFrame:
     if hashlib.sha256(data).hexdigest() != sha256:
         raise NotComparable(f"{name}'s per-study table is not the one its verified result names (sha256 differs): "
                             "not compared.")
-    try:
-        return pd.read_parquet(io.BytesIO(data))
-    except Exception as err:
-        raise NotComparable(f"{name}'s per-study table is not a parquet table ({type(err).__name__}).") from None
+    try:  # read as a pull request's table is, its cost bounded before it is decoded, though a job wrote it
+        return check_per_study(data).table.to_pandas()
+    except InputError as err:
+        raise NotComparable(f"{name}'s per-study table is refused: {to_markdown(str(err), 200)}.") from None
 
 
 def _fetch(results: Results, path: str) -> Path:

@@ -29,7 +29,7 @@ from rexrank.rules.layout import (
     classify,
     path_problems,
 )
-from rexrank.rules.limits import MAX_PROBLEMS_PER_FILE, RESULT_JSON, parse_json
+from rexrank.rules.limits import LINE_JSON, MAX_PROBLEMS_PER_FILE, MAX_TOTAL_DECODED, RESULT_JSON, parse_json
 from rexrank.rules.parquet import PerStudy, check_per_study
 from rexrank.rules.radrbench import check_radrbench
 from rexrank.text import shown as _show
@@ -111,13 +111,14 @@ def _read_file(root: Path, path: str, limit: int) -> bytes:
     return data
 
 
-def _lines(data: bytes) -> Iterable[bytes]:
-    """The lines of `data`, each without its line ending (\\n or \\r\\n)."""
+def _lines(data: bytes, longest: int = LINE_JSON.max_bytes) -> Iterable[bytes]:
+    """The lines of `data`, each without its line ending (\\n or \\r\\n); a line longer than `longest` is cut
+    just past it (still too long), so a long line is never copied whole."""
     start = 0
     while start < len(data):
         end = data.find(b"\n", start)
         end = len(data) if end < 0 else end
-        yield data[start:end].removesuffix(b"\r")
+        yield data[start:min(end, start + longest + 2)].removesuffix(b"\r")
         start = end + 1
 
 
@@ -240,13 +241,17 @@ def check_submission(folder_or_paths: str | os.PathLike | Iterable[Touched | tup
     parsed: dict[str, dict] = {"card": {}, "results": {}, "predictions": {}, "per_study": {}, "radrbench": {},
                                "private_result": {}}
     if root is not None:
+        decoded_left = MAX_TOTAL_DECODED  # the per-study tables are held together until checked against results
         for item, entry in entries:
             if item.change == "deleted":
                 continue
             try:
-                parsed[entry.kind][entry.key] = _read_entry(root, item, entry, maintained.get(item.path))
+                parsed[entry.kind][entry.key] = found = _read_entry(root, item, entry, maintained.get(item.path),
+                                                                    decoded_left)
             except InputError as err:
                 problems.append(f"{_show(item.path)}: {_show(str(err), 600)}")
+            else:
+                decoded_left -= found.decoded if isinstance(found, PerStudy) else 0
         for key, table in parsed["per_study"].items():
             where = f"per_study/{key[0]}.{key[1]}.parquet"
             if key not in parsed["results"] or key not in parsed["predictions"]:
@@ -291,8 +296,8 @@ def _ownership(submission_id: str, touched: list[Touched], entries: list[tuple[T
     return problems
 
 
-def _read_entry(root: Path, item: Touched, entry: _Entry, maintained: str | None
-                ) -> Card | Result | dict | tuple[str, ...]:
+def _read_entry(root: Path, item: Touched, entry: _Entry, maintained: str | None, decoded_left: int
+                ) -> Card | Result | dict | tuple[str, ...] | PerStudy:
     data = _read_file(root, item.path, MAX_BYTES[entry.kind])
     if len(data) != item.size:
         raise InputError(f"{len(data)} bytes, but the pull request lists {item.size}")
@@ -308,4 +313,4 @@ def _read_entry(root: Path, item: Touched, entry: _Entry, maintained: str | None
         return check_radrbench(data)
     if entry.kind == "predictions":
         return check_predictions(_lines(data))
-    return check_per_study(data)
+    return check_per_study(data, budget=decoded_left)

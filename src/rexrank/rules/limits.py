@@ -28,8 +28,28 @@ RADRBENCH_JSON = JsonLimits(MAX_BYTES["radrbench"], max_depth=5, max_items=20_00
 MAX_RADRBENCH_ROWS = 200  # (source, task) rows: RadRBench-CXR has about a dozen
 PANDAS_JSON = JsonLimits(256 * KiB, max_depth=4, max_items=20_000)
 MAX_ROWS = 100_000
-MAX_COLUMNS = 256
-MAX_UNCOMPRESSED = 256 * MiB
+# A per-study table's cost, bounded before pyarrow decodes it (rules/parquet.py). rexrank writes study_id, one
+# column per metric and the judged metrics' detail columns: 26 today; 64 leaves room for metrics to come.
+MAX_COLUMNS = 64
+MAX_ROW_GROUPS = 64  # pyarrow writes one per million rows; MAX_ROWS in 64 groups is still 1,563 rows each
+MAX_FOOTER = 1 * MiB  # the footer pyarrow parses first: a few KiB for rexrank's tables, plus pandas' note (256 KiB)
+MAX_PAGES = 2048  # pyarrow cuts a page at 1 MiB or 20,000 rows: 26 columns of MAX_ROWS rows take about 180
+MAX_PAGE_HEADER = 16 * KiB  # pyarrow's are under 9 KiB (it drops a page's statistics over 4 KiB)
+MAX_UNCOMPRESSED = 128 * MiB  # the pages decompressed, as their own headers say (what the reader allocates)
+# The table as Arrow holds it once decoded: a dictionary-encoded column decodes to its values gathered row by row,
+# so a short file can decode huge. 128 MiB holds MAX_ROWS rows of 26 numbers (21 MB) and 1 KiB of text each, or
+# 2,347 studies (MIMIC-CXR's test set, the largest public one) with 50 KiB each.
+MAX_DECODED = 128 * MiB
+MAX_TOTAL_DECODED = 256 * MiB  # a pull request's per-study tables together (they are held until checked)
+# One text cell: FineRadScore's corrections, as JSON (at most 6 bytes a character), of a reply of 2,048 tokens by
+# default, are under 48 KiB; a judge run with its server's own limit may write several times that.
+MAX_CELL_TEXT = 256 * KiB
+# A table is counted, then read, a batch of rows at a time: a batch's text is at most BATCH_BYTES a column (its
+# rows times its dictionary's longest value), and at most MAX_BATCH_ROWS rows. 1 MiB: larger batches cost more than
+# their size (the allocator keeps batches of 4 MiB after they are freed: 30 MB for 40 of them), smaller ones time
+# (7 us a batch: a column of MAX_ROWS rows of the longest text, 4 a batch, takes 0.2 s).
+BATCH_BYTES = 1 * MiB
+MAX_BATCH_ROWS = 65_536
 MAX_STUDY_ID = 128
 MAX_PROBLEMS_PER_FILE = 10
 
