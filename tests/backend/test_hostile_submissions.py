@@ -157,9 +157,93 @@ def test_a_result_changed_after_its_review_is_not_merged_and_not_ranked(board, t
 
     rows = datasets.load_dataset(REPO, split="leaderboard").to_pandas().set_index(["model", "task"])
     tampered = rows.loc[("Attacker Model", "findings")]
-    assert tampered["unranked"].startswith("changed since the review job wrote it")
-    assert pd.isna(rows.loc[("Attacker Model", "findings_impression"), "unranked"]) or \
-        rows.loc[("Attacker Model", "findings_impression"), "unranked"] == "no 1/RadCliQ-v1"
+    assert tampered["unranked"] == "results/mimic-cxr.findings.json changed since the maintainers' review"
+    # the submission is not as it was reviewed: none of its rows ranks
+    assert rows.loc[("Attacker Model", "findings_impression"), "unranked"] == tampered["unranked"]
+
+
+# -- only the reviewed head reaches main ----------------------------------------------------------------------------
+
+ATTACKER_CARD = "submissions/lab-z-attacker-model/submission.json"
+
+
+def renamed_card(board, num) -> bytes:
+    """The pull request's card, renamed and pointing at another page (what a push after the review would carry)."""
+    card = json.loads(board.files(REPO, repo_type="dataset", revision=f"refs/pr/{num}")[ATTACKER_CARD])
+    return json.dumps(card | {"name": "CheXagent-2", "url": "https://attacker.example/"}).encode()
+
+
+def board_rows():
+    import datasets
+
+    return datasets.load_dataset(REPO, split="leaderboard").to_pandas().set_index(["model", "dataset", "task"])
+
+
+def test_a_push_after_the_review_is_not_recorded_as_reviewed_by_the_private_job_nor_merged(board, tmp_path,
+                                                                                            monkeypatch, capsys):
+    """Before: the private job read the pushed head, recorded its own commit as reviewed, and `merge` landed the
+    renamed card. Now each job checks the exact head the review left: the private job refuses, merge refuses, and a
+    merge by the Hub's button leaves the board ranking none of the submission."""
+    num = attacker_pr(board, tmp_path, monkeypatch)
+    assert review(num) == 0
+    record = json.loads(main_files(board)["ledger/submissions/lab-z-attacker-model.json"])
+    reviewed = record["reviewed"]["head"]
+    assert record["trees"][-1]["head"] == reviewed and ATTACKER_CARD in record["trees"][-1]["tree"]
+    board.push_raw("hf_attacker", REPO, f"refs/pr/{num}", {ATTACKER_CARD: renamed_card(board, num)})
+    capsys.readouterr()
+    assert backend(["private", "--hub", REPO, "--pr", str(num), "--references", "gated/none"]) == 2
+    assert f"pull request #{num} changed after its review" in capsys.readouterr().err
+    record = json.loads(main_files(board)["ledger/submissions/lab-z-attacker-model.json"])
+    assert record["reviewed"]["head"] == reviewed  # nothing recorded the pushed head as reviewed
+    assert backend(["merge", "--hub", REPO, "--pr", str(num)]) == 2
+    assert "changed after its review" in capsys.readouterr().err
+    HfApi().merge_pull_request(REPO, num, repo_type="dataset", token="hf_maintainer")  # merged by hand anyway
+    assert backend(["aggregate", "--hub", REPO]) == 0
+    rows = board_rows()
+    renamed = rows.loc[("CheXagent-2", "mimic-cxr", "findings")]
+    assert pd.isna(renamed["rank"]) and renamed["unranked"] == "submission.json changed since the maintainers' review"
+    # the owner's row is as reviewed (its fixture scored BLEU-2 only: unranked for that reason alone)
+    assert rows.loc[("CheXagent", "mimic-cxr", "findings"), "unranked"] == "no 1/RadCliQ-v1"
+
+
+@pytest.mark.parametrize("put_back", [True, False])
+def test_a_push_between_the_merge_check_and_the_merge_is_put_back_or_never_ranked(board, tmp_path, monkeypatch,
+                                                                                   capsys, put_back):
+    """The Hub's merge call carries no expected head: the submitter pushes between the merge job's head check and its
+    merge call, and the push lands on main. The job then compares main's folder with the reviewed tree and puts the
+    reviewed files back; when that commit fails, the board ranks none of the submission."""
+    num = attacker_pr(board, tmp_path, monkeypatch)
+    assert review(num) == 0
+    reviewed_card = board.files(REPO, repo_type="dataset", revision=f"refs/pr/{num}")[ATTACKER_CARD]
+    merge_call = HfApi.merge_pull_request
+
+    def raced(self, *args, **kwargs):
+        board.push_raw("hf_attacker", REPO, f"refs/pr/{num}", {ATTACKER_CARD: renamed_card(board, num),
+                                                              "submissions/lab-z-attacker-model/notes.md": b"hi"})
+        merged = merge_call(self, *args, **kwargs)
+        board.commits_fail = not put_back
+        return merged
+
+    monkeypatch.setattr(HfApi, "merge_pull_request", raced)
+    capsys.readouterr()
+    assert backend(["merge", "--hub", REPO, "--pr", str(num)]) == 2
+    err = capsys.readouterr().err
+    board.commits_fail = False
+    assert "submissions/lab-z-attacker-model/notes.md, submissions/lab-z-attacker-model/submission.json" in err
+    if put_back:
+        assert "changed between the review check and the merge: put back as reviewed" in err
+        assert main_files(board)[ATTACKER_CARD] == reviewed_card
+        assert "submissions/lab-z-attacker-model/notes.md" not in main_files(board)
+    else:
+        assert "could not be put back" in err and main_files(board)[ATTACKER_CARD] != reviewed_card
+    assert backend(["aggregate", "--hub", REPO]) == 0
+    rows = board_rows()
+    if put_back:  # as reviewed (the fixture scored BLEU-2 only: unranked for that reason alone)
+        assert rows.loc[("Attacker Model", "mimic-cxr", "findings"), "unranked"] == "no 1/RadCliQ-v1"
+        assert "CheXagent-2" not in rows.index.get_level_values("model")
+    else:
+        assert rows.loc[("CheXagent-2", "mimic-cxr", "findings"), "unranked"] == (
+            "submission.json changed since the maintainers' review")
 
 
 # -- 4. nothing a submitter writes speaks for the maintainers ------------------------------------------------------

@@ -3,15 +3,18 @@ branch under `ledger/`, where no pull request may write (the security rules refu
 submission's own folder, and the merge job merges only the head a review recorded).
 
     ledger/submissions/<id>.json           the submission's owner (the author of the first pull request a job
-                                           accepted), the names it was reviewed under, and per result
+                                           accepted), the names it was reviewed under, per result
                                            (`<dataset>.<task>`) the sha256 of the file the job wrote, the pull
-                                           request, its head after the job's commit, the job and the time
+                                           request, its head after the job's commit, the job and the time; the last
+                                           job's record (`reviewed`: the head it read and the head it left); and
+                                           the submission folder as each job left it (`trees`: path -> content id)
     ledger/private/<time>.<id>.<task>.json one private scoring: who asked (pull request author, institution), when,
                                            and a digest per study of the predictions scored (near copies of an
                                            earlier set are refused: `rexrank.backend.private`)
 
-The aggregate job ranks a scored result only when its file's sha256 is the ledger's: a number nobody re-scored, or
-one changed after its review, is listed unranked with the reason.
+The aggregate job ranks a scored result only when its file's sha256 is the ledger's, and a submission only when its
+folder on main is one a job left (every file: cards and tables too): a number nobody re-scored, or a file changed
+after its review (a push after the check, a merge by the Hub's button), is listed unranked with the reason.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import json
 import tempfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from fnmatch import fnmatch
 from pathlib import Path
 
 from rexrank.errors import InputError
@@ -30,10 +34,48 @@ SUBMISSIONS = f"{LEDGER}/submissions"
 PRIVATE = f"{LEDGER}/private"
 MAX_RECORD_BYTES = 4 * 1024 * 1024  # a private record holds one digest per study: about 250 KB for 10,000
 COMMIT_TRIES = 5  # another job committed to main between our read and our write: read again
+MAX_TREES = 20  # reviewed states of a submission's folder kept (each a few KB): any of them may be on main
 
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def content_id(blob_id: str, lfs_sha256: str | None) -> str:
+    """A file's content as the Hub's tree names it: the sha256 of an LFS file, the git blob id of any other."""
+    return f"sha256:{lfs_sha256}" if lfs_sha256 else f"git:{blob_id}"
+
+
+def content_ids(data: bytes) -> tuple[str, str]:
+    """Both ids `data` could be listed under (a local copy does not say whether the Hub keeps it in LFS)."""
+    return f"sha256:{sha256(data)}", f"git:{hashlib.sha1(b'blob %d' % len(data) + bytes(1) + data).hexdigest()}"
+
+
+def folder_tree(api, repo_id: str, revision: str, submission: str) -> dict[str, str]:
+    """path -> content id of every file of `submission`'s folder at `revision` (a commit)."""
+    folder = f"submissions/{submission}"
+    try:
+        entries = api.list_repo_tree(repo_id, repo_type="dataset", revision=revision, path_in_repo=folder,
+                                     recursive=True)
+        return {e.path: content_id(e.blob_id, e.lfs.sha256 if e.lfs else None) for e in entries
+                if hasattr(e, "blob_id")}  # folders have no blob
+    except Exception as err:  # noqa: BLE001 - a folder not there yet lists as nothing, whatever the client raises
+        if getattr(getattr(err, "response", None), "status_code", None) == 404:
+            return {}
+        raise
+
+
+def tree_changes(local: dict[str, tuple[str, str]], tree: dict[str, str]) -> list[str]:
+    """The paths where a folder (path -> its `content_ids`) differs from a recorded tree: missing, added, other."""
+    return sorted({*(p for p in tree if p not in local), *(p for p in local if p not in tree),
+                   *(p for p in local if p in tree and tree[p] not in local[p])})
+
+
+def local_ids(root: str | Path, folder: str | Path) -> dict[str, tuple[str, str]]:
+    """Repo path -> `content_ids` of every file under `folder` of a local copy of the results repo at `root`."""
+    root = Path(root)
+    return {path.relative_to(root).as_posix(): content_ids(path.read_bytes())
+            for path in sorted(Path(folder).rglob("*")) if path.is_file() and not path.is_symlink()}
 
 
 def now() -> str:
@@ -60,6 +102,22 @@ class Ledger:
         results = self.submissions.get(submission, {}).get("results", {})
         return {f"submissions/{submission}/results/{key}.json": entry["sha256"] for key, entry in results.items()
                 if entry.get("job") == "private"}
+
+    def changed_since_review(self, submission: str, local: dict[str, tuple[str, str]],
+                             only: tuple[str, ...] = ("*",)) -> list[str] | None:
+        """None when `local` (the submission folder on main: repo path -> `content_ids`) is a state a maintainers'
+        job left it in, or when the ledger predates trees; else the paths that differ from the nearest such state.
+        `only`: the path patterns compared (the files a local copy holds)."""
+        def kept(tree: dict) -> dict:
+            return {p: v for p, v in tree.items() if any(fnmatch(p, pattern) for pattern in only)}
+
+        local = kept(local)
+        trees = [kept(t["tree"]) for t in self.submissions.get(submission, {}).get("trees", []) if isinstance(t, dict)
+                 and isinstance(t.get("tree"), dict)]
+        if not trees:
+            return None
+        differences = [tree_changes(local, tree) for tree in trees]
+        return None if any(not d for d in differences) else min(differences, key=len)
 
     def unverified(self, submission: str, key: str, data: bytes) -> str | None:
         """Why the result file `data` of `submission` (`key` = "<dataset>.<task>") may not be ranked; None when a
@@ -110,9 +168,12 @@ def read_hub(api, repo_id: str, revision: str = "main", files: list[str] | None 
 
 
 def with_results(record: dict | None, submission: str, *, owner: str, name: str, institution: str,
-                 files: dict[str, bytes], pr: int, head: str, job: str) -> dict:
+                 files: dict[str, bytes], pr: int, head: str, job: str, read: str | None = None,
+                 tree: dict[str, str] | None = None) -> dict:
     """`record` (None for a new submission) updated with what `job` wrote: `files` maps "<dataset>.<task>" to the
-    result file's bytes; `head` is pull request `pr`'s head after the job's commit."""
+    result file's bytes; `read` is the head of pull request `pr` the job read and checked, `head` its head after the
+    job's own commit (`read` by default), `tree` the submission folder there (`folder_tree`; a local copy written
+    by the demo has none)."""
     record = record or {"submission": submission, "owner": owner, "names": [], "results": {}}
     if record["owner"] != owner:
         raise InputError(f"{submission} belongs to {record['owner']!r}, not to {owner!r}")
@@ -122,7 +183,9 @@ def with_results(record: dict | None, submission: str, *, owner: str, name: str,
     stamp = now()
     for key, data in files.items():
         record["results"][key] = {"sha256": sha256(data), "pr": pr, "head": head, "job": job, "at": stamp}
-    record["reviewed"] = {"pr": pr, "head": head, "job": job, "at": stamp}
+    record["reviewed"] = {"pr": pr, "read": read or head, "head": head, "job": job, "at": stamp}
+    if tree is not None:
+        record["trees"] = [*record.get("trees", []), {"pr": pr, "head": head, "tree": tree}][-MAX_TREES:]
     return record
 
 

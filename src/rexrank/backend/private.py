@@ -139,6 +139,8 @@ def score_pull_request(repo_id: str, pr_num: int, references: str, metrics: list
             raise
         pr, checked = opened.pr, opened.checked
         submission = checked.submission_id
+        if why := unreviewed(opened.ledger.submissions.get(submission, {}).get("reviewed"), pr_num, pr.head):
+            raise _refused(api, repo_id, pr_num, submission, [why])
         tasks = sorted(task for dataset, task in checked.predictions if dataset == DATASET)
         if not tasks:
             raise InputError(f"{repo_id} pull request #{pr_num}: no {DATASET} predictions "
@@ -200,13 +202,25 @@ def score_pull_request(repo_id: str, pr_num: int, references: str, metrics: list
     head = api.create_commit(repo_id, operations, commit_message=f"{DATASET}: aggregate scores of {submission}",
                              repo_type="dataset", revision=pr.revision, parent_commit=pr.head).oid
     ledger.record_results(api, repo_id, submission, owner=opened.ledger.owner(submission) or pr.author, name=name,
-                          institution=model.institution, files=written, pr=pr_num, head=head, job="private")
+                          institution=model.institution, files=written, pr=pr_num, read=pr.head, head=head,
+                          tree=ledger.folder_tree(api, repo_id, head, submission), job="private")
     for record in records:
         ledger.record_private(api, repo_id, record)
     api.comment_discussion(repo_id, pr_num, comment(results), repo_type="dataset")
     if kept:
         shutil.rmtree(kept, ignore_errors=True)
     return results
+
+
+def unreviewed(reviewed: dict | None, num: int, head: str) -> str | None:
+    """Why pull request `num` at `head` may not be scored privately: the review job must have left it at exactly this
+    head (a push since, a forged result or a renamed card, would otherwise be recorded as reviewed)."""
+    if not reviewed or reviewed.get("pr") != num:
+        return f"pull request #{num} has not been reviewed: the review job reads it first"
+    if reviewed.get("head") != head:
+        return (f"pull request #{num} changed after its review (head {head[:12]}, reviewed "
+                f"{str(reviewed.get('head'))[:12]}): the review job reads it again first")
+    return None
 
 
 def _refused(api, repo_id: str, num: int, submission: str, problems: list[str]) -> SubmissionRejected:

@@ -104,8 +104,8 @@ def review(repo_id: str, num: int, datasets: dict[str, str], token: str | None =
                                      parent_commit=pr.head, commit_message="Review: results re-scored by rexrank"
                                      ).oid
     ledger.record_results(api, repo_id, checked.submission_id, owner=opened.ledger.owner(checked.submission_id)
-                          or pr.author, name=name, institution=model.institution, files=written, pr=num, head=head,
-                          job="review")
+                          or pr.author, name=name, institution=model.institution, files=written, pr=num, read=pr.head,
+                          head=head, tree=ledger.folder_tree(api, repo_id, head, checked.submission_id), job="review")
     api.comment_discussion(repo_id, num, comment(checks, checked.radrbench), repo_type="dataset")
     return checks
 

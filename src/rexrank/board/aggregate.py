@@ -65,6 +65,8 @@ def _head(path: Path, limit: int) -> bytes:
 
 
 CARD_TEXTS = ("name", "institution", "url", "paper", "code", "access", "date")  # the card fields a row shows
+# The files of a submission the board reads (what the aggregate job downloads): each must be as a job left it.
+SHOWN = (f"{SUBMISSIONS}/*/{CARD}", f"{SUBMISSIONS}/*/results/*.json", f"{SUBMISSIONS}/*/radrbench/{RADRBENCH_RESULT}")
 
 
 def _card(repo: Path, folder: Path, unreadable: list[str]) -> dict | None:
@@ -109,10 +111,14 @@ def rows(repo: Path, unreadable: list[str]) -> list[dict]:
     for folder in sorted(p for p in (repo / SUBMISSIONS).glob("*") if p.is_dir()):
         if (card := _card(repo, folder, unreadable)) is None:
             continue
+        # every file as a maintainers' job left it (a card renamed, a table swapped after the review: none ranked)
+        changed = verified.changed_since_review(folder.name, ledger.local_ids(repo, folder), SHOWN)
+        moved = changed and (f"{', '.join(p.split('/', 2)[-1] for p in changed[:3])} changed since the maintainers' "
+                             "review" + (f" (and {len(changed) - 3} more files)" if len(changed) > 3 else ""))
         for path in sorted((folder / "results").glob("*.json")):
             result = read(path)
             if result is not None and result.provenance == "scored":  # imported rows come from imported/ only
-                why = verified.unverified(folder.name, path.name.removesuffix(".json"), path.read_bytes())
+                why = moved or verified.unverified(folder.name, path.name.removesuffix(".json"), path.read_bytes())
                 # the per-study table a comparison may use: the one the verified result names by its hash
                 table = None if why else result.companions.get("per_study.parquet")
                 out.append(_row(result, folder.name, card) | {"unranked": why, "per_study_sha256": table})
@@ -267,9 +273,7 @@ def aggregate_hub(repo_id: str, token: str | None = None) -> tuple[pd.DataFrame,
 
     with tempfile.TemporaryDirectory(prefix="rexrank-aggregate-") as tmp:
         local = Path(snapshot_download(repo_id, repo_type="dataset", token=token, local_dir=Path(tmp) / "repo",
-                                       allow_patterns=[f"{SUBMISSIONS}/*/{CARD}", f"{SUBMISSIONS}/*/results/*.json",
-                                                       f"{SUBMISSIONS}/*/radrbench/{RADRBENCH_RESULT}",
-                                                       "imported/*.json", f"{ledger.LEDGER}/**"]))
+                                       allow_patterns=[*SHOWN, "imported/*.json", f"{ledger.LEDGER}/**"]))
         board = aggregate(local)
         commit = HfApi(token=token).upload_folder(
             folder_path=str(local), repo_id=repo_id, repo_type="dataset",
