@@ -217,12 +217,14 @@ def test_green_through_a_judge_endpoint_with_counts_per_study(tmp_path, fake_ope
     assert score(tmp_path, "--metrics", "green,bleu2", *judge) == 0
     result = Result.read(tmp_path / "dataset.findings.json")
     green = result.metrics["green"]
-    assert green.value == pytest.approx(0.75) and green.n == 44  # 45 studies, one answer unreadable
+    # 45 studies, one answer unreadable: it counts 0, GREEN's worst, beside the mean over the 44 read
+    assert green.value == pytest.approx(0.75 * 44 / 45) and green.n == 45
     assert result.extras["green"]["unparseable"] == 1 and result.extras["green"]["error_counts"]["matched"] == 132
+    assert result.extras["green"]["judged"] == 44 and result.extras["green"]["judged_mean"] == pytest.approx(0.75)
     assert f"backend:judge:{fake_openai.model}" in str(green.signature)
     table = pd.read_parquet(tmp_path / "dataset.findings.per_study.parquet")
     row = table.set_index("study_id").loc[odd["study_id"]]
-    assert np.isnan(row["green"]) and pd.isna(row["green.significant_a"])
+    assert row["green"] == 0.0 and pd.isna(row["green.significant_a"]) and row["green.problem"] == "unparseable"
     assert (table["green.significant_a"].dropna() == 1).all() and fake_openai.calls == 45
     assert score(tmp_path, "--metrics", "green", *judge) == 0 and fake_openai.calls == 45  # the cache answers
 

@@ -24,11 +24,13 @@ from tqdm.auto import tqdm
 from rexrank import __version__, shards, stats
 from rexrank.data import align, load_predictions, load_split
 from rexrank.data.identity import identify
+from rexrank.demo import is_demo
 from rexrank.errors import InputError
 from rexrank.files import Locked, atomic_path, exclusive, write_text
 from rexrank.llm.guard import DataUse
 from rexrank.reports import check_pairs
 from rexrank.results import MetricResult, ModelInfo, Result
+from rexrank.rules.copies import copy_problem
 from rexrank.scorers import COMPOSITES, JUDGED, SCORERS, Judged, MetricUnavailable, Scorer, metric_class
 from rexrank.signature import Signature
 
@@ -355,10 +357,14 @@ def score_file(predictions: Path, dataset: str, task: str, metrics: Sequence[str
     # The data-use guard decides by what the split is (its build metadata, its study ids), not by its file's name.
     part = f".shard-{shard[0]}-of-{shard[1]}" if shard else ""
     checkpoint = out / ".partial" / f"{test_split.dataset}.{task}{part}"  # a killed run continues from here
+    warnings = [f"{predictions}: {w}" for w in aligned.warnings]
+    if not is_demo(test_split.source) and (copied := copy_problem(*(aligned.rows[c].tolist() for c in (
+            "study_id", "prediction", "reference")))):
+        warnings.append(f"{predictions}: {copied}; the leaderboard's review refuses such a set")
     with writing(out, test_split.dataset, task, part):
         card = score(rows, metrics, resamples, seed, dataset=identify(test_split), checkpoint=checkpoint)
         result = Result(model, test_split.dataset, split, task, card.metrics, aligned.counts, card.skipped,
-                        warnings=[f"{predictions}: {w}" for w in aligned.warnings], extras=card.extras)
+                        warnings=warnings, extras=card.extras)
         if shard is not None:
             shards.write_shard(out, result, card.per_study, rows, *shard)
         else:

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from fixtures.submissions import score
 from huggingface_hub import HfApi
+from rendered import html as rendered_html
 from rendered import markup
 
 from rexrank import demo, stats
@@ -160,6 +161,42 @@ def test_a_result_changed_after_its_review_is_not_merged_and_not_ranked(board, t
     assert tampered["unranked"] == "results/mimic-cxr.findings.json changed since the maintainers' review"
     # the submission is not as it was reviewed: none of its rows ranks
     assert rows.loc[("Attacker Model", "findings_impression"), "unranked"] == tampered["unranked"]
+
+
+def test_near_copies_of_a_public_sets_references_are_refused_before_anything_is_scored(board, tmp_path, monkeypatch,
+                                                                                        capsys):
+    """The references of a public test set are public: a set of them, lightly edited, would score first on every
+    metric. The review refuses it, says why in its comment, scores nothing and records nothing."""
+    import random
+
+    from fixtures.reports import varied_report
+
+    rng = random.Random(5)
+    references = [varied_report(rng) for _ in range(60)]
+    split = tmp_path / "iu-xray-test.jsonl"
+    split.write_text("".join(json.dumps({"study_id": f"iu{i}", "findings": r, "impression": "No acute disease."})
+                             + "\n" for i, r in enumerate(references)))
+    copies = tmp_path / "copies.jsonl"  # each reference with its last word changed
+    copies.write_text("".join(json.dumps({"study_id": f"iu{i}", "prediction": r.rsplit(" ", 1)[0] + " noted."})
+                              + "\n" for i, r in enumerate(references)))
+    out = tmp_path / "results"
+    assert main(["score", "--predictions", str(copies), "--dataset", str(split), "--dataset-name", "iu-xray",
+                 "--task", "findings", "--metrics", "bleu2", "--out", str(out), "--quiet"]) == 0
+    assert Result.read(out / "iu-xray.findings.json").metrics["bleu2"].value > 0.9  # what the board would rank
+    assert submit(monkeypatch, out, "Copy Model", "Lab C", "hf_attacker") == 0
+    num = board.pull_requests(REPO, repo_type="dataset")[-1].num
+    before = main_files(board)
+    capsys.readouterr()
+    assert backend(["review", "--hub", REPO, "--pr", str(num), "--dataset", f"iu-xray={split}"]) == 2
+    err, said = assert_refused_and_nothing_reached_main(board, num, before, capsys)
+    import html as entities
+    import re
+
+    seen = entities.unescape(re.sub(r"<[^>]+>", "", rendered_html(said)))  # what a reader of the comment sees
+    assert "iu-xray findings: more than 1 of 60 predictions are near-copies of their own reference" in seen
+    assert "ledger/submissions/lab-c-copy-model.json" not in main_files(board)
+    pr_files = board.files(REPO, repo_type="dataset", revision=f"refs/pr/{num}")
+    assert "rescored_by" not in pr_files["submissions/lab-c-copy-model/results/iu-xray.findings.json"].decode()
 
 
 # -- only the reviewed head reaches main ----------------------------------------------------------------------------

@@ -19,9 +19,11 @@ from rexrank.backend import ledger
 from rexrank.backend.pull import open_submission
 from rexrank.data import align, load_predictions, load_split
 from rexrank.data.identity import identify
+from rexrank.demo import is_demo
 from rexrank.official import SPLITS
 from rexrank.results import ModelInfo, Result
 from rexrank.rules import SubmissionRejected
+from rexrank.rules.copies import copy_problem
 from rexrank.scorecard import MetricSet, file_sha256, score
 from rexrank.scorers import AVAILABLE, JUDGED
 from rexrank.submission import PUBLIC_DATASETS, SUBMISSIONS
@@ -73,6 +75,17 @@ def review(repo_id: str, num: int, datasets: dict[str, str], token: str | None =
         name = card.name if card else (known.get("names") or [checked.submission_id])[-1]
         model = ModelInfo(name, card.institution, card.url) if card else ModelInfo(name, known.get("institution", ""))
         keys = sorted({*checked.results, *(k for k in checked.predictions if k[0] in PUBLIC_DATASETS)})
+        splits = {d: load_split(datasets[d], SPLITS[d], d) for d in sorted({d for d, _ in keys if d in datasets})}
+        aligned_sets = {(d, t): align(splits[d].references(t), load_predictions(folder / "predictions" /
+                                                                                 f"{d}.{t}.jsonl"))
+                        for d, t in keys if d in splits}
+        copied = [f"{d} {t}: {why}" for (d, t), a in aligned_sets.items() if not is_demo(splits[d].source)
+                  and (why := copy_problem(a.rows["study_id"].tolist(), a.rows["prediction"].tolist(),
+                                           a.rows["reference"].tolist()))]
+        if copied:  # the public references sent back are no model's predictions: nothing is scored
+            err = SubmissionRejected(checked.submission_id, copied)
+            api.comment_discussion(repo_id, num, refusal(err), repo_type="dataset")
+            raise err
         for dataset, task in keys:
             submitted = checked.results.get((dataset, task))
             names = [m for m in (submitted.metrics if submitted else AVAILABLE) if m not in JUDGED]
@@ -80,9 +93,9 @@ def review(repo_id: str, num: int, datasets: dict[str, str], token: str | None =
                 checks += [Check(dataset, task, m, v.value, None, None, None)
                            for m, v in (submitted.metrics.items() if submitted else [])]
                 continue
-            split = load_split(datasets[dataset], SPLITS[dataset], dataset)
+            split = splits[dataset]
             predictions_path = folder / "predictions" / f"{dataset}.{task}.jsonl"
-            aligned = align(split.references(task), load_predictions(predictions_path))
+            aligned = aligned_sets[(dataset, task)]
             card_scores = score(aligned.rows, MetricSet(names, progress=False), resamples, dataset=identify(split))
             for metric in names:
                 ours = card_scores.metrics.get(metric)

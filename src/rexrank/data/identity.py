@@ -59,7 +59,7 @@ def identify(split: Split) -> DataUse:
     for name in (split.dataset, split.source):
         if label := credentialed(name):
             return DataUse(label, False, f"named {name!r}")
-    if Path(split.source).resolve() == Path(demo.DATASET).resolve():
+    if demo.is_demo(split.source):
         return DataUse("the synthetic demo set", True, "rexrank's own synthetic reports")
     if built is not None and built in BUILDERS:
         return DataUse(BUILDERS[built].info.title, True, f"its build metadata says {built}, a public dataset")
