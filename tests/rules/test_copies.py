@@ -64,19 +64,28 @@ def test_what_a_model_writes_is_not_a_copy(references, system):
     assert copy_problem([f"s{i}" for i in range(N)], predictions, references) is None
 
 
+def test_a_text_the_set_writes_for_several_studies_is_its_own_stock_report():
+    """A model's stock report that happens to equal one study's unique reference (cvt2distilgpt2 writes one such text
+    for 59 MIMIC-CXR studies) identifies none of them; a copier's predictions are each its own study's."""
+    own = "Small left pleural effusion in the lower lobe unchanged from prior with a left PICC line in the SVC"
+    others = ["Heart size is normal.", "No acute cardiopulmonary process.", "Lungs are clear."]
+    assert near_copies([own, "x y z", "x y w", "x y v"], [own, *others]) == [0]
+    assert near_copies([own, own, own, "x y"], [own, *others]) == []
+
+
 def test_the_margin_over_every_other_reference_is_what_makes_a_copy():
     own = ("Small left pleural effusion in the lower lobe unchanged from prior. The left PICC line terminates 3.5 cm "
            "above the cavoatrial junction")
     twin = own.replace("3.5 cm", "3.5 mm")  # another study's reference, nearly the same text
     assert likeness(pairs(own), pairs(own)) == 1.0 and likeness(pairs(own), pairs(twin)) > 1.0 - MARGIN
-    assert near_copies([own, own], [own, twin]) == []  # too like the twin's reference to identify its own
-    assert near_copies([own, own], [own, "Heart size is normal."]) == [0]
+    assert near_copies([own, "x y"], [own, twin]) == []  # too like the twin's reference to identify its own
+    assert near_copies([own, "x y"], [own, "Heart size is normal."]) == [0]
     assert LIKENESS == 0.8 and MARGIN == 0.2
 
 
 def test_a_set_is_refused_past_its_share_and_the_message_names_studies(references):
     ids = [f"s{i}" for i in range(N)]
-    honest = references[1:] + references[:1]  # real reports, each of another study
+    honest = [f"Nothing particular in study {i} today." for i in range(N)]
     two = [references[i] if i in (1, 2) else p for i, p in enumerate(honest)]  # 1% of 200: two may be copies
     assert copy_problem(ids, two, references) is None
     three = [references[i] if i in (1, 2, 3) else p for i, p in enumerate(honest)]

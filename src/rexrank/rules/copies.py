@@ -7,17 +7,23 @@ process.") matches every study whose reference says that, a copy matches the one
 
 - a report's words are its runs of letters and digits, case-folded; its pairs are its adjacent word pairs, and the
   likeness of two reports is the Jaccard index of their pairs (shared over either's);
-- a prediction is a **near-copy** when its likeness to its own reference is at least `LIKENESS`, and exceeds its
+- a prediction is a **near-copy** when its likeness to its own reference is at least `LIKENESS`, exceeds its
   likeness to every other study's reference by at least `MARGIN` (a text that several references share identifies
-  none of them);
+  none of them), and the set does not write it for another study too (a model's stock report is its own);
 - a set is refused when more than `MAX_SHARE` of its studies (and at least `MIN_COPIES`) are near-copies.
 
 A paraphrase keeps few pairs and is not caught: this stops copying, not rewording (docs/security.md, rule 11).
+
+Measured on real models' published outputs (docs/security.md, rule 11): of 2,347 MIMIC-CXR test studies, CXRMate-2
+writes 9 near-copies (0.38%: stock normal reports that happen to be unique among the references), cvt2distilgpt2 1
+(a text it writes for 59 studies, so not counted); MoERad, CXRMate-ED and the IU-Xray models none; CheXpert Plus
+impressions 1 of 200.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 LIKENESS = 0.8
@@ -41,8 +47,11 @@ def near_copies(predictions: Sequence[str], references: Sequence[str], stop: int
     """The positions whose prediction is a near-copy of its own reference (the module's rule), in order; with
     `stop`, no more than that many are looked for."""
     referenced = [pairs(r) for r in references]
+    written = Counter(" ".join(p.casefold().split()) for p in predictions)
     found = []
     for i, prediction in enumerate(predictions):
+        if written[" ".join(prediction.casefold().split())] > 1:
+            continue  # the set writes it for several studies: its own stock report, identifying none
         made = pairs(prediction)
         own = likeness(made, referenced[i])
         if own < LIKENESS:
