@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from rexrank import __version__
-from rexrank.cli import board, data, scoring, weights
+from rexrank.cli import board, data, inference, scoring, weights
 from rexrank.cli.options import BAD_INPUT
 from rexrank.errors import InputError
 from rexrank.models import ModelUnavailable, clear_overrides, set_override
@@ -26,7 +26,7 @@ def parser() -> argparse.ArgumentParser:
                                   epilog=__doc__.split("\n", 2)[2], formatter_class=argparse.RawTextHelpFormatter)
     top.add_argument("--version", action="version", version=f"rexrank {__version__}")
     commands = top.add_subparsers(dest="command", required=True)
-    for concern in (scoring, weights, data, board):  # the order `rexrank --help` lists them in
+    for concern in (scoring, inference, weights, data, board):  # the order `rexrank --help` lists them in
         concern.add(commands)
     return top
 

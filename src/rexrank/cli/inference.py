@@ -1,0 +1,53 @@
+"""`rexrank infer`: run a code submission as the maintainers will (docs/submitting.md)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rexrank.cli.options import OK, whole
+
+
+def add(commands) -> None:
+    run = commands.add_parser("infer", help="run a code submission's model on a split, in the sandbox the "
+                                            "maintainers use, and write its predictions")
+    run.add_argument("--submission", required=True, metavar="DIR",
+                     help="the submission's model/ folder (model.yaml, inference.py, requirements.txt), or the "
+                          "folder holding it")
+    run.add_argument("--dataset", required=True, metavar="SPLIT",
+                     help="a ReXrank split JSON, a rexrank-built dataset folder or a Hub dataset ORG/NAME: its "
+                          "studies' images and context are given to the model, never its reports")
+    run.add_argument("--split", default="test", help="the split of a built dataset (default test)")
+    run.add_argument("--image-root", required=True, metavar="IMAGES",
+                     help="the folder the split's image paths are relative to (read-only to the model)")
+    run.add_argument("--out", required=True, metavar="PREDICTIONS.jsonl",
+                     help="where the predictions go (study_id, prediction), as `rexrank score` reads them")
+    run.add_argument("--task", choices=("findings", "findings_impression"),
+                     help="which of the model's tasks (needed when model.yaml names both)")
+    run.add_argument("--timeout", type=whole(1), default=24 * 3600, metavar="S",
+                     help="wall-clock limit of the run in seconds (default 86400); the save file is kept, so the "
+                          "same command continues a run stopped here")
+    run.add_argument("--gpus", type=whole(0), default=0, metavar="N",
+                     help="split the studies over N sandboxes, one GPU each (default 0: one sandbox, no GPU)")
+    run.add_argument("--python", metavar="PATH",
+                     help="the Python of the environment the script runs in (default: this one)")
+    run.add_argument("--weights-cache", metavar="DIR",
+                     help="the Hugging Face hub cache holding the pinned weights (default HF_HUB_CACHE)")
+    run.add_argument("--fetch", action="store_true",
+                     help="first download the pinned weights into the cache (network; never inside the sandbox)")
+    run.set_defaults(run=cmd_infer)
+
+
+def cmd_infer(args: argparse.Namespace) -> int:
+    from rexrank.inference.contract import check_model
+    from rexrank.inference.runner import fetch_weights, infer
+
+    if args.fetch:
+        fetch_weights(check_model(args.submission), Path(args.weights_cache) if args.weights_cache else None)
+    done = infer(args.submission, args.dataset, args.image_root, args.out, task=args.task, split=args.split,
+                 timeout=float(args.timeout), gpus=args.gpus, python=args.python, weights_cache=args.weights_cache)
+    print(f"{done.studies:,} studies predicted for {done.task} in {done.seconds:,.1f} s: {done.predictions}")
+    for log in done.logs:
+        print(f"  the script's output: {log}")
+    print(f"score them: rexrank score --predictions {done.predictions} --dataset {args.dataset} --task {done.task}")
+    return OK

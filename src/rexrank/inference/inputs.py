@@ -1,0 +1,74 @@
+"""The input a submitted model gets: ReXrank's split JSON without any reference text.
+
+`{study_id: {"image_path": [...], "key_image_path": ..., "frontal_lateral": [...], "context": ..., "split": ...}}`,
+the studies of one task in the split's order. Image paths are relative to the image root, which the script gets
+with a trailing slash (`--img_root_dir /images/`): ReXrank's own example joins the two by string concatenation.
+Only the fields in INPUT_FIELDS are copied, so a field holding a report (`report`, `section_findings`,
+`section_impression`, or any the split may add) never reaches the script.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rexrank.data import load_split
+from rexrank.data.split import read_json
+from rexrank.errors import InputError
+
+INPUT_FIELDS = ("image_path", "key_image_path", "frontal_lateral", "context", "split")
+FRONTAL = {"PA", "AP", "FRONTAL", "AP AXIAL", "PA LLD", "AP LLD"}
+
+
+def input_records(source: str | Path, task: str, split: str = "test") -> dict[str, dict]:
+    """The model's input for `task` from a split (a ReXrank split JSON, a rexrank-built folder, a Hub dataset)."""
+    studies = load_split(source, split)
+    wanted = set(studies.references(task).references)
+    path = Path(source)
+    if path.suffix == ".json" and path.is_file():
+        raw = read_json(path)
+        records = {str(sid): _copied(record) for sid, record in raw.items() if str(sid) in wanted}
+    else:
+        frame = studies.studies
+        if "image_paths" not in frame.columns:
+            raise InputError(f"{source}: no image_paths column: a split to run a model on names each study's images "
+                             "(a rexrank build, or ReXrank's split JSON)")
+        records = {row["study_id"]: _from_build(row, split) for row in frame.to_dict("records")
+                   if row["study_id"] in wanted}
+    empty = [sid for sid, record in records.items() if not record["image_path"]]
+    if empty:
+        raise InputError(f"{source}: {len(empty)} studies name no image (first: {empty[0]}): a model cannot be run "
+                         "on them")
+    return records
+
+
+def _copied(record: dict) -> dict:
+    out = {k: record[k] for k in INPUT_FIELDS if k in record and _plain(record[k])}
+    images = out.get("image_path")
+    out["image_path"] = [str(p) for p in images] if isinstance(images, list) else []
+    return out
+
+
+def _plain(value: object) -> bool:
+    """A value as ReXrank's JSON holds it: text, a list of text, or nothing (its bare NaN is left out)."""
+    return isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))
+
+
+def _from_build(row: dict, split: str) -> dict:
+    images = [str(p) for p in (row.get("image_paths") if row.get("image_paths") is not None else [])]
+    views = [None if v is None else str(v) for v in (row.get("views") if row.get("views") is not None else [])]
+    frontal = [str(v).upper() in FRONTAL if v is not None else None for v in views]
+    record = {"image_path": images,
+              "key_image_path": next((p for p, f in zip(images, frontal) if f), images[0] if images else None),
+              "split": split}
+    if views and all(f is not None for f in frontal) and len(views) == len(images):
+        record["frontal_lateral"] = ["Frontal" if f else "Lateral" for f in frontal]
+    if isinstance(row.get("context"), str):
+        record["context"] = row["context"]
+    return {k: v for k, v in record.items() if v is not None}
+
+
+def write_input(records: dict[str, dict], path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(records, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path

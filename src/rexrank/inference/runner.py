@@ -1,0 +1,197 @@
+"""`rexrank infer`: run a code submission as the maintainers will, and turn what it wrote into a predictions file.
+
+The model's input is the split's studies for one task without any reference text (`rexrank.inference.inputs`); it
+runs in the sandbox (`rexrank.inference.sandbox`), which is checked before any submitted code runs. With `gpus` N the
+studies are split into N contiguous blocks, one sandbox and one GPU each. Its save file must hold every study it was
+given, once, with a `model_prediction` string; the predictions file (`{"study_id", "prediction"}` lines) is what
+`rexrank score` reads. A run stopped half-way (killed, past its limit) keeps its save file, and the same command
+continues it: ReXrank's own scripts skip the studies already in their save file.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from rexrank.errors import InputError
+from rexrank.inference.contract import Model, check_model
+from rexrank.inference.inputs import input_records, write_input
+from rexrank.inference.sandbox import Outcome, Sandbox
+from rexrank.rules.limits import LINE_JSON
+from rexrank.text import shown
+
+SAVE = "predictions.json"
+INPUT = "input.json"
+DEFAULT_TIMEOUT = 24 * 3600.0
+MAX_OUTPUT = 1024 * 1024 * 1024  # what a sandbox may write: its save file, logs, scratch
+MAX_PREDICTION = LINE_JSON.max_bytes  # a prediction's UTF-8 bytes, as a predictions line allows
+
+
+class InferenceFailed(InputError):
+    """A stage of a code submission's run failed; the message says which, and why in rexrank's words."""
+
+
+@dataclass(frozen=True)
+class Run:
+    model: Model
+    task: str
+    studies: int
+    seconds: float
+    predictions: Path
+    logs: tuple[Path, ...]
+
+
+def choose_task(model: Model, task: str | None) -> str:
+    if task is None:
+        if len(model.tasks) > 1:
+            raise InputError(f"the model does {' and '.join(model.tasks)}: give --task")
+        return model.tasks[0]
+    if task not in model.tasks:
+        raise InputError(f"the model's model.yaml does not name the task {task!r} (it names "
+                         f"{', '.join(model.tasks)})")
+    return task
+
+
+def weights_folders(model: Model, cache: Path | None = None) -> dict[str, Path]:
+    """Each pinned repo's folder in the Hub cache (`models--ORG--NAME`), holding its pinned snapshot; InputError
+    naming what is missing and the command that fetches it."""
+    from huggingface_hub import constants
+
+    cache = Path(cache or constants.HF_HUB_CACHE)
+    found, missing = {}, []
+    for w in model.weights:
+        folder = cache / f"models--{w.repo.replace('/', '--')}"
+        if (folder / "snapshots" / w.revision).is_dir():
+            found[w.repo] = folder
+        else:
+            missing.append(f"{w.repo}@{w.revision[:12]}")
+    if missing:
+        raise InputError(f"weights not in the Hugging Face cache {cache}: {', '.join(missing)}; fetch them first "
+                         "(`rexrank infer ... --fetch`, or `hf download REPO --revision COMMIT`): nothing is "
+                         "fetched once the script runs")
+    return found
+
+
+def fetch_weights(model: Model, cache: Path | None = None) -> None:
+    """Download each pinned repo at its commit into the Hub cache (network on: before any sandbox)."""
+    from huggingface_hub import snapshot_download
+
+    for w in model.weights:
+        snapshot_download(w.repo, revision=w.revision, cache_dir=str(cache) if cache else None)
+
+
+def infer(submission: str | Path, dataset: str | Path, image_root: str | Path, out: str | Path, *,
+          task: str | None = None, split: str = "test", timeout: float = DEFAULT_TIMEOUT, gpus: int = 0,
+          python: str | Path | None = None, weights_cache: str | Path | None = None, keep_logs: bool = True,
+          max_output: int = MAX_OUTPUT) -> Run:
+    """Run the submission on `dataset`'s studies for `task`; write the predictions file `out`. `python`: the
+    environment the script runs in (default: this one); `keep_logs` False: the script's output is kept nowhere (the
+    private stage)."""
+    import sys
+    import time
+
+    model = check_model(submission)
+    task = choose_task(model, task)
+    images = Path(image_root).resolve()
+    if not images.is_dir():
+        raise InputError(f"{images}: no such folder of images")
+    records = input_records(dataset, task, split)
+    folders = weights_folders(model, Path(weights_cache) if weights_cache else None)
+    out = Path(out).resolve()
+    work = out.with_name(f".{out.name}.work")
+    blocks = _blocks(list(records), max(1, gpus))
+    env = {"REXRANK_TASK": task, "REXRANK_IMAGES": model.images, "REXRANK_MODEL_REPO": model.weights[0].repo,
+           "REXRANK_MODEL_REVISION": model.weights[0].revision}
+    sandboxes = []
+    for i, block in enumerate(blocks):
+        folder = work / f"block-{i}"
+        write_input({s: records[s] for s in block}, folder / "input" / INPUT)
+        (folder / "output").mkdir(parents=True, exist_ok=True)
+        _scratch_copy(model.folder, folder / "output" / "work")
+        sandboxes.append(Sandbox(model.folder.resolve(), folder / "input", images, folder / "output", weights=folders,
+                                 revisions={w.repo: w.revision for w in model.weights},
+                                 python=Path(python or sys.executable), gpu=i if gpus else None, timeout=timeout,
+                                 max_output_bytes=max_output, env=env))
+    sandboxes[0].check()  # before any submitted code runs
+    command = model.command(f"/input/{INPUT}", f"/output/{SAVE}", "/images/")
+    outcomes: list[Outcome | BaseException] = [None] * len(sandboxes)  # type: ignore[list-item]
+
+    def run(i: int) -> None:
+        try:
+            log = work / f"block-{i}.log" if keep_logs else None
+            outcomes[i] = sandboxes[i].run(command, log)
+        except BaseException as err:  # noqa: BLE001 - reported below, on the caller's thread
+            outcomes[i] = err
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(sandboxes))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for i, outcome in enumerate(outcomes):
+        if isinstance(outcome, BaseException):
+            raise outcome
+        if not outcome.ok:
+            where = f"; its output: {outcome.log}" if outcome.log else ""
+            raise InferenceFailed(f"running the model (block {i + 1} of {len(blocks)}): the script "
+                                  f"{outcome.why(timeout, max_output)}{where}; its save file is kept, and the same "
+                                  "command continues it")
+    predictions = {}
+    for i, block in enumerate(blocks):
+        predictions |= read_save(work / f"block-{i}" / "output" / SAVE, block, max_output)
+    from rexrank.scorecard import write_predictions
+
+    write_predictions(out, list(records), [predictions[s] for s in records])
+    kept = []
+    for i in range(len(blocks)) if keep_logs else ():
+        if (log := work / f"block-{i}.log").is_file():
+            kept.append(out.with_name(f"{out.name}.log" if len(blocks) == 1 else f"{out.name}.{log.stem}.log"))
+            shutil.copyfile(log, kept[-1])
+    shutil.rmtree(work, ignore_errors=True)
+    return Run(model, task, len(records), time.monotonic() - started, out, tuple(kept))
+
+
+def _blocks(studies: list[str], n: int) -> list[list[str]]:
+    size = -(-len(studies) // n) if studies else 0
+    return [studies[i:i + size] for i in range(0, len(studies), size)] if size else [[]]
+
+
+def _scratch_copy(code: Path, target: Path) -> None:
+    """The script's working directory: a copy of its code tree, so relative paths read and write as in its own
+    checkout (the code it runs stays the read-only /submission)."""
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(code, target, symlinks=True, ignore=shutil.ignore_patterns(".*"))
+
+
+def read_save(path: Path, studies: list[str], limit: int) -> dict[str, str]:
+    """The predictions in a script's save file: every study it was given, once, each a `model_prediction` string;
+    InferenceFailed naming the studies otherwise."""
+    where = "reading what the model wrote"
+    if not path.is_file() or path.is_symlink():
+        raise InferenceFailed(f"{where}: the script left no save file {SAVE} (ReXrank's contract: the input JSON "
+                              "with a `model_prediction` string added per study, at --save_json_file)")
+    if path.stat().st_size > limit:
+        raise InferenceFailed(f"{where}: its save file is {path.stat().st_size:,} bytes, more than {limit:,}")
+    try:
+        saved = json.loads(path.read_bytes())
+    except (ValueError, RecursionError) as err:
+        raise InferenceFailed(f"{where}: its save file is not JSON ({str(err)[:80]})") from None
+    if not isinstance(saved, dict):
+        raise InferenceFailed(f"{where}: its save file is a JSON {type(saved).__name__}, not an object of studies")
+    given = set(studies)
+    extra = [s for s in saved if s not in given]
+    missing = [s for s in studies if not isinstance(saved.get(s), dict) or "model_prediction" not in saved[s]]
+    wrong = [s for s in studies if s not in missing and not isinstance(saved[s]["model_prediction"], str)]
+    long = [s for s in studies if s not in missing and s not in wrong
+            and len(saved[s]["model_prediction"].encode("utf-8", "surrogatepass")) > MAX_PREDICTION]
+    problems = [f"{len(v):,} {what} (first: {shown(v[0], 60)})" for v, what in (
+        (missing, "studies without a model_prediction"), (wrong, "predictions that are not text"),
+        (long, f"predictions over {MAX_PREDICTION:,} bytes"), (extra, "studies it was not given")) if v]
+    if problems:
+        raise InferenceFailed(f"{where}: " + "; ".join(problems))
+    return {s: saved[s]["model_prediction"] for s in studies}

@@ -1,0 +1,287 @@
+"""The sandbox a submitted script runs in: bubblewrap (Debian's `bubblewrap`, the sandbox Flatpak is built on).
+
+What the script sees: the system's `/usr` and a few files of `/etc`, read-only; the Python environment it runs in
+(and the folders its `.pth` files add), read-only; its code at `/submission`, the input JSON at `/input`, the
+images at `/images` and the pinned weights' Hub cache at `/weights`, all read-only; `/output`, the one folder it may
+write, holding its save file and a scratch copy of its code tree as its working directory (scripts write relative
+paths); a private `/tmp` of bounded size; a `/dev` of null, zero, random and tty (and the one GPU it is given);
+its own PID, IPC, UTS, cgroup, user and network namespaces: no network at all, its uid `nobody`, no capabilities.
+Its environment is emptied and set anew: no token of the maintainers', Hugging Face offline. A wall-clock limit and
+a bound on what it writes (each file by RLIMIT_FSIZE, the folder by a watchdog) end it, with everything it started.
+
+Before any submitted code runs, `check` runs a probe in the same sandbox and refuses to go on unless every one of
+those walls holds: no connection to a listener on this machine's loopback, nothing written to the images or the
+code, no variable of the outer environment, no file outside the sandbox's binds. Where bubblewrap is missing or may
+not make namespaces, the run is refused: submitted code never runs unsandboxed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rexrank.errors import InputError
+
+NOBODY = 65534
+ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "passwd", "group",
+       "nsswitch.conf", "mime.types", "fonts")
+GPU_DEVICES = ("nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset")
+LOG_BYTES = 1024 * 1024  # of the script's stdout and stderr kept; the rest is counted, not kept
+WATCH_SECONDS = 0.2
+
+
+class SandboxUnavailable(InputError):
+    """The sandbox cannot be made here, or one of its walls does not hold: nothing submitted is run."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    returncode: int | None
+    seconds: float
+    timed_out: bool = False
+    wrote_too_much: bool = False
+    log: Path | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out and not self.wrote_too_much
+
+    def why(self, limit: float, bound: int) -> str:
+        if self.timed_out:
+            return f"ran past its wall-clock limit of {limit:,.0f} s and was stopped"
+        if self.wrote_too_much:
+            return f"wrote more than {bound:,} bytes and was stopped"
+        return f"exited with code {self.returncode}"
+
+
+@dataclass
+class Sandbox:
+    code: Path  # the submission's model/ folder
+    inputs: Path  # the folder holding the input JSON
+    images: Path
+    output: Path
+    weights: dict[str, Path] = field(default_factory=dict)  # repo id -> its folder in the Hub cache (models--o--n)
+    revisions: dict[str, str] = field(default_factory=dict)  # repo id -> pinned commit
+    python: Path = field(default_factory=lambda: Path(sys.executable))
+    gpu: int | None = None
+    timeout: float = 24 * 3600.0
+    max_output_bytes: int = 1024 * 1024 * 1024
+    tmp_bytes: int = 1024 * 1024 * 1024
+    env: dict[str, str] = field(default_factory=dict)
+
+    # -- what the script sees -------------------------------------------------------------------------------
+
+    def environment_paths(self) -> list[Path]:
+        """The Python environment's folders: the interpreter's prefixes and what its .pth files put on sys.path."""
+        probe = subprocess.run([str(self.python), "-I", "-c", "import json, sys; print(json.dumps([sys.prefix, "
+                                "sys.base_prefix, *[p for p in sys.path if p]]))"],
+                               capture_output=True, text=True, timeout=60, check=False)
+        if probe.returncode != 0:
+            raise SandboxUnavailable(f"{self.python} does not run: {probe.stderr.strip()[:200]}")
+        found: list[Path] = []
+        for entry in json.loads(probe.stdout):
+            path = Path(entry).resolve()
+            if not path.exists() or any(path == p or p in path.parents for p in found):
+                continue
+            if len(path.parts) < 3 or path in (Path.home(), Path(tempfile.gettempdir())):
+                raise SandboxUnavailable(f"the Python environment puts {path} on its path: the sandbox would show "
+                                         "all of it; run with an environment of its own (a venv)")
+            found = [p for p in found if path not in p.parents] + [path]
+        return found
+
+    def argv(self, command: list[str]) -> list[str]:
+        args = ["bwrap", "--unshare-all", "--uid", str(NOBODY), "--gid", str(NOBODY), "--hostname", "sandbox",
+                "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr"]
+        for name in ("bin", "lib", "lib64", "sbin", "lib32"):
+            top = Path("/") / name
+            if top.is_symlink():
+                args += ["--symlink", os.readlink(top), str(top)]
+            elif top.is_dir():
+                args += ["--ro-bind", str(top), str(top)]
+        for name in ETC:
+            args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+        for path in self.environment_paths():
+            args += ["--ro-bind", str(path), str(path)]
+        args += ["--dev", "/dev", "--proc", "/proc", "--size", str(self.tmp_bytes), "--tmpfs", "/tmp",
+                 "--ro-bind", str(self.code), "/submission", "--ro-bind", str(self.inputs), "/input",
+                 "--ro-bind", str(self.images), "/images", "--bind", str(self.output), "/output"]
+        for repo, folder in self.weights.items():
+            args += ["--ro-bind", str(folder), f"/weights/hub/{folder.name}"]
+            if repo in self.revisions:  # /weights/ORG/NAME: the pinned snapshot, for scripts that take a path
+                args += ["--symlink", f"/weights/hub/{folder.name}/snapshots/{self.revisions[repo]}",
+                         f"/weights/{repo}"]
+        if self.gpu is not None:
+            args += ["--ro-bind-try", "/sys", "/sys", "--dev-bind-try", f"/dev/nvidia{self.gpu}",
+                     f"/dev/nvidia{self.gpu}"]
+            for name in GPU_DEVICES:
+                args += ["--dev-bind-try", f"/dev/{name}", f"/dev/{name}"]
+        args += ["--clearenv"]
+        for key, value in self.variables().items():
+            args += ["--setenv", key, value]
+        args += ["--chdir", "/output/work", "--", *command]
+        return args
+
+    def variables(self) -> dict[str, str]:
+        """The script's whole environment: nothing of the maintainers', Hugging Face offline."""
+        path = ":".join((str(self.python.parent), "/usr/local/bin", "/usr/bin", "/bin"))
+        return {"PATH": path, "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8", "PYTHONNOUSERSITE": "1",
+                "PYTHONDONTWRITEBYTECODE": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                "HF_DATASETS_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_CACHE": "/weights/hub",
+                "HF_HOME": "/tmp/huggingface", "REXRANK_WEIGHTS": "/weights", "TQDM_MININTERVAL": "10",
+                "CUDA_VISIBLE_DEVICES": "" if self.gpu is None else str(self.gpu)} | self.env
+
+    # -- running ----------------------------------------------------------------------------------------------
+
+    def run(self, command: list[str], log: Path | None = None, timeout: float | None = None) -> Outcome:
+        """Run `command` in the sandbox; its output (at most LOG_BYTES) to `log`. Stops it, and all it started, at
+        the wall-clock limit or when /output grows past the bound."""
+        if shutil.which("bwrap") is None:
+            raise SandboxUnavailable("bubblewrap is not installed (apt-get install bubblewrap): submitted code is "
+                                     "never run unsandboxed")
+        (self.output / "work").mkdir(parents=True, exist_ok=True)
+        limit = self.timeout if timeout is None else timeout
+        bound = self.max_output_bytes
+
+        def limits() -> None:  # in the child, before bwrap: inherited by everything in the sandbox
+            resource.setrlimit(resource.RLIMIT_FSIZE, (bound, bound))
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+        started = time.monotonic()
+        # bwrap itself gets an empty environment too: it stays in the sandbox as its PID 1, whose /proc/1/environ
+        # the script can read (found by the attacker's test: the maintainers' HF_TOKEN was there)
+        process = subprocess.Popen(self.argv(command), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=limits,
+                                   env={"PATH": "/usr/bin:/bin"}, executable=shutil.which("bwrap"))
+        reader = threading.Thread(target=_keep, args=(process.stdout, log), daemon=True)
+        reader.start()
+        timed_out = too_much = False
+        try:
+            while process.poll() is None:
+                if time.monotonic() - started > limit:
+                    timed_out = True
+                elif _size(self.output) > bound:
+                    too_much = True
+                if timed_out or too_much:
+                    _stop(process)
+                    break
+                time.sleep(WATCH_SECONDS)
+        except BaseException:
+            _stop(process)
+            raise
+        process.wait()
+        reader.join(timeout=10)
+        # a file cut at RLIMIT_FSIZE fails the script's write (Python ignores SIGXFSZ and raises EFBIG): that too is
+        # the bound, not the script's own failure
+        too_much = too_much or (process.returncode != 0 and _largest(self.output) >= bound)
+        return Outcome(process.returncode, time.monotonic() - started, timed_out, too_much, log)
+
+    def check(self) -> None:
+        """Run the probe in this sandbox; SandboxUnavailable unless every wall holds (the module's list)."""
+        listener = socket.create_server(("127.0.0.1", 0))
+        port = listener.getsockname()[1]
+        with tempfile.TemporaryDirectory(prefix="rexrank-probe-") as tmp:
+            secret = Path(tmp) / "outside.txt"
+            secret.write_text("outside the sandbox\n")
+            command = [str(self.python), "-I", "-c", PROBE, str(port), str(secret)]
+            log = Path(tmp) / "probe.log"
+            try:
+                outcome = self.run(command, log, timeout=120)
+            finally:
+                listener.close()
+            text = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
+        found = next((json.loads(line) for line in text.splitlines() if line.startswith('{"probe"')), None)
+        if not outcome.ok or found is None:
+            raise SandboxUnavailable("the sandbox could not be made here (bubblewrap said: "
+                                     f"{text.strip().splitlines()[-1][:200] if text.strip() else 'nothing'}): "
+                                     "submitted code is never run unsandboxed; run where user namespaces are "
+                                     "allowed (Debian's bubblewrap as root, or a host with unprivileged ones)")
+        leaks = [f"{wall}: {found[wall]}" for wall in WALLS if found.get(wall) != "held"]
+        if leaks:
+            raise SandboxUnavailable("the sandbox does not hold here (" + "; ".join(leaks) + "): nothing submitted "
+                                     "is run")
+
+
+def _size(folder: Path) -> int:
+    total = 0
+    for root, _, names in os.walk(folder):
+        for name in names:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_blocks * 512
+            except OSError:
+                continue
+    return total
+
+
+def _largest(folder: Path) -> int:
+    largest = 0
+    for root, _, names in os.walk(folder):
+        for name in names:
+            try:
+                largest = max(largest, os.lstat(os.path.join(root, name)).st_size)
+            except OSError:
+                continue
+    return largest
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """SIGKILL to bwrap's session: bwrap dies, and with it (--die-with-parent) the sandbox's init and all it ran."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _keep(stream, log: Path | None) -> None:
+    kept = 0
+    handle = open(log, "wb") if log else None  # noqa: SIM115 - closed below, after the stream ends
+    try:
+        for chunk in iter(lambda: stream.read(65536), b""):
+            if handle and kept < LOG_BYTES:
+                handle.write(chunk[:LOG_BYTES - kept])
+                kept += len(chunk)
+    finally:
+        if handle:
+            if kept > LOG_BYTES:
+                handle.write(f"\n[rexrank: {kept - LOG_BYTES:,} more bytes of output not kept]\n".encode())
+            handle.close()
+
+
+WALLS = ("network", "images", "code", "environment", "outside", "uid")
+
+PROBE = r'''
+import json, os, socket, sys
+port, secret = int(sys.argv[1]), sys.argv[2]
+found = {}
+try:
+    socket.create_connection(("127.0.0.1", port), timeout=3).close()
+    found["network"] = "reached a listener on the host's loopback"
+except OSError:
+    found["network"] = "held"
+for wall, path in (("images", "/images/.rexrank-probe"), ("code", "/submission/.rexrank-probe")):
+    try:
+        with open(path, "w") as handle:
+            handle.write("x")
+        found[wall] = "writable"
+    except OSError:
+        found[wall] = "held"
+outer = sorted(k for k in os.environ if k not in (
+    "PATH", "HOME", "TMPDIR", "LANG", "PYTHONNOUSERSITE", "PYTHONDONTWRITEBYTECODE", "HF_HUB_OFFLINE",
+    "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY", "HF_HUB_CACHE", "HF_HOME",
+    "REXRANK_WEIGHTS", "TQDM_MININTERVAL", "CUDA_VISIBLE_DEVICES", "PWD", "LC_CTYPE", "SHLVL", "_")
+    and not k.startswith("REXRANK_"))
+found["environment"] = "held" if not outer else "outer variables: " + ", ".join(outer[:5])
+found["outside"] = "readable" if os.path.exists(secret) else "held"
+found["uid"] = "held" if os.getuid() != 0 else "root"
+print(json.dumps({"probe": 1, **found}))
+'''
