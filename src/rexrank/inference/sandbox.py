@@ -280,6 +280,12 @@ outer = sorted(k for k in os.environ if k not in (
     "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY", "HF_HUB_CACHE", "HF_HOME",
     "REXRANK_WEIGHTS", "TQDM_MININTERVAL", "CUDA_VISIBLE_DEVICES", "PWD", "LC_CTYPE", "SHLVL", "_")
     and not k.startswith("REXRANK_"))
+try:  # the sandbox's PID 1 (bubblewrap) too: its environment is readable from inside
+    with open("/proc/1/environ", "rb") as handle:
+        first = [e.split(b"=", 1)[0].decode("utf-8", "replace") for e in handle.read().split(b"\0") if e]
+except OSError:
+    first = []
+outer += sorted(k for k in first if k != "PATH")
 found["environment"] = "held" if not outer else "outer variables: " + ", ".join(outer[:5])
 found["outside"] = "readable" if os.path.exists(secret) else "held"
 found["uid"] = "held" if os.getuid() != 0 else "root"
