@@ -104,3 +104,15 @@ def shown(text: object, limit: int = 120) -> str:
     return shown if len(shown) <= limit else shown[: limit - 1] + "\u2026"
 
 
+
+
+def code_block(text: object, max_chars: int = 8000) -> str:
+    """Submitted text shown whole but inert in a maintainers' comment (a smoke test's log): a fenced code block,
+    whose fence is longer than any run of backticks in it (so nothing closes it early: CommonMark renders its content
+    as text, markdown and HTML alike), control and format characters but tabs and line breaks removed, the last
+    `max_chars` characters kept."""
+    text = text if isinstance(text, str) else str(text)
+    text = "".join(ch for ch in text[-max_chars:] if ch in "\n\t" or (
+        unicodedata.category(ch)[0] != "C" and ch not in _INVISIBLE_LETTERS))
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    return f"{fence}text\n{text.rstrip()}\n{fence}"

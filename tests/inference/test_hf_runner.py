@@ -17,7 +17,7 @@ from fixtures.vision_models import (
     MEDGEMMA,
     build_tiny_gemma3,
     build_tiny_vision_encoder_decoder,
-    serve_stand_in,
+    fill_cache,
     synthetic_pngs,
 )
 
@@ -35,27 +35,10 @@ def stand_ins(tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def hf_cache(stand_ins, tmp_path_factory) -> Path:
-    """A Hugging Face cache holding both stand-ins at their real pins, as `snapshot_download` from the (fake) Hub
-    leaves it: models--org--name/snapshots/<revision>/... Filled once; the runner then reads it offline."""
-    from fakehub import FakeHub, use_hub_endpoint
-    from huggingface_hub import HfFileSystem, close_session, snapshot_download
-
-    home = tmp_path_factory.mktemp("hf_home")
-    hub = FakeHub()
-    try:
-        with pytest.MonkeyPatch.context() as mp:
-            use_hub_endpoint(mp, hub.url, home)
-            for name, spec in SPECS.items():
-                serve_stand_in(hub, spec, stand_ins[name])
-                folder = Path(snapshot_download(spec.repo_id, revision=spec.revision))
-                repo_folder = home / "hub" / f"models--{spec.repo_id.replace('/', '--')}"
-                assert folder == repo_folder / "snapshots" / spec.revision
-                assert sorted(p.name for p in folder.iterdir()) == sorted(spec.manifest)
-            close_session()
-            HfFileSystem.clear_instance_cache()
-    finally:
-        hub.stop()
-    return home / "hub"
+    """A Hugging Face cache holding both stand-ins at their real pins, filled once from the (fake) Hub by
+    `snapshot_download`; the runner then reads it offline."""
+    return fill_cache(tmp_path_factory.mktemp("hf_home"), {SPECS[name].key: folder for name, folder in
+                                                            stand_ins.items()})
 
 
 @pytest.fixture

@@ -86,10 +86,10 @@ def fetch_weights(model: Model, cache: Path | None = None) -> None:
 def infer(submission: str | Path, dataset: str | Path, image_root: str | Path, out: str | Path, *,
           task: str | None = None, split: str = "test", timeout: float = DEFAULT_TIMEOUT, gpus: int = 0,
           python: str | Path | None = None, weights_cache: str | Path | None = None, keep_logs: bool = True,
-          max_output: int = MAX_OUTPUT) -> Run:
-    """Run the submission on `dataset`'s studies for `task`; write the predictions file `out`. `python`: the
-    environment the script runs in (default: this one); `keep_logs` False: the script's output is kept nowhere (the
-    private stage)."""
+          max_output: int = MAX_OUTPUT, limit: int | None = None) -> Run:
+    """Run the submission on `dataset`'s studies for `task` (its first `limit` of them, for a smoke test); write the
+    predictions file `out`. `python`: the environment the script runs in (default: this one); `keep_logs` False: the
+    script's output is kept nowhere (the private stage)."""
     import sys
     import time
 
@@ -99,6 +99,8 @@ def infer(submission: str | Path, dataset: str | Path, image_root: str | Path, o
     if not images.is_dir():
         raise InputError(f"{images}: no such folder of images")
     records = input_records(dataset, task, split)
+    if limit is not None:
+        records = dict(list(records.items())[:limit])
     folders = weights_folders(model, Path(weights_cache) if weights_cache else None)
     out = Path(out).resolve()
     work = out.with_name(f".{out.name}.work")

@@ -79,6 +79,9 @@ class Sandbox:
     max_output_bytes: int = 1024 * 1024 * 1024
     tmp_bytes: int = 1024 * 1024 * 1024
     env: dict[str, str] = field(default_factory=dict)
+    network: bool = False  # only for building an environment (pip), where no private data and no token are
+    writable: tuple[Path, ...] = ()  # more folders it may write, at their own paths (the environment being built)
+    readable: tuple[Path, ...] = ()  # more folders it may read, at their own paths (conda's install)
 
     # -- what the script sees -------------------------------------------------------------------------------
 
@@ -101,7 +104,8 @@ class Sandbox:
         return found
 
     def argv(self, command: list[str]) -> list[str]:
-        args = ["bwrap", "--unshare-all", "--uid", str(NOBODY), "--gid", str(NOBODY), "--hostname", "sandbox",
+        args = ["bwrap", "--unshare-all", *(["--share-net"] if self.network else []), "--uid", str(NOBODY),
+                "--gid", str(NOBODY), "--hostname", "sandbox",
                 "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr"]
         for name in ("bin", "lib", "lib64", "sbin", "lib32"):
             top = Path("/") / name
@@ -116,6 +120,13 @@ class Sandbox:
         args += ["--dev", "/dev", "--proc", "/proc", "--size", str(self.tmp_bytes), "--tmpfs", "/tmp",
                  "--ro-bind", str(self.code), "/submission", "--ro-bind", str(self.inputs), "/input",
                  "--ro-bind", str(self.images), "/images", "--bind", str(self.output), "/output"]
+        for path in self.readable:
+            args += ["--ro-bind", str(path), str(path)]
+        for path in self.writable:
+            args += ["--bind", str(path), str(path)]
+        if self.network:  # name resolution and certificates, for pip
+            for name in ("resolv.conf", "hosts", "ssl", "ca-certificates", "pip.conf", "xdg/pip"):
+                args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
         for repo, folder in self.weights.items():
             args += ["--ro-bind", str(folder), f"/weights/hub/{folder.name}"]
             if repo in self.revisions:  # /weights/ORG/NAME: the pinned snapshot, for scripts that take a path
