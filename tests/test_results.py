@@ -57,6 +57,25 @@ def test_imported_results_need_no_interval():
         Result.from_dict({**result.to_dict(), "provenance": "scored"})
 
 
+def test_a_generated_result_round_trips_and_needs_what_a_scored_one_needs(tmp_path):
+    """The maintainers' inference job's result: predictions it made by running the model, scored as a scored one is,
+    so every number carries its interval, n and signature."""
+    from dataclasses import replace
+
+    generated = replace(scored_result(), provenance="generated",
+                        checks={"generated_by": "rexrank inference job", "image": "sha256:" + "0" * 64})
+    again = Result.read(generated.write(tmp_path / "g.json"))
+    assert again == generated and again.provenance == "generated"
+    assert again.checks["generated_by"] == "rexrank inference job"
+    assert json.loads((tmp_path / "g.json").read_text())["provenance"] == "generated"
+    bare = Result(ModelInfo("X"), "mimic-cxr", "test", "findings", {"bleu2": MetricResult(0.2)},
+                  provenance="imported").to_dict()
+    with pytest.raises(ResultError, match="metrics.bleu2.ci: expected int or float"):  # a value alone is no number
+        Result.from_dict({**bare, "provenance": "generated"})
+    with pytest.raises(ResultError, match="provenance: 'made' is not one of generated, scored, imported"):
+        Result.from_dict({**generated.to_dict(), "provenance": "made"})
+
+
 def test_an_interrupted_write_leaves_the_old_file(tmp_path, monkeypatch):
     path = tmp_path / "r.json"
     scored_result().write(path)

@@ -1,7 +1,10 @@
 """The result schema: one JSON per (model, dataset, task), defined here and validated on read.
 
-A result is either *scored* by rexrank (every metric has an interval, n and a signature) or *imported*
-from an official ReXrank table (values only, with the consistency check of its 1/RadCliQ-v1).
+A result's `provenance` says where its numbers come from. The maintainers' numbers (`COMPUTED`: every metric has
+an interval, n and a signature) are *scored* (a submission's predictions re-scored by the review or private job) or
+*generated* (predictions the maintainers' inference job made by running the submitted model, then scored); a result
+*imported* from an official ReXrank table has values only, with the consistency check of its 1/RadCliQ-v1. A
+submitter never writes a generated result: the rules accept one only as the bytes the ledger says a job wrote.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from rexrank.signature import Signature
 from rexrank.stats import STATISTICS, Estimate
 
 SCHEMA_VERSION = 1
-PROVENANCES = ("scored", "imported")
+PROVENANCES = ("generated", "scored", "imported")
+COMPUTED = ("generated", "scored")  # the maintainers' numbers: CIs, n and signatures, ranked together
 COMPANIONS = ("per_study.parquet", "predictions.jsonl")  # the files of a result set beside its JSON
 BOARD_DECIMALS = 3  # the precision the board shows (and the private set's aggregates are published at)
 
@@ -139,7 +143,7 @@ class Result:
         model = check.get(data, "model", dict)
         metrics = {}
         for name, entry in check.get(data, "metrics", dict).items():
-            metrics[name] = check.metric(entry, f"metrics.{name}", scored=provenance == "scored")
+            metrics[name] = check.metric(entry, f"metrics.{name}", scored=provenance in COMPUTED)
         counts = check.get(data, "counts", dict)
         for key, value in counts.items():
             check.kind(value, int, f"counts.{key}")

@@ -152,7 +152,10 @@ def _radrbench_piece(results_dir: Path) -> tuple[list[Piece], list[str]]:
 
 def _check_result(name: str, result: Result, predictions: Path) -> list[str]:
     problems = []
-    if result.provenance != "scored":
+    if result.provenance == "generated":  # the inference job's, made by running the model: never submitted
+        problems.append(f"{name}: a generated result is written by the maintainers' inference job, which runs the "
+                        "submitted model; a submission carries results rexrank score wrote")
+    elif result.provenance != "scored":
         problems.append(f"{name}: an imported result cannot be submitted")
     for metric, value in result.metrics.items():
         if metric not in METRICS:

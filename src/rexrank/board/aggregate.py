@@ -2,11 +2,16 @@
 imported official ReXrank rows, and the RadRBench-CXR table (`radrbench.parquet`) from the submissions'
 `radrbench/radrbench-cxr.accuracy.json`.
 
-One row per (model, dataset, task), ranked within each dataset and task by 1/RadCliQ-v1 (higher is better).
-Scored numbers are ranked together only when their RadCliQ-v1 signatures' point keys agree: the key most rows carry
+One row per (model, dataset, task), ranked within each dataset and task by 1/RadCliQ-v1 (higher is better). Each
+row's `provenance` says where its numbers come from: `generated` (the maintainers' inference job ran the submitted
+model and scored what it wrote), `scored` (the submission's predictions, re-scored by the maintainers' review or
+private job) or `imported` (ReXrank's figure as published). The maintainers' numbers (generated and scored, both with
+signatures) are ranked together only when their RadCliQ-v1 signatures' point keys agree: the key most rows carry
 (the newest on a tie) is the board's, and a row made otherwise is listed unranked with the reason. Imported rows
-(`imported/*.json`, from `rexrank import-rexrank-csv --out`) have no signature; they are ranked beside the scored
-ones and marked `imported`, as ReXrank's own table mixes them.
+(`imported/*.json`, from `rexrank import-rexrank-csv --out`) have no signature; they are ranked beside the others and
+marked `imported`, as ReXrank's own table mixes them. A submission's result, generated or scored, is ranked only when
+the ledger holds its file's sha256 (a maintainers' job wrote exactly those bytes): a submitter's file that claims to
+be generated is listed unranked, with the reason.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from rexrank.board.schema import (
 from rexrank.errors import InputError
 from rexrank.files import atomic_path, write_text
 from rexrank.official import departures
-from rexrank.results import Result, ResultError
+from rexrank.results import COMPUTED, Result, ResultError
 from rexrank.rules.limits import CARD_JSON, parse_json
 from rexrank.submission import CARD, RADRBENCH_RESULT, RADRSCORE_PARTS, SUBMISSIONS
 
@@ -117,7 +122,7 @@ def rows(repo: Path, unreadable: list[str]) -> list[dict]:
                              "review" + (f" (and {len(changed) - 3} more files)" if len(changed) > 3 else ""))
         for path in sorted((folder / "results").glob("*.json")):
             result = read(path)
-            if result is not None and result.provenance == "scored":  # imported rows come from imported/ only
+            if result is not None and result.provenance in COMPUTED:  # imported rows come from imported/ only
                 why = moved or verified.unverified(folder.name, path.name.removesuffix(".json"), path.read_bytes())
                 # the per-study table a comparison may use: the one the verified result names by its hash
                 table = None if why else result.companions.get("per_study.parquet")
@@ -142,7 +147,7 @@ def rank(frame: pd.DataFrame) -> pd.DataFrame:
     frame["rank"] = pd.Series([None] * len(frame), dtype="Int64")
     frame["unranked"] = frame["unranked"].astype(object) if "unranked" in frame else None  # the ledger's reasons
     for _, group in frame.groupby(["dataset", "task"], sort=False):
-        scored = group[group["provenance"] == "scored"]
+        scored = group[group["provenance"].isin(COMPUTED)]  # the maintainers' numbers: one signature key
         keys = Counter(scored[f"{RANK_BY}_key"].dropna())
         board_key = None
         if keys:
@@ -154,7 +159,7 @@ def rank(frame: pd.DataFrame) -> pd.DataFrame:
                 continue  # not verified by the maintainers' jobs: its own reason stands
             if pd.isna(row[RANK_BY]):
                 frame.loc[i, "unranked"] = "no 1/RadCliQ-v1"
-            elif row["provenance"] == "scored" and row[f"{RANK_BY}_key"] != board_key:
+            elif row["provenance"] in COMPUTED and row[f"{RANK_BY}_key"] != board_key:
                 frame.loc[i, "unranked"] = f"RadCliQ-v1 made as {row[f'{RANK_BY}_key']}, the board's is {board_key}"
         rankable = group.index[frame.loc[group.index, "unranked"].isna()]
         order = frame.loc[rankable, RANK_BY].rank(ascending=False, method="min").astype("Int64")
@@ -229,9 +234,11 @@ configs:
 # rexrank results
 
 The leaderboard of AI-generated chest X-ray reports: one row per model, dataset and task, ranked by 1/RadCliQ-v1
-within each dataset and task; `provenance` says whether rexrank scored the row (with CIs and signatures) or it was
-imported from ReXrank's official table. Submissions live under `submissions/<id>/` (results, per-study scores and
-predictions of the public test sets); `rexrank submit` opens a pull request adding one.
+within each dataset and task; `provenance` says where a row's numbers come from: `generated` (the maintainers ran the
+submitted model and scored the reports it wrote), `scored` (the submitted predictions, re-scored by the maintainers;
+both with CIs and signatures) or `imported` (ReXrank's official table, as published). Submissions live under
+`submissions/<id>/` (results, per-study scores and predictions of the public test sets); `rexrank submit` opens a
+pull request adding one.
 
 ```python
 from datasets import load_dataset

@@ -28,8 +28,11 @@ from rexrank.submission import CARD, RADRSCORE_PARTS, SUBMISSIONS
 
 def demo_results_repo(root: str | os.PathLike, crowd: int = 0) -> Path:
     """A results repo of synthetic numbers (no scoring, no network) for the three demo systems on every dataset and
-    task, plus one imported row per dataset and task: what the board shows when no results repo is named. `crowd`
-    adds that many more synthetic models (a board of thousands of rows, for benchmarks/leaderboard.py)."""
+    task, plus one imported row per dataset and task: what the board shows when no results repo is named. Each
+    table shows the three provenances: Demo-Careful, a code submission (open weights, its code linked), is as the
+    maintainers' inference job writes a model it ran (`generated`), the other two as their reviews re-scored their
+    predictions (`scored`), the imported row as published. `crowd` adds that many more synthetic models (a board of
+    thousands of rows, for benchmarks/leaderboard.py)."""
     root = Path(root)
     rng = random.Random(0)
     quality = {"demo-careful": 1.0, "demo-template": 0.75, "demo-shuffled": 0.55}
@@ -60,9 +63,10 @@ def demo_results_repo(root: str | os.PathLike, crowd: int = 0) -> Path:
                     companions = {"per_study.parquet": file_sha256(path)}
                 else:
                     metrics = _demo_metrics(rng, level, key)
+                made = GENERATED_FIELDS if key in GENERATED_BY_THE_MAINTAINERS else {}
                 result = Result(ModelInfo(card["name"], card["institution"], card["url"]), dataset, "test", task,
                                 metrics, counts={"scored": STUDIES}, created="2026-11-01T00:00:00Z",
-                                companions=companions)
+                                companions=companions, **made)
                 written[f"{dataset}.{task}"] = result.write(folder / "results" / f"{dataset}.{task}.json").read_bytes()
         ledger.record_folder(root, key, owner=key, name=card["name"], institution=card["institution"], files=written,
                              pr=0, head="0" * 40, job="demo")  # synthetic numbers, ranked as if reviewed
@@ -112,6 +116,10 @@ def _demo_radrscore(accuracy: pd.DataFrame, quality: float) -> tuple[pd.DataFram
     return pd.DataFrame(rows), judged
 
 
+# The demo's code submission: its rows are as the inference job writes a model it ran (synthetic numbers all the same).
+GENERATED_BY_THE_MAINTAINERS = ("demo-careful",)
+GENERATED_FIELDS = {"provenance": "generated",
+                    "checks": {"generated_by": "rexrank inference job", "demo": "synthetic"}}
 CENTRE = {"bleu2": 0.20, "bertscore": 0.45, "semb_score": 0.45, "radgraph": 0.25, "radcliq_v1": 0.85,
           "ratescore": 0.52, "green": 0.30, "fineradscore": 0.40}  # each metric's board value at quality 1
 STUDIES = 500

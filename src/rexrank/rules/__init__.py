@@ -19,11 +19,13 @@ Rules (each problem found is reported, by path; contents are quoted only as shor
 3. Sizes: bounded per kind of file, in total and in number of files.
 4. Contents parsed with limits: JSON bytes bounded before parsing, then nesting depth and item count walked with
    an explicit stack, repeated keys, NaN/Infinity and overflowing numbers refused; the card has known fields only;
-   a result passes `Result.from_dict` and matches its file name; JSONL line length, line count and one flat
-   `{"study_id", "prediction"}` object per line; parquet read by pyarrow only, plain string/number columns, no
-   extension types or unknown metadata, and what it costs bounded before anything is decoded: footer, rows, row
-   groups, columns, pages and the sizes their own headers declare, text plain or dictionary-encoded, each text's
-   length and the size the table decodes to (per table, and for a pull request's tables together).
+   a result passes `Result.from_dict`, matches its file name and is scored (one claiming `generated`, the
+   maintainers' inference job's, is accepted only as the bytes the ledger says that job wrote); JSONL line length,
+   line count and one flat `{"study_id", "prediction"}` object per line; parquet read by pyarrow only, plain
+   string/number columns, no extension types or unknown metadata, and what it costs bounded before anything is
+   decoded: footer, rows, row groups, columns, pages and the sizes their own headers declare, text plain or
+   dictionary-encoded, each text's length and the size the table decodes to (per table, and for a pull request's
+   tables together).
 5. Nothing from a pull request is ever executed or deserialised into objects: JSON and Arrow only.
 6. Text that reaches the board goes through `sanitize_text`, then `to_markdown` or `to_html`; links only through
    `safe_url`.

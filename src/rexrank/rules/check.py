@@ -172,7 +172,8 @@ def check_submission(folder_or_paths: str | os.PathLike | Iterable[Touched | tup
     `owner`: the author recorded for `submission_id`, None when the id is new; `author`: the pull request's
     author, who must be the owner for any change to an existing submission. `maintained`: repo path -> sha256 of
     the files a maintainers' job wrote into the pull request (the ledger's); a private set's result is accepted only
-    there and, with `root`, only with those bytes.
+    there and, with `root`, only with those bytes, and so is a result whose provenance is `generated` (the inference
+    job's: it ran the submitted model), wherever it is.
     Raises SubmissionRejected listing every problem found."""
     maintained = maintained or {}
     problems: list[str] = []
@@ -307,8 +308,8 @@ def _read_entry(root: Path, item: Touched, entry: _Entry, maintained: str | None
         return Result.from_dict(parse_json(data, RESULT_JSON), source="result")
     if entry.kind == "card":
         return check_card(data)
-    if entry.kind == "results":
-        return check_result(data, entry.dataset, entry.task)
+    if entry.kind == "results":  # a generated result only as the bytes a maintainers' job wrote
+        return check_result(data, entry.dataset, entry.task, maintained)
     if entry.kind == "radrbench":
         return check_radrbench(data)
     if entry.kind == "predictions":

@@ -3,6 +3,7 @@ per-study table, and the predictions."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -110,9 +111,16 @@ def check_card(data: bytes) -> Card:
     return Card(**{**texts, "url": safe_url(texts["url"]) or "", "code": safe_url(texts["code"]) or ""}, **lists)
 
 
-def check_result(data: bytes, dataset: str, task: str) -> Result:
+# A generated result is the maintainers' inference job's (it ran the submitted model): never a submitter's file.
+GENERATED_RESULT = ("provenance 'generated': only the maintainers' inference job writes a generated result (it runs "
+                    "the submitted model), and this file is not one the ledger says it wrote; a submission carries "
+                    "scored results")
+
+
+def check_result(data: bytes, dataset: str, task: str, maintained: str | None = None) -> Result:
     """A result JSON: parsed with limits, `Result.from_dict` (strict), for the dataset and task its name says,
-    its model text bounded and its model URL safe."""
+    its model text bounded and its model URL safe. `maintained`: the sha256 the ledger records for the file a
+    maintainers' job wrote at this path, if any; a generated result is accepted only as exactly those bytes."""
     value = parse_json(data, RESULT_JSON)
     try:
         result = Result.from_dict(value, source="result")
@@ -121,7 +129,10 @@ def check_result(data: bytes, dataset: str, task: str) -> Result:
     except Exception as err:  # noqa: BLE001 -- hostile input must give a message, never a crash of the checker
         raise InputError(f"malformed result ({type(err).__name__})") from None
     problems = []
-    if result.provenance != "scored":  # an imported row carries no CI and no signature: maintainers import them
+    if result.provenance == "generated":
+        if maintained is None or hashlib.sha256(data).hexdigest() != maintained:
+            problems.append(GENERATED_RESULT)
+    elif result.provenance != "scored":  # an imported row carries no CI and no signature: maintainers import them
         problems.append(f"provenance {_show(result.provenance, 20)!r}: a submission carries scored results only")
     if result.dataset != dataset or result.task != task:
         problems.append(f"holds {_show(result.dataset, 40)}.{_show(result.task, 40)}, but the file name says "
