@@ -225,16 +225,27 @@ def prepare(card: ModelCard, pieces: list[Piece], into: Path) -> Path:
     return folder
 
 
+def model_pieces(folder: Path) -> list[Piece]:
+    """A code submission's model/ folder (docs/submitting.md), checked against the contract first."""
+    from rexrank.inference.contract import MODEL_FOLDER, check_model, files
+
+    model = check_model(folder)
+    return [Piece(f"{MODEL_FOLDER}/{p.relative_to(model.folder).as_posix()}", p) for p in files(model.folder)]
+
+
 def submit(card: ModelCard, results_dir: Path, repo_id: str, private: dict[tuple[str, str], Path] | None = None,
-           dry_run: bool = False, token: str | None = None) -> tuple[list[tuple[str, int]], str | None]:
+           dry_run: bool = False, token: str | None = None, model: Path | None = None
+           ) -> tuple[list[tuple[str, int]], str | None]:
     """Check the results, then open a pull request adding `submissions/<id>/` to `repo_id` (a Hub dataset repo).
-    `private`: (dataset, task) -> predictions file for the private sets. Returns the files (repo path, bytes) and
-    the pull request's URL (None on a dry run)."""
+    `private`: (dataset, task) -> predictions file for the private sets; `model`: a code submission's model/ folder,
+    which the maintainers run. Returns the files (repo path, bytes) and the pull request's URL (None on a dry run)."""
     pieces = collect(results_dir) if results_dir else []
+    pieces += model_pieces(model) if model else []
     with tempfile.TemporaryDirectory(prefix="rexrank-submit-") as tmp:
         pieces += [private_predictions(path, *key, Path(tmp)) for key, path in (private or {}).items()]
         if not pieces:
-            raise InputError("nothing to submit: give --results (the --out of rexrank score) and/or --private")
+            raise InputError("nothing to submit: give --results (the --out of rexrank score), --model (a code "
+                             "submission) and/or --private")
         root = Path(tmp) / "repo"
         folder = prepare(card, pieces, root / SUBMISSIONS)
         from rexrank.rules import check_submission

@@ -256,11 +256,14 @@ def test_total_bytes_and_file_count_are_bounded():
     every = [f"{BASE}/predictions/{d}.{t}.jsonl" for d in layout.DATASETS for t in layout.TASKS]
     err = refused(sizes([f"{BASE}/submission.json"], 100) + sizes(every, 60 * 1024 * 1024), SID)
     assert "bytes in all, more than the 268435456 allowed" in str(err)
-    many = sizes([f"{BASE}/submission.json"]) + sizes([f"{BASE}/x{i}" for i in range(40)])
-    assert "41 paths touched, more than the 32" in str(refused(many, SID))
+    assert layout.MAX_FILES == 32 + 200  # the results layout's 26 with room, and a code submission's model/ folder
+    many = sizes([f"{BASE}/submission.json"]) + sizes([f"{BASE}/x{i}" for i in range(layout.MAX_FILES + 8)])
+    assert any(f"{layout.MAX_FILES + 9} paths touched, more than the {layout.MAX_FILES}" in p
+               for p in refused(many, SID).problems)
     flood = refused(sizes([f"{BASE}/x{i}" for i in range(100_000)]), SID)
-    assert "more than 128 touched paths listed (stopped looking)" in str(flood)
-    assert len(str(flood)) < 20_000  # a flood of paths does not make a flood of a message
+    assert f"more than {4 * layout.MAX_FILES} touched paths listed (stopped looking)" in str(flood)
+    lines = str(flood).splitlines()  # a flood of paths does not make a flood of a message: MAX_LISTED short lines
+    assert len(lines) <= layout.MAX_LISTED + 2 and max(map(len, lines)) < 300
 
 
 def test_sizes_must_be_byte_counts_and_match_the_files(tmp_path):

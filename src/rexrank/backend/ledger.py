@@ -98,10 +98,11 @@ class Ledger:
                 for name in record.get("names", [])]
 
     def private_results(self, submission: str) -> dict[str, str]:
-        """repo path -> sha256 of each private set's result the private job wrote for `submission`."""
+        """repo path -> sha256 of each result a maintainers' job wrote into `submission` that no submitter may: the
+        private job's (a private set's aggregates) and the inference job's (generated results)."""
         results = self.submissions.get(submission, {}).get("results", {})
         return {f"submissions/{submission}/results/{key}.json": entry["sha256"] for key, entry in results.items()
-                if entry.get("job") == "private"}
+                if entry.get("job") in ("private", "inference")}
 
     def changed_since_review(self, submission: str, local: dict[str, tuple[str, str]],
                              only: tuple[str, ...] = ("*",)) -> list[str] | None:

@@ -123,10 +123,12 @@ def rounded(metric: MetricResult) -> MetricResult:
 
 def score_pull_request(repo_id: str, pr_num: int, references: str, metrics: list[str], token: str | None = None,
                        resamples: int = stats.RESAMPLES, now: datetime | None = None, work: Path | None = None,
-                       chunk: int | None = None) -> list[Result]:
+                       chunk: int | None = None, generated: dict[str, Path] | None = None) -> list[Result]:
     """Score the ReXGradient predictions of pull request `pr_num` on `repo_id` against the private dataset
     `references`; commit the aggregate results to the pull request, record them in the ledger, comment them.
-    `work`: where finished chunks (of `chunk` studies) are kept so that a killed run resumes."""
+    `work`: where finished chunks (of `chunk` studies) are kept so that a killed run resumes. `generated`: task ->
+    the predictions the inference job made by running the submission's model (rexrank.backend.inference), scored
+    in place of any the pull request carries, under the same rules; their results are `generated`."""
     from huggingface_hub import CommitOperationAdd, HfApi
 
     api = HfApi(token=token)
@@ -141,7 +143,7 @@ def score_pull_request(repo_id: str, pr_num: int, references: str, metrics: list
         submission = checked.submission_id
         if why := unreviewed(opened.ledger.submissions.get(submission, {}).get("reviewed"), pr_num, pr.head):
             raise _refused(api, repo_id, pr_num, submission, [why])
-        tasks = sorted(task for dataset, task in checked.predictions if dataset == DATASET)
+        tasks = sorted(generated) if generated else sorted(t for d, t in checked.predictions if d == DATASET)
         if not tasks:
             raise InputError(f"{repo_id} pull request #{pr_num}: no {DATASET} predictions "
                              f"({SUBMISSIONS}/{submission}/predictions/{DATASET}.<task>.jsonl)")
@@ -167,7 +169,9 @@ def score_pull_request(repo_id: str, pr_num: int, references: str, metrics: list
                 raise  # names the study and the field only
             except Exception as err:  # noqa: BLE001
                 raise _withheld(f"reading the {task} references", err) from None
-            aligned[task] = align(task_references, load_predictions(Path(tmp) / path), path)  # names study ids only
+            source, named = (generated[task], f"the {task} predictions its model generated") if generated else (
+                Path(tmp) / path, path)
+            aligned[task] = align(task_references, load_predictions(source), named)  # names study ids only
             rows = aligned[task].rows
             earlier = [r for r in opened.ledger.private if r.get("task") == task]
             if why := degenerate(dict(zip(rows["study_id"], rows["prediction"])), earlier):
@@ -188,10 +192,12 @@ def score_pull_request(repo_id: str, pr_num: int, references: str, metrics: list
                 raise PrivateJobError(f"scoring {task}: the judge could not score {', '.join(judged)} (its server "
                                       "failed, or most answers could not be read); details withheld: the references "
                                       "are private. Nothing was published: run the job again")
+            made = {"generated_by": "rexrank inference job"} if generated else {}
             result = Result(model, DATASET, "test", task, {k: rounded(m) for k, m in scores.metrics.items()},
                             aligned[task].counts, scores.skipped,
                             checks={"scored_by": "rexrank private job", "references": references,
-                                    "precision": f"{BOARD_DECIMALS} decimals"})
+                                    "precision": f"{BOARD_DECIMALS} decimals", **made},
+                            provenance="generated" if generated else "scored")
             results.append(result)
             written[f"{DATASET}.{task}"] = data = result.to_json().encode()
             operations.append(CommitOperationAdd(f"{SUBMISSIONS}/{submission}/results/{DATASET}.{task}.json", data))

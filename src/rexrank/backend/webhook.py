@@ -267,6 +267,12 @@ class Worker:
             results = score_pull_request(settings.results_repo, job.pr, settings.references, list(AVAILABLE),
                                          token=settings.token)
             said += f"; private: {len(results)} task(s) scored"
+        from rexrank.backend.jobs import JobSettings, code_submission, launch
+
+        if (inference := JobSettings.from_environment()) and (model := code_submission(api, settings.results_repo,
+                                                                                       job.pr)):
+            started = launch(api, settings.results_repo, job.pr, model, inference, settings.token)
+            said += f"; inference job {getattr(started, 'id', started)} started"
         return said, [at.key]
 
     def _carries_private(self, api, num: int) -> bool:

@@ -30,6 +30,10 @@ def add(commands) -> None:
     send.add_argument("--private", action="append", default=[], metavar="DATASET.TASK=FILE",
                       help="predictions for a private test set, scored by the maintainers "
                            "(e.g. rexgradient.findings=preds.json)")
+    send.add_argument("--model", dest="model_dir", metavar="DIR",
+                      help="a code submission: the model/ folder (model.yaml, inference.py, requirements.txt) the "
+                           "maintainers run, on ReXGradient's private images among others (docs/submitting.md; try "
+                           "it first with rexrank infer)")
     send.add_argument("--repo", default=os.environ.get("REXRANK_RESULTS_REPO", "rexrank/results"),
                       help="the results repo, a Hub dataset (default REXRANK_RESULTS_REPO or rexrank/results)")
     send.add_argument("--dry-run", action="store_true", help="check and list what would be uploaded")
@@ -72,7 +76,8 @@ def cmd_submit(args: argparse.Namespace) -> int:
         if not path or not dataset:
             raise InputError(f"--private {spec!r}: expected DATASET.TASK=FILE, e.g. rexgradient.findings=preds.json")
         private[(dataset, task)] = Path(path)
-    files, url = submit(card, Path(args.results) if args.results else None, args.repo, private, args.dry_run)
+    files, url = submit(card, Path(args.results) if args.results else None, args.repo, private, args.dry_run,
+                        model=Path(args.model_dir) if args.model_dir else None)
     print(f"submission {card.submission_id}: {len(files)} files, {sum(size for _, size in files):,} bytes")
     for path, size in files:
         print(f"  {path}  ({size:,} bytes)")

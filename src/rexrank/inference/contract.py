@@ -31,7 +31,7 @@ CLIS = ("flags", "positional")
 IMAGES = ("multi", "single")
 # What the folder may hold: the script's code and small text configs; weights go to the Hub, pinned.
 TEXT_SUFFIXES = (".py", ".yaml", ".yml", ".txt", ".json", ".cfg", ".toml", ".md", ".sh", ".jinja")
-MAX_FILES = 400
+MAX_FILES = 200
 MAX_FILE_BYTES = 1024 * 1024
 MAX_TOTAL_BYTES = 16 * 1024 * 1024
 MAX_DEPTH = 8

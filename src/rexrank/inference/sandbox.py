@@ -115,10 +115,11 @@ class Sandbox:
                 args += ["--ro-bind", str(top), str(top)]
         for name in ETC:
             args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+        # the private /tmp first: a bind below it (an environment or a folder under /tmp) then shows on top of it
+        args += ["--dev", "/dev", "--proc", "/proc", "--size", str(self.tmp_bytes), "--tmpfs", "/tmp"]
         for path in self.environment_paths():
             args += ["--ro-bind", str(path), str(path)]
-        args += ["--dev", "/dev", "--proc", "/proc", "--size", str(self.tmp_bytes), "--tmpfs", "/tmp",
-                 "--ro-bind", str(self.code), "/submission", "--ro-bind", str(self.inputs), "/input",
+        args += ["--ro-bind", str(self.code), "/submission", "--ro-bind", str(self.inputs), "/input",
                  "--ro-bind", str(self.images), "/images", "--bind", str(self.output), "/output"]
         for path in self.readable:
             args += ["--ro-bind", str(path), str(path)]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rexrank.errors import InputError
+from rexrank.inference.contract import MODEL_FOLDER, Model, check_model
 from rexrank.results import Result
 from rexrank.rules.contents import Card, check_card, check_predictions, check_result, per_study_problems
 from rexrank.rules.layout import (
@@ -73,6 +74,7 @@ class Checked:
     predictions: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)  # study ids, file order
     per_study: dict[tuple[str, str], PerStudy] = field(default_factory=dict)  # ids (table order) and table
     radrbench: dict | None = None  # radrbench/radrbench-cxr.accuracy.json, checked (`check_radrbench`)
+    model: Model | None = None  # model/, a code submission checked against its contract (docs/submitting.md)
 
 
 # -- reading files without following links ----------------------------------------------------------------------
@@ -240,7 +242,8 @@ def check_submission(folder_or_paths: str | os.PathLike | Iterable[Touched | tup
     problems += _ownership(submission_id, touched, entries, owner, author)
 
     parsed: dict[str, dict] = {"card": {}, "results": {}, "predictions": {}, "per_study": {}, "radrbench": {},
-                               "private_result": {}}
+                               "private_result": {}, "model": {}}
+    model = None
     if root is not None:
         decoded_left = MAX_TOTAL_DECODED  # the per-study tables are held together until checked against results
         for item, entry in entries:
@@ -260,6 +263,7 @@ def check_submission(folder_or_paths: str | os.PathLike | Iterable[Touched | tup
                 continue
             found = per_study_problems(parsed["results"][key], table.table, parsed["predictions"][key])
             problems += [f"{where}: {p}" for p in found[:MAX_PROBLEMS_PER_FILE]]
+        model = _model(root, submission_id, entries, problems) if any(e.kind == "model" for _, e in entries) else None
         for key in parsed["results"]:
             if key not in parsed["per_study"] or key not in parsed["predictions"]:
                 problems.append(f"results/{key[0]}.{key[1]}.json: without its per-study table and predictions "
@@ -270,7 +274,7 @@ def check_submission(folder_or_paths: str | os.PathLike | Iterable[Touched | tup
                    tuple(t.path for t, _ in entries if t.change == "deleted"), root is not None,
                    card=next(iter(parsed["card"].values()), None), results=parsed["results"],
                    predictions=parsed["predictions"], per_study=parsed["per_study"],
-                   radrbench=next(iter(parsed["radrbench"].values()), None))
+                   radrbench=next(iter(parsed["radrbench"].values()), None), model=model)
 
 
 def _ownership(submission_id: str, touched: list[Touched], entries: list[tuple[Touched, _Entry]],
@@ -285,9 +289,9 @@ def _ownership(submission_id: str, touched: list[Touched], entries: list[tuple[T
         kinds = {e.kind for t, e in entries if t.change == "added"}
         if touched and "card" not in kinds:
             problems.append(f"{folder}{CARD}: missing (a new submission needs its card)")
-        if touched and not kinds & {"results", "predictions", "radrbench"}:
-            problems.append(f"{folder}: no results/ or predictions/ file, nor {RADRBENCH_FILE} (nothing to put "
-                            "on the board)")
+        if touched and not kinds & {"results", "predictions", "radrbench", "model"}:
+            problems.append(f"{folder}: no results/ or predictions/ file, nor {RADRBENCH_FILE} or {MODEL_FOLDER}/ "
+                            "(nothing to put on the board)")
     elif author is None or author != owner:
         problems.append(f"{folder} belongs to {_show(owner, 60)!r}; the pull request's author "
                         f"{_show(author, 60)!r} may not change it (an update comes from the same author)")
@@ -297,11 +301,32 @@ def _ownership(submission_id: str, touched: list[Touched], entries: list[tuple[T
     return problems
 
 
+def _model(root: Path, submission_id: str, entries: list[tuple[Touched, _Entry]], problems: list[str]) -> Model | None:
+    """A pull request's model/ folder against the contract; it carries the folder whole (model.yaml with it)."""
+    prefix = f"{SUBMISSIONS}/{submission_id}/{MODEL_FOLDER}/"
+    carried = {t.path for t, e in entries if e.kind == "model" and t.change != "deleted"}
+    if f"{prefix}model.yaml" not in carried:
+        problems.append(f"{prefix}: without model.yaml (a pull request that changes the model carries its folder "
+                        "whole)")
+        return None
+    try:
+        return check_model(root / prefix)
+    except InputError as err:
+        problems.append(f"{prefix}: {_show(str(err).split(': ', 1)[-1], 1200)}")
+        return None
+
+
 def _read_entry(root: Path, item: Touched, entry: _Entry, maintained: str | None, decoded_left: int
-                ) -> Card | Result | dict | tuple[str, ...] | PerStudy:
+                ) -> Card | Result | dict | tuple[str, ...] | PerStudy | bytes:
     data = _read_file(root, item.path, MAX_BYTES[entry.kind])
     if len(data) != item.size:
         raise InputError(f"{len(data)} bytes, but the pull request lists {item.size}")
+    if entry.kind == "model":  # code and text configs, read as text; the folder is checked whole after
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError("not UTF-8 text (model/ holds code and text configs)") from None
+        return data
     if entry.kind == "private_result":
         if hashlib.sha256(data).hexdigest() != maintained:
             raise InputError(PRIVATE_RESULT.format(dataset=entry.dataset) + " (this file is not the one it wrote)")

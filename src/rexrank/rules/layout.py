@@ -9,6 +9,10 @@ import unicodedata
 from dataclasses import dataclass
 
 from rexrank.errors import InputError
+from rexrank.inference.contract import MAX_DEPTH as MODEL_DEPTH
+from rexrank.inference.contract import MAX_FILE_BYTES as MODEL_FILE_BYTES
+from rexrank.inference.contract import MAX_FILES as MODEL_FILES
+from rexrank.inference.contract import MODEL_FOLDER, TEXT_SUFFIXES
 from rexrank.reports import TASKS
 from rexrank.submission import CARD, DATASETS, ID, PRIVATE_DATASETS, SUBMISSIONS
 
@@ -20,16 +24,18 @@ _LAYOUT_FILE = re.compile(r"(results|per_study|predictions)/([a-z0-9-]+)\.([a-z_
 # numbers need no per-item table to be reviewed; the model's outputs stay with its authors).
 RADRBENCH_FILE = "radrbench/radrbench-cxr.accuracy.json"
 LAYOUT_HELP = ("submission.json, results|per_study|predictions/<dataset>.<task>.json|parquet|jsonl, "
-               f"{RADRBENCH_FILE}")
+               f"{RADRBENCH_FILE}, {MODEL_FOLDER}/... (a code submission: docs/submitting.md)")
 
 # -- the bounds -------------------------------------------------------------------------------------------------
 
 KiB, MiB = 1024, 1024 * 1024
 MAX_BYTES = {"card": 16 * KiB, "results": 1 * MiB, "per_study": 64 * MiB, "predictions": 64 * MiB,
-             "radrbench": 1 * MiB, "private_result": 1 * MiB}
+             "radrbench": 1 * MiB, "private_result": 1 * MiB, "model": MODEL_FILE_BYTES}
 PRIVATE_RESULT = ("{dataset} is private: its result is written by the maintainers' scoring job, a submission carries "
                   "its predictions only")
-MAX_FILES = 32  # touched paths in one pull request; the layout has at most 1 + 4 datasets x 2 tasks x 3 + 1 = 26
+# touched paths in one pull request: the results layout has at most 1 + 4 datasets x 2 tasks x 3 + 1 = 26, and a
+# code submission's model/ folder up to MODEL_FILES more
+MAX_FILES = 32 + MODEL_FILES
 MAX_TOTAL_BYTES = 256 * MiB
 MAX_WALK = 1000  # entries looked at in a local folder before giving up
 MAX_PATH_CHARS = 256
@@ -104,6 +110,14 @@ def classify(path: str, submission_id: str) -> _Entry:
         return _Entry(path, "card", None, None)
     if rel == RADRBENCH_FILE:
         return _Entry(path, "radrbench", "radrbench-cxr", "radrbench")
+    if rel.startswith(f"{MODEL_FOLDER}/"):  # a code submission: its script, configs and environment file
+        name = rel.rsplit("/", 1)[-1]
+        if rel.count("/") > MODEL_DEPTH:
+            raise InputError(f"deeper than {MODEL_DEPTH} folders in {MODEL_FOLDER}/")
+        if "." not in name or f".{name.rsplit('.', 1)[-1].lower()}" not in TEXT_SUFFIXES:
+            raise InputError(f"{MODEL_FOLDER}/ holds code and text configs ({', '.join(TEXT_SUFFIXES)}); weights "
+                             "and data go to the Hub, pinned in model.yaml")
+        return _Entry(path, "model", None, None)
     match = _LAYOUT_FILE.fullmatch(rel)
     if not match:
         hint = " (names are lower case)" if rel.lower() != rel else ""

@@ -1,0 +1,96 @@
+"""Where the inference job runs: an HF Job (`HfApi.run_job`) on a GPU flavor, started for a pull request that
+carries a code submission, or the same command on the maintainers' own GPU machine.
+
+The job's image is `leaderboard_sync/job/Dockerfile` (CUDA, PyTorch, Debian's bubblewrap and rexrank), pushed as a
+Docker Space whose image the job names (`REXRANK_JOB_IMAGE`, e.g. `hf.co/spaces/ORG/rexrank-job`). The command is
+`python -m rexrank.backend infer ...` (`command`). The job gets the maintainers' token as a secret: it reads the
+private references and images with it and writes the aggregates; the sandboxed model never sees it. Its flavor is
+the smallest whose GPUs each hold `gpu_memory_gb` (model.yaml), its timeout sized for the private set's 10,000
+studies at `REXRANK_SECONDS_PER_STUDY` (the smoke test says what a model takes; the default allows 8 s).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from rexrank.errors import InputError
+from rexrank.inference.contract import Model
+
+# HF Jobs' GPU flavors (huggingface_hub.JobHardware): (name, GB of memory per GPU, GPUs), cheapest first.
+FLAVORS = (("t4-small", 16, 1), ("l4x1", 24, 1), ("a10g-large", 24, 1), ("l40sx1", 48, 1), ("a100-large", 80, 1),
+           ("h200", 141, 1), ("l4x4", 24, 4), ("a10g-largex4", 24, 4), ("l40sx4", 48, 4), ("a100x4", 80, 4),
+           ("h200x2", 141, 2), ("h200x4", 141, 4), ("l40sx8", 48, 8), ("a100x8", 80, 8), ("h200x8", 141, 8))
+PRIVATE_STUDIES = 10_000
+SECONDS_PER_STUDY = 8.0
+SETUP_SECONDS = 3 * 3600  # the build, the weights, the smoke test and the scoring
+
+
+def flavor_for(gpu_memory_gb: float, gpus: int = 1) -> str:
+    """The cheapest flavor with `gpus` GPUs of at least `gpu_memory_gb` each."""
+    for name, memory, count in FLAVORS:
+        if memory >= gpu_memory_gb and count == gpus:
+            return name
+    raise InputError(f"no HF Jobs flavor has {gpus} GPU(s) of {gpu_memory_gb:g} GB: the largest is 141 GB (H200)")
+
+
+def timeout_for(gpus: int = 1, seconds_per_study: float | None = None) -> int:
+    per_study = seconds_per_study or float(os.environ.get("REXRANK_SECONDS_PER_STUDY", SECONDS_PER_STUDY))
+    return int(SETUP_SECONDS + PRIVATE_STUDIES * per_study / max(gpus, 1))
+
+
+@dataclass(frozen=True)
+class JobSettings:
+    """What the inference job is run with, from the maintainers' environment (the webhook Space's variables)."""
+
+    image: str  # REXRANK_JOB_IMAGE
+    references: str | None  # REXRANK_PRIVATE_REFERENCES: the private test set (its reports and image paths)
+    private_images: str | None  # REXRANK_PRIVATE_IMAGES: a private dataset of its images
+    smoke: str | None  # REXRANK_SMOKE: NAME=SPLIT,IMAGES of a public split for the smoke test
+    public: tuple[str, ...] = ()  # REXRANK_PUBLIC_RUNS: NAME=SPLIT,IMAGES;... run whole, as generated rows
+    gpus: int = 1
+
+    @classmethod
+    def from_environment(cls) -> JobSettings | None:
+        image = os.environ.get("REXRANK_JOB_IMAGE")
+        if not image:
+            return None
+        public = tuple(s.strip() for s in os.environ.get("REXRANK_PUBLIC_RUNS", "").split(";") if s.strip())
+        return cls(image, os.environ.get("REXRANK_PRIVATE_REFERENCES") or None,
+                   os.environ.get("REXRANK_PRIVATE_IMAGES") or None, os.environ.get("REXRANK_SMOKE") or None,
+                   public, int(os.environ.get("REXRANK_JOB_GPUS", "1")))
+
+
+def command(repo_id: str, num: int, settings: JobSettings, timeout: int) -> list[str]:
+    """The job's command line (the same on the maintainers' own GPU machine)."""
+    args = ["python", "-m", "rexrank.backend", "infer", "--hub", repo_id, "--pr", str(num), "--work",
+            "/tmp/rexrank-job", "--gpus", str(settings.gpus), "--timeout", str(timeout - SETUP_SECONDS)]
+    if settings.smoke:
+        args += ["--smoke", settings.smoke]
+    for spec in settings.public:
+        args += ["--public", spec]
+    if settings.references:
+        args += ["--references", settings.references]
+    if settings.private_images:
+        args += ["--private-images", settings.private_images]
+    return args
+
+
+def code_submission(api, repo_id: str, num: int) -> Model | None:
+    """The model/ of pull request `num`, checked by every rule (None when it carries none)."""
+    import tempfile
+    from pathlib import Path
+
+    from rexrank.backend.pull import open_submission
+
+    with tempfile.TemporaryDirectory(prefix="rexrank-code-") as tmp:
+        return open_submission(api, repo_id, num, Path(tmp)).checked.model
+
+
+def launch(api, repo_id: str, num: int, model: Model, settings: JobSettings, token: str | None = None):
+    """Start the inference job for pull request `num` as an HF Job; its JobInfo."""
+    timeout = timeout_for(settings.gpus)
+    return api.run_job(image=settings.image, command=command(repo_id, num, settings, timeout),
+                       secrets={"HF_TOKEN": token or api.token}, flavor=flavor_for(model.gpu_memory_gb, settings.gpus),
+                       timeout=timeout, name=f"rexrank-infer-{repo_id.split('/')[-1]}-pr{num}",
+                       labels={"rexrank-pr": str(num)})

@@ -1,0 +1,191 @@
+"""A code submission's whole way on the fake Hub: `rexrank submit --model`, the review, the webhook's worker
+starting the inference job through `HfApi.run_job` (a fake that records its arguments and runs its command here),
+and the job's stages (read, build, smoke, private) in the sandbox. The private references hold a canary, which must
+appear nowhere: no file of any branch, no comment, no output, no log."""
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pandas as pd
+import pytest
+from huggingface_hub import HfApi
+
+from rexrank.backend import ledger
+from rexrank.backend.__main__ import main as backend
+from rexrank.backend.webhook import Job, Settings, Worker
+from rexrank.cli import main
+from rexrank.data.build import Build, push_dataset, write_dataset
+from rexrank.data.catalog import REXGRADIENT
+from rexrank.results import Result
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed (.ci/run installs it)")
+
+REPO = "rexrank/results"
+CANARY = "ZQX-INFER-CANARY-5512"
+REVISION = "a" * 40
+PRIVATE = [f"g{i}" for i in range(20)]
+PUBLIC = [f"iu{i}" for i in range(10)]
+SUBMISSION = "gradient-lab-coded-model"
+
+SCRIPT = """
+import argparse, json, os, sys
+parser = argparse.ArgumentParser()
+for flag in ("--input_json_file", "--save_json_file", "--img_root_dir"):
+    parser.add_argument(flag)
+args = parser.parse_args()
+data = json.load(open(args.input_json_file))
+private = any(study.startswith("g") for study in data)
+print("smoke run: studies", sorted(data) if not private else len(data))
+for study, record in data.items():
+    size = sum(os.path.getsize(args.img_root_dir + p) for p in record["image_path"])
+    record["model_prediction"] = f"The lungs are clear; {size} bytes of image for study {study}."
+    if private and open("/submission/fail.txt").read().strip() == "fail":
+        print("LEAK" + "ED:", open(args.img_root_dir + record["image_path"][0], "rb").read()[:40])
+        sys.exit(1)
+json.dump(data, open(args.save_json_file, "w"))
+"""
+
+
+def images(folder, studies):
+    for study in studies:
+        (folder / study).mkdir(parents=True)
+        (folder / study / "0.png").write_bytes(f"synthetic image of {study} ".encode() * (1 + len(study)))
+    return folder
+
+
+@pytest.fixture
+def hub(fake_hub, tmp_path, monkeypatch):
+    """A results repo, the private references (with image paths, holding the canary) on the Hub, their images and a
+    public split for the smoke test on this machine, the weights repo the model pins."""
+    monkeypatch.setenv("HF_TOKEN", "hf_maintainer")
+    studies = pd.DataFrame({"study_id": PRIVATE, "findings": [f"Synthetic finding {i} {CANARY}." for i in range(20)],
+                            "impression": ["Synthetic impression."] * 20,
+                            "image_paths": [[f"{s}/0.png"] for s in PRIVATE]})
+    push_dataset(write_dataset(Build(REXGRADIENT, "test", studies), tmp_path / "refs"), "gated/rexgradient")
+    HfApi().create_repo(REPO, repo_type="dataset")
+    fake_hub.add_repo("lab/coded-model", {"config.json": b"{}"}, sha=REVISION)
+    images(tmp_path / "private-images", PRIVATE)
+    images(tmp_path / "public-images", PUBLIC)
+    (tmp_path / "iu.jsonl").write_text("".join(json.dumps({"study_id": s, "findings": "Synthetic public finding.",
+                                                           "impression": "None.", "image_paths": [f"{s}/0.png"]})
+                                               + "\n" for s in PUBLIC))
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "model.yaml").write_text(json.dumps({"weights": [{"repo": "lab/coded-model", "revision": REVISION}],
+                                                  "tasks": ["findings"], "images": "multi", "gpu_memory_gb": 20}))
+    (model / "requirements.txt").write_text("numpy\n")
+    (model / "inference.py").write_text(textwrap.dedent(SCRIPT))
+    (model / "fail.txt").write_text("never\n")
+    monkeypatch.setenv("HF_TOKEN", "hf_researcher")
+    assert main(["submit", "--model", str(model), "--name", "Coded Model", "--institution", "Gradient Lab",
+                 "--repo", REPO]) == 0
+    monkeypatch.setenv("HF_TOKEN", "hf_maintainer")
+    return fake_hub
+
+
+class FakeJobs:
+    """`HfApi.run_job` as a recorder that runs the job's command here, with its env and secrets."""
+
+    def __init__(self, monkeypatch, replace: dict[str, str]):
+        self.calls, self.replace = [], replace
+        monkeypatch.setattr(HfApi, "run_job", lambda api, **kwargs: self.run(**kwargs))
+
+    def run(self, **kwargs):
+        self.calls.append(kwargs)
+        command = [self.replace.get(a, a) for a in kwargs["command"]]
+        command[:3] = [sys.executable, "-m", "rexrank.backend"]  # `python -m rexrank.backend`, here
+        command[command.index("--gpus") + 1] = "0"  # no GPU here
+        env = {**os.environ, **(kwargs.get("env") or {}), **kwargs["secrets"]}
+        self.done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+        return type("JobInfo", (), {"id": "job-1"})()
+
+
+def seen(markdown: str) -> str:
+    """A comment as its reader sees it (rendered, tags dropped)."""
+    import html
+    import re
+
+    from rendered import html as rendered
+
+    return html.unescape(re.sub(r"<[^>]+>", "", rendered(markdown)))
+
+
+def everything(fake_hub) -> str:
+    refs = ["main"] + [f"refs/pr/{pr.num}" for pr in fake_hub.pull_requests(REPO, repo_type="dataset")]
+    files = [d for r in refs for d in fake_hub.files(REPO, repo_type="dataset", revision=r).values()]
+    comments = [t for pr in fake_hub.pull_requests(REPO, repo_type="dataset") for _, t in pr.comments]
+    return b"".join(files).decode("utf-8", "replace") + "".join(comments)
+
+
+def start(hub, tmp_path, monkeypatch):
+    monkeypatch.setenv("REXRANK_JOB_IMAGE", "hf.co/spaces/rexrank/job")
+    monkeypatch.setenv("REXRANK_PRIVATE_REFERENCES", "gated/rexgradient")
+    monkeypatch.setenv("REXRANK_PRIVATE_IMAGES", str(tmp_path / "private-images"))
+    monkeypatch.setenv("REXRANK_SMOKE", f"iu-xray={tmp_path / 'iu.jsonl'},{tmp_path / 'public-images'}")
+    monkeypatch.setenv("REXRANK_JOB_GPUS", "1")
+    jobs = FakeJobs(monkeypatch, {"/tmp/rexrank-job": str(tmp_path / "job")})
+    worker = Worker.__new__(Worker)  # the worker's job, run on this thread
+    worker.settings = Settings(REPO, {}, None, "hf_maintainer")
+    worker._lock, worker._pending, worker._done = __import__("threading").Lock(), {}, {}
+    said, _ = Worker.run(worker, Job("review", 1))
+    return jobs, said
+
+
+def test_the_webhook_starts_the_inference_job_which_publishes_generated_aggregates_only(hub, tmp_path, monkeypatch,
+                                                                                         capsys, caplog):
+    caplog.set_level(logging.DEBUG)
+    jobs, said = start(hub, tmp_path, monkeypatch)
+    assert "review #1" in said and "inference job job-1 started" in said
+    [call] = jobs.calls
+    assert call["flavor"] == "l4x1" and call["image"] == "hf.co/spaces/rexrank/job"  # 20 GB: the smallest that holds
+    assert call["secrets"] == {"HF_TOKEN": "hf_maintainer"} and call["timeout"] >= 10_000 * 8
+    assert call["command"][:8] == ["python", "-m", "rexrank.backend", "infer", "--hub", REPO, "--pr", "1"]
+    assert jobs.done.returncode == 0, jobs.done.stderr[-2000:]
+    assert "stages read" not in jobs.done.stdout and f"{SUBMISSION}: read" in jobs.done.stdout
+    files = hub.files(REPO, repo_type="dataset", revision="refs/pr/1")
+    result = Result.from_dict(json.loads(files[f"submissions/{SUBMISSION}/results/rexgradient.findings.json"]))
+    assert result.provenance == "generated" and result.checks["generated_by"] == "rexrank inference job"
+    assert result.metrics["bleu2"].n == 20 and round(result.metrics["bleu2"].value, 3) == result.metrics["bleu2"].value
+    assert not [p for p in files if "rexgradient" in p and ("predictions" in p or "per_study" in p)]
+    comments = [t for a, t in hub.pull_requests(REPO, repo_type="dataset")[0].comments if a == "maintainer"]
+    smoke = seen(next(t for t in comments if t.startswith("**rexrank inference**")))
+    assert "ran in the sandbox on 8 iu-xray studies" in smoke and "smoke run: studies" in smoke  # its own log
+    assert "Requirement already satisfied: numpy" in smoke  # the build's
+    record = json.loads(hub.files(REPO, repo_type="dataset")[f"{ledger.SUBMISSIONS}/{SUBMISSION}.json"])
+    assert record["results"]["rexgradient.findings"]["job"] == "private"
+    assert CANARY not in everything(hub) and CANARY not in jobs.done.stdout + jobs.done.stderr + caplog.text
+    left = [p for p in (tmp_path / "job").rglob("*") if p.is_file() and "private" in p.as_posix()]
+    assert left == []  # the private predictions and chunks are gone
+
+
+def test_a_failure_in_the_private_stage_says_the_stage_and_nothing_the_script_printed(hub, tmp_path, monkeypatch):
+    HfApi().upload_file(path_or_fileobj=b"fail\n", path_in_repo=f"submissions/{SUBMISSION}/model/fail.txt",
+                        repo_id=REPO, repo_type="dataset", revision="refs/pr/1", token="hf_researcher")
+    jobs, _ = start(hub, tmp_path, monkeypatch)
+    assert jobs.done.returncode == 2
+    comments = [t for a, t in hub.pull_requests(REPO, repo_type="dataset")[0].comments if a == "maintainer"]
+    stopped = seen(comments[-1])
+    assert "stopped at the private stage" in stopped and "exited with code 1" in stopped
+    assert "LEAKED:" not in everything(hub) and "synthetic image of g" not in everything(hub)
+    assert "LEAKED:" not in jobs.done.stdout + jobs.done.stderr
+    kept = [p for p in (tmp_path / "job").rglob("*") if p.is_file() and b"LEAKED:" in p.read_bytes()]
+    assert kept == []  # nor on the maintainers' machine: the private run's output was kept nowhere
+    files = hub.files(REPO, repo_type="dataset", revision="refs/pr/1")
+    assert f"submissions/{SUBMISSION}/results/rexgradient.findings.json" not in files
+
+
+def test_the_job_reads_only_the_head_the_review_left(hub, tmp_path, monkeypatch, capsys):
+    assert backend(["review", "--hub", REPO, "--pr", "1"]) == 0
+    HfApi().upload_file(path_or_fileobj=b"print('pushed after the review')\n",
+                        path_in_repo=f"submissions/{SUBMISSION}/model/inference.py", repo_id=REPO,
+                        repo_type="dataset", revision="refs/pr/1", token="hf_researcher")
+    capsys.readouterr()
+    assert backend(["infer", "--hub", REPO, "--pr", "1", "--work", str(tmp_path / "job"),
+                    "--references", "gated/rexgradient", "--private-images", str(tmp_path / "private-images")]) == 2
+    assert "changed after its review" in capsys.readouterr().err
+    assert not (tmp_path / "job" / "env").exists()  # nothing was built, nothing ran
