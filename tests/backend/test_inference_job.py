@@ -189,3 +189,24 @@ def test_the_job_reads_only_the_head_the_review_left(hub, tmp_path, monkeypatch,
                     "--references", "gated/rexgradient", "--private-images", str(tmp_path / "private-images")]) == 2
     assert "changed after its review" in capsys.readouterr().err
     assert not (tmp_path / "job" / "env").exists()  # nothing was built, nothing ran
+
+
+def test_a_public_set_run_by_the_job_is_a_generated_row_on_the_board(hub, tmp_path, monkeypatch):
+    """The same run on a public test set the maintainers hold: scored as the review scores, committed as a
+    generated result with its per-study table and predictions, ranked once merged, and shown as generated."""
+    monkeypatch.setenv("REXRANK_PUBLIC_RUNS", f"iu-xray={tmp_path / 'iu.jsonl'},{tmp_path / 'public-images'}")
+    jobs, _ = start(hub, tmp_path, monkeypatch)
+    assert jobs.done.returncode == 0, jobs.done.stderr[-2000:]
+    assert "--public" in jobs.calls[0]["command"]
+    files = hub.files(REPO, repo_type="dataset", revision="refs/pr/1")
+    result = Result.from_dict(json.loads(files[f"submissions/{SUBMISSION}/results/iu-xray.findings.json"]))
+    assert result.provenance == "generated" and result.metrics["bleu2"].n == len(PUBLIC)
+    assert f"submissions/{SUBMISSION}/predictions/iu-xray.findings.jsonl" in files
+    assert backend(["merge", "--hub", REPO, "--pr", "1"]) == 0
+    assert backend(["aggregate", "--hub", REPO]) == 0
+    import datasets
+
+    rows = datasets.load_dataset(REPO, split="leaderboard").to_pandas().set_index(["model", "dataset", "task"])
+    row = rows.loc[("Coded Model", "iu-xray", "findings")]
+    # as a job left it (the model metrics have no weights here, hence no 1/RadCliQ-v1 to rank it by)
+    assert row["provenance"] == "generated" and row["unranked"] == "no 1/RadCliQ-v1"
