@@ -191,9 +191,11 @@ def read_save(path: Path, studies: list[str], limit: int) -> dict[str, str]:
     wrong = [s for s in studies if s not in missing and not isinstance(saved[s]["model_prediction"], str)]
     long = [s for s in studies if s not in missing and s not in wrong
             and len(saved[s]["model_prediction"].encode("utf-8", "surrogatepass")) > MAX_PREDICTION]
+    # named by the study ids the job gave it only: a key the script made up could carry what it saw
     problems = [f"{len(v):,} {what} (first: {shown(v[0], 60)})" for v, what in (
         (missing, "studies without a model_prediction"), (wrong, "predictions that are not text"),
-        (long, f"predictions over {MAX_PREDICTION:,} bytes"), (extra, "studies it was not given")) if v]
+        (long, f"predictions over {MAX_PREDICTION:,} bytes")) if v]
+    problems += [f"{len(extra):,} studies it was not given"] if extra else []
     if problems:
         raise InferenceFailed(f"{where}: " + "; ".join(problems))
     return {s: saved[s]["model_prediction"] for s in studies}
