@@ -282,7 +282,7 @@ def test_rexrank_infer_on_the_command_line(tmp_path, capsys):
 
 def test_the_sandbox_passes_one_gpu_and_no_other(tmp_path):
     """The GPU a block is given, and only it: its device node and the driver's, CUDA_VISIBLE_DEVICES naming it. No
-    GPU here: the command line is what this asserts; tests/inference/gpu_check.py runs it where there is one."""
+    GPU here: the command line is what this asserts; benchmarks/sandbox_gpu.py runs it where there is one."""
     box = Sandbox(tmp_path, tmp_path, tmp_path, tmp_path / "out", gpu=1)
     argv = box.argv(["true"])
     assert ["--dev-bind-try", "/dev/nvidia1", "/dev/nvidia1"] == argv[argv.index("/dev/nvidia1") - 1:
