@@ -44,6 +44,9 @@ print("smoke run: studies", sorted(data) if not private else len(data))
 for study, record in data.items():
     size = sum(os.path.getsize(args.img_root_dir + p) for p in record["image_path"])
     record["model_prediction"] = f"The lungs are clear; {size} bytes of image for study {study}."
+    if not private and open("/submission/fail.txt").read().strip() == "smoke":
+        print("SMOKE-" + "OUTPUT: a public study failed")
+        sys.exit(1)
     if private and open("/submission/fail.txt").read().strip() == "fail":
         print("LEAK" + "ED:", open(args.img_root_dir + record["image_path"][0], "rb").read()[:40])
         sys.exit(1)
@@ -177,6 +180,18 @@ def test_a_failure_in_the_private_stage_says_the_stage_and_nothing_the_script_pr
     assert kept == []  # nor on the maintainers' machine: the private run's output was kept nowhere
     files = hub.files(REPO, repo_type="dataset", revision="refs/pr/1")
     assert f"submissions/{SUBMISSION}/results/rexgradient.findings.json" not in files
+
+
+def test_a_failed_smoke_test_gives_the_submitter_its_own_output(hub, tmp_path, monkeypatch):
+    HfApi().upload_file(path_or_fileobj=b"smoke\n", path_in_repo=f"submissions/{SUBMISSION}/model/fail.txt",
+                        repo_id=REPO, repo_type="dataset", revision="refs/pr/1", token="hf_researcher")
+    jobs, _ = start(hub, tmp_path, monkeypatch)
+    assert jobs.done.returncode == 2
+    said = seen([t for a, t in hub.pull_requests(REPO, repo_type="dataset")[0].comments if a == "maintainer"][-1])
+    assert "stopped at the smoke stage" in said and "exited with code 1" in said
+    assert "SMOKE-OUTPUT: a public study failed" in said  # its own output, on public data, back to it
+    files = hub.files(REPO, repo_type="dataset", revision="refs/pr/1")
+    assert f"submissions/{SUBMISSION}/results/rexgradient.findings.json" not in files  # the private run never began
 
 
 def test_the_job_reads_only_the_head_the_review_left(hub, tmp_path, monkeypatch, capsys):

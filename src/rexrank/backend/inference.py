@@ -119,7 +119,8 @@ def run_pull_request(repo_id: str, num: int, *, work: Path, smoke: Public | None
     except (InputError, BuildFailed, OSError) as err:
         why = _private_safe(err) if stage == "private" else str(err)
         failed = err if isinstance(err, StageFailed) else StageFailed(stage, why)
-        logs = "" if stage == "private" else _logs(work, stage)
+        failed_logs = tuple(sorted((work / ".smoke.jsonl.work").glob("*.log"))) if stage == "smoke" else ()
+        logs = "" if stage in ("public", "private") else _logs(work, stage, failed_logs)
         api.comment_discussion(repo_id, num, f"**rexrank inference**: stopped at the {stage} stage: "
                                f"{to_markdown(failed.why, 600)}" + logs, repo_type="dataset")
         raise failed from None
@@ -185,7 +186,7 @@ def _public(api, repo_id, num, model, test_set: Public, environment, cache, work
                   weights_cache=cache, gpus=gpus, timeout=timeout)
             aligned = align(split.references(task), load_predictions(out), str(out.name))
             card_scores = score(aligned.rows, MetricSet([m for m in metrics if m not in JUDGED], progress=False),
-                                resamples, dataset=identify(split))
+                                resamples, dataset=identify(split), text=aligned.text)
             table = work / "public" / f"{test_set.name}.{task}.parquet"
             card_scores.write_per_study(table)
             result = Result(info, test_set.name, split.split, task, card_scores.metrics, aligned.counts,
