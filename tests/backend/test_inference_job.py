@@ -13,6 +13,7 @@ import textwrap
 
 import pandas as pd
 import pytest
+from fixtures.code_submissions import READ_INPUT
 from huggingface_hub import HfApi
 
 from rexrank.backend import ledger
@@ -32,13 +33,7 @@ PRIVATE = [f"g{i}" for i in range(20)]
 PUBLIC = [f"iu{i}" for i in range(10)]
 SUBMISSION = "gradient-lab-coded-model"
 
-SCRIPT = """
-import argparse, json, os, sys
-parser = argparse.ArgumentParser()
-for flag in ("--input_json_file", "--save_json_file", "--img_root_dir"):
-    parser.add_argument(flag)
-args = parser.parse_args()
-data = json.load(open(args.input_json_file))
+SCRIPT = READ_INPUT + """
 private = any(study.startswith("g") for study in data)
 print("smoke run: studies", sorted(data) if not private else len(data))
 for study, record in data.items():

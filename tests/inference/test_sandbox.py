@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from fixtures.code_submissions import READ_INPUT
 
 from rexrank.inference import runner
 from rexrank.inference.runner import InferenceFailed, infer, read_save
@@ -58,13 +59,7 @@ def predictions(root: Path) -> dict[str, str]:
             for line in (root / "preds.jsonl").read_text().splitlines()}
 
 
-ANSWER = """
-import argparse, json, os, sys
-parser = argparse.ArgumentParser()
-for flag in ("--input_json_file", "--save_json_file", "--img_root_dir"):
-    parser.add_argument(flag)
-args = parser.parse_args()
-data = json.load(open(args.input_json_file))
+ANSWER = READ_INPUT + """
 def answer(text):
     for record in data.values():
         record["model_prediction"] = text
