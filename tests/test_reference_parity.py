@@ -71,6 +71,18 @@ def test_bertscore_equals_bert_score_on_transformers_4(local_models, answers, id
     assert ours[40] == expected[40] == pytest.approx(-5.5502, abs=5e-5)  # the empty candidate
 
 
+def test_without_the_leading_space_equals_bert_score_0_3_11_on_transformers_4(local_models, answers):
+    """bert-score 0.3.11, as CXR-Report-Metric pins it, run on transformers >= 4.17 (RobertaTokenizer no longer a
+    GPT2Tokenizer): no leading space, which `prefix_space=False` reproduces (docs/metrics.md §2)."""
+    texts = [clean(t) for t in CANDIDATES + REFERENCES]
+    tokens = BertScore(prefix_space=False, progress=False).encoder.token_ids(texts)
+    assert tokens == answers["bertscore_0.3.11_tokens"] != answers["bertscore_tokens"]
+    for idf in (False, True):
+        ours = BertScore(prefix_space=False, idf=idf, progress=False)(CANDIDATES, REFERENCES)
+        np.testing.assert_allclose(ours, answers[f"bertscore_0.3.11_idf={idf}"], rtol=1e-6, atol=1e-6)
+        assert not np.allclose(ours, answers[f"bertscore_idf={idf}"], atol=1e-3)
+
+
 def test_labels_equal_f1chexbert_0_0_2(local_models, answers):
     ours = [binary_labels(classes).tolist() for _, classes in SembScore(progress=False).features(TEXTS)]
     assert ours == answers["f1chexbert_labels"]

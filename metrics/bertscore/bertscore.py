@@ -4,6 +4,7 @@ import evaluate
 
 from rexrank.hf_metric import CXR_REPORT_METRIC_CITATION, report_metric_info
 from rexrank.scorers import compute
+from rexrank.scorers.bertscore import BASELINE, MAX_TOKENS
 
 _CITATION = """\
 @inproceedings{zhang2020bertscore,
@@ -25,12 +26,18 @@ Args:
     predictions (list of str): generated reports.
     references (list of str): one ground-truth report per prediction.
     idf (bool, optional): weight tokens by idf over the references (not the ReXrank setting). Default False.
+    prefix_space (bool, optional): RoBERTa's leading space, as CXR-Report-Metric's pinned stack adds it. False: as
+        bert-score 0.3.11 on transformers >= 4.17 (or any bert-score on transformers 5) encodes. Default True.
+    specials (str, optional): "weight0" (bert-score: <s> and </s> are match targets that weigh 0) or "drop" (not
+        matched). Default "weight0".
+    max_tokens (int, optional): truncation, 3..512. Default 512.
+    baseline (float or None, optional): b of the rescale (F - b) / (1 - b); None gives raw F. Default 0.8473319.
     device (str, optional): torch device. Default: cuda if available, else cpu.
     batch_size (int, optional): texts per forward pass. Default 32.
 Returns:
     bertscore (float): mean rescaled F1; about -5.55 (empty report) to 1.
     bertscore_per_sample (list of float): rescaled F1 of each pair.
-    signature (str): e.g. `bertscore:1|model:distilbert/distilroberta-base@<commit>|layer:5|idf:no|...`.
+    signature (str): e.g. `bertscore:1|model:distilbert/distilroberta-base@<commit>|layer:5|idf:no|space:lead|...`.
 Examples:
     >>> bertscore = evaluate.load("rexrank/bertscore")
     >>> results = bertscore.compute(predictions=["Heart size is normal."], references=["Heart size is normal."])
@@ -46,5 +53,7 @@ class BertScore(evaluate.Metric):
                                   codebase_urls=["https://github.com/rajpurkarlab/CXR-Report-Metric", "https://github.com/Tiiiger/bert_score"],
                                   reference_urls=["https://rexrank.ai", "https://arxiv.org/abs/1904.09675"])
 
-    def _compute(self, predictions, references, idf=False, device=None, batch_size=32):
-        return compute("bertscore", predictions, references, idf=idf, device=device, batch_size=batch_size)
+    def _compute(self, predictions, references, idf=False, prefix_space=True, specials="weight0",
+                 max_tokens=MAX_TOKENS, baseline=BASELINE["F"], device=None, batch_size=32):
+        return compute("bertscore", predictions, references, idf=idf, prefix_space=prefix_space, specials=specials,
+                       max_tokens=max_tokens, baseline=baseline, device=device, batch_size=batch_size)

@@ -25,6 +25,7 @@ from rexrank.errors import InputError
 from rexrank.models.registry import MODELS
 from rexrank.reports import FINDINGS, FINDINGS_IMPRESSION
 from rexrank.results import MetricResult, ModelInfo, Result
+from rexrank.scorers.bertscore import departures as bertscore_departures
 from rexrank.scorers.radcliq import COMPONENTS, RADCLIQ_V1
 from rexrank.signature import Signature
 
@@ -188,6 +189,8 @@ def departures(signature: Signature) -> list[str]:
     else:
         out += [f"{signature.metric} {name} {model}, the published the pinned weights"
                 for name, model in signature.models.items() if model not in _PINNED]
+    if signature.metric == "bertscore":  # the stack's choices: leading space, idf, special tokens, truncation, baseline
+        out += bertscore_departures(signature.settings)
     for component in signature.components:
         out += departures(component)
     return out

@@ -73,6 +73,17 @@ def test_model_modules_load_and_match_the_library(local_models, folder, key):
         assert out["sembscore"] == out["semb_score"]  # the old key, kept
 
 
+def test_the_bertscore_module_passes_the_stacks_choices_on(local_models):
+    module = evaluate.load(str(ROOT / "metrics" / "bertscore"))
+    predictions, references = ["Heart size is normal.", "Small left effusion."], ["Mild edema.", "No effusion."]
+    options = {"prefix_space": False, "specials": "drop", "max_tokens": 64, "baseline": None}
+    out = module.compute(predictions=predictions, references=references, **options)
+    assert out == compute("bertscore", predictions, references, **options)
+    assert "|space:none|trunc:64|specials:drop|rescale:no|" in out["signature"]
+    assert out["bertscore_per_sample"] != module.compute(predictions=predictions,
+                                                         references=references)["bertscore_per_sample"]
+
+
 def test_metrics_have_one_name_and_their_old_names_as_aliases():
     from rexrank.scorers import canonical, metric_class, parse_metrics
 

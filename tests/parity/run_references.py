@@ -4,7 +4,8 @@
 
 JOB (every answer also carries "max_rss_mib", the process's peak resident memory; "device": "cuda" runs the
 packages that can on the GPU, default "cpu"):
-     {"bertscore": {"model": DIR, "baseline": TSV, "candidates": [...], "references": [...]},
+     {"bertscore": {"model": DIR, "baseline": TSV, "candidates": [...], "references": [...]},  (0.3.13's scores
+      and tokens, and 0.3.11's: its sent_encode without RoBERTa's leading space on transformers >= 4.17)
       "f1chexbert": {"texts": [...]},
       "f1chexbert_timing": {"hyps": [...], "refs": [...]},  (seconds of labelling them, load excluded)
       "radgraph": {"model": DIR, "texts": [...], "reward_pairs": [hyps, refs], "timing": bool}}  (DIR: a v1
@@ -38,6 +39,14 @@ if "bertscore" in job:
         out[f"bertscore_idf={idf}"] = f.tolist()
     tokenizer = bert_score.utils.get_tokenizer(spec["model"], use_fast=False)
     out["bertscore_tokens"] = [bert_score.utils.sent_encode(tokenizer, t) for t in squeeze[0] + squeeze[1]]
+    # bert-score 0.3.11 differs from 0.3.13 in one check only: sent_encode adds the leading space for a
+    # GPT2Tokenizer, not for a RobertaTokenizer, which stopped being one in transformers 4.17. That check, here:
+    bert_score.utils.RobertaTokenizer = type("NotARobertaTokenizer", (), {})
+    for idf in (False, True):
+        p, r, f = bert_score.score(*squeeze, model_type=spec["model"], num_layers=5, idf=idf, batch_size=64,
+                                   lang="en", rescale_with_baseline=True, baseline_path=spec["baseline"])
+        out[f"bertscore_0.3.11_idf={idf}"] = f.tolist()
+    out["bertscore_0.3.11_tokens"] = [bert_score.utils.sent_encode(tokenizer, t) for t in squeeze[0] + squeeze[1]]
 if "f1chexbert" in job:
     from f1chexbert import F1CheXbert
 

@@ -3,9 +3,12 @@ under CXR-Report-Metric's pinned transformers 3.0.1.
 
 bert-score's `sent_encode` strips the text, encodes it with RoBERTa's byte-level BPE *with a leading space*
 (`add_prefix_space=True`), adds <s> ... </s>, truncates to the tokenizer's 512, and encodes an empty text as
-<s></s>. The leading space is fragile in the reference: bert-score 0.3.11 on transformers 4 loses it (its
-GPT2Tokenizer check fails for RobertaTokenizer), and on transformers 5 the encode-time flag is ignored, so the
-tokenizer must be loaded with it, as here.
+<s></s>. The leading space is fragile in the reference: bert-score 0.3.11 on transformers >= 4.17 loses it (its
+GPT2Tokenizer check fails for RobertaTokenizer, which stopped subclassing GPT2Tokenizer in 4.17), any bert-score
+with `use_fast_tokenizer=True` loses it (RobertaTokenizerFast passes neither check), and on transformers 5 the
+encode-time flag is ignored, so the tokenizer must be loaded with it, as here. `prefix_space=False` reproduces the
+stacks that lose it (docs/metrics.md §2). `max_tokens` is where bert-score truncates (the tokenizer's
+model_max_length, 512 for distilroberta-base: <s>, the first max_tokens - 2 text ids, </s>).
 `get_model` keeps only the first `layer` transformer layers and takes their output.
 """
 
@@ -34,11 +37,13 @@ def _check_folder(folder: Path, what: str) -> None:
 
 
 class BertScoreEncoder:
-    def __init__(self, model: ResolvedModel, layer: int = 5, runtime: Runtime | None = None):
+    def __init__(self, model: ResolvedModel, layer: int = 5, runtime: Runtime | None = None,
+                 prefix_space: bool = True, max_tokens: int = MAX_TOKENS):
         from transformers import AutoModel, AutoTokenizer
 
         _check_folder(model.path, model.spec.what)
-        self.tokenizer = AutoTokenizer.from_pretrained(model.path, add_prefix_space=True)
+        self.prefix_space = prefix_space
+        self.tokenizer = AutoTokenizer.from_pretrained(model.path, add_prefix_space=prefix_space)
         try:
             net = AutoModel.from_pretrained(model.path, add_pooling_layer=False)  # BERTScore reads a layer
         except (OSError, ValueError, RuntimeError) as err:
@@ -49,7 +54,10 @@ class BertScoreEncoder:
         self.runtime = runtime or Runtime()
         self.device = self.runtime.torch_device
         self.net = net.eval().to(self.device)
-        self.max_tokens = min(MAX_TOKENS, self.tokenizer.model_max_length)
+        if not 2 < max_tokens <= min(MAX_TOKENS, self.tokenizer.model_max_length):
+            raise ValueError(f"max_tokens {max_tokens} outside 3..{min(MAX_TOKENS, self.tokenizer.model_max_length)} "
+                             f"for {model.path}")
+        self.max_tokens = max_tokens
         self.batch_size = self.runtime.batch_for(net.config, self.max_tokens)
 
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:

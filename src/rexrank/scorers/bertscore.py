@@ -8,6 +8,12 @@ tokens weigh 0; without idf every other token weighs 1), F1 of P and R; a text w
 <s></s> sets P and R to 0 and F to 0; F is then rescaled with the layer's baseline, (F - b) / (1 - b).
 Similarities are computed in float64 from the float32 states (the reference's float32 sums differ by
 < 2e-7 in raw F); the rescale is float32, as the reference applies it.
+
+The stack's choices that move the number, each an option and each in the signature (docs/metrics.md §2 says which
+the published figures were made with, and why the defaults are these): the leading space (`prefix_space`, signed
+`space:lead|none`), idf (`idf`, `idf:no|refs`), the special tokens (`specials`: "weight0" as bert-score, match
+targets that weigh 0, or "drop", not matched at all, `specials:w0|drop`), truncation (`max_tokens`, `trunc:512`)
+and the baseline (`baseline`: bert-score's layer-5 F, another b, or None for raw F; `rescale:F:<b>|no`).
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -23,9 +29,42 @@ from rexrank.models import models_extra, resolve
 from rexrank.scorers.base import Scorer
 from rexrank.signature import Signature
 
-# bert-score 0.3.11 `rescale_baseline/en/distilroberta-base.tsv`, row LAYER=5 (P, R, F).
+# bert-score's `rescale_baseline/en/distilroberta-base.tsv`, row LAYER=5 (P, R, F). The file has one version: git
+# blob 4213b57 from its first commit (7aeb635, 2020-01-10) to bert-score's head, the same bytes in the 0.3.11 and
+# 0.3.13 wheels.
 BASELINE = {"P": 0.84732, "R": 0.84759504, "F": 0.8473319}
 LAYER = 5
+MAX_TOKENS = 512  # distilroberta-base's model_max_length, where bert-score truncates
+SPECIALS = {"weight0": "w0", "drop": "drop"}  # option -> signature value
+# CXR-Report-Metric's `add_bertscore_col` on its pinned stack (bert-score 0.3.11, transformers 3.0.1), as signed.
+PUBLISHED = {"layer": str(LAYER), "idf": "no", "space": "lead", "trunc": str(MAX_TOKENS), "specials": "w0",
+             "rescale": f"F:{BASELINE['F']}"}
+_DEPARTS = {
+    "idf": {"refs": "with idf weights from the references, CXR-Report-Metric without (USE_IDF = False)"},
+    "space": {"none": "tokenised without RoBERTa's leading space, CXR-Report-Metric's pinned stack with it"},
+    "specials": {"drop": "not matching <s> and </s>, bert-score matching them at weight 0"},
+}
+
+
+def departures(settings: Mapping[str, str]) -> list[str]:
+    """How a BERTScore signature's settings depart from CXR-Report-Metric's code on its pinned stack, one phrase
+    each (for `rexrank.official.departures`). A setting the signature lacks is read as that stack's: it was signed
+    before it became an option, and only that stack's value existed."""
+    out = []
+    for key, published in PUBLISHED.items():
+        made = settings.get(key, published)
+        if made == published:
+            continue
+        if made in _DEPARTS.get(key, {}):
+            out.append(f"bertscore {_DEPARTS[key][made]}")
+        elif key == "rescale":
+            out.append(f"bertscore {'not rescaled' if made == 'no' else f'rescaled with {made}'}, the published "
+                       f"rescaled with {published}")
+        elif key == "trunc":
+            out.append(f"bertscore truncated at {made} tokens, bert-score at {published}")
+        else:
+            out.append(f"bertscore {key} {made}, the published {published}")
+    return out
 
 
 def clean(text: str) -> str:
@@ -53,21 +92,34 @@ def _weights(ids: np.ndarray, idf: dict[int, float] | None) -> np.ndarray:
         return w / w.sum()
 
 
+def _inner_weights(ids: np.ndarray, idf: dict[int, float] | None) -> np.ndarray:
+    """Weights of the tokens between <s> and </s> (their idf, or 1 each), normalised over them."""
+    w = np.ones(len(ids)) if idf is None else np.array([idf[t] for t in ids.tolist()])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return w / w.sum()
+
+
 def _unit(x: np.ndarray) -> np.ndarray:
     return x / np.linalg.norm(x, axis=-1, keepdims=True)
 
 
 def pair_scores(candidate: tuple[np.ndarray, np.ndarray], reference: tuple[np.ndarray, np.ndarray],
-                idf: dict[int, float] | None = None) -> tuple[float, float, float]:
-    """Raw (P, R, F) of one pair from (ids, states) features."""
+                idf: dict[int, float] | None = None, specials: str = "weight0") -> tuple[float, float, float]:
+    """Raw (P, R, F) of one pair from (ids, states) features. `specials="drop"`: <s> and </s> (always the first and
+    the last) are no match targets either, as if bert-score's mask left them out."""
     (c_ids, c_emb), (r_ids, r_emb) = candidate, reference
-    sim = _unit(c_emb.astype(np.float64)) @ _unit(r_emb.astype(np.float64)).T  # every token, specials too
+    if len(c_ids) == 2 or len(r_ids) == 2:  # only <s></s>: bert-score sets P and R to 0, F (NaN) to 0
+        return 0.0, 0.0, 0.0
+    if specials == "drop":
+        (c_ids, c_emb), (r_ids, r_emb) = (c_ids[1:-1], c_emb[1:-1]), (r_ids[1:-1], r_emb[1:-1])
+        c_weights, r_weights = _inner_weights(c_ids, idf), _inner_weights(r_ids, idf)
+    else:
+        c_weights, r_weights = _weights(c_ids, idf), _weights(r_ids, idf)
+    sim = _unit(c_emb.astype(np.float64)) @ _unit(r_emb.astype(np.float64)).T  # specials too, unless dropped
     with np.errstate(invalid="ignore"):
-        p = (sim.max(axis=1) * _weights(c_ids, idf)).sum()
-        r = (sim.max(axis=0) * _weights(r_ids, idf)).sum()
+        p = (sim.max(axis=1) * c_weights).sum()
+        r = (sim.max(axis=0) * r_weights).sum()
         f = 2 * p * r / (p + r)
-    if len(c_ids) == 2 or len(r_ids) == 2:  # only <s></s>: bert-score sets P and R to 0 (F is NaN -> 0)
-        p = r = 0.0
     return float(p), float(r), 0.0 if math.isnan(f) else float(f)
 
 
@@ -88,9 +140,27 @@ class BertScore(Scorer):
 
     cacheable = True
 
-    def __init__(self, idf: bool = False, **runtime):
+    def __init__(self, idf: bool = False, prefix_space: bool = True, specials: str = "weight0",
+                 max_tokens: int = MAX_TOKENS, baseline: float | None = BASELINE["F"], **runtime):
+        """The defaults are CXR-Report-Metric's code on its pinned stack (docs/metrics.md §2). `prefix_space=False`:
+        RoBERTa's tokens without the leading space, as bert-score 0.3.11 on transformers >= 4.17 and any bert-score
+        on transformers 5 encode; `specials="drop"`: <s> and </s> not matched; `max_tokens`: truncation (3..512);
+        `baseline`: the b of (F - b) / (1 - b), or None for raw F."""
+        if specials not in SPECIALS:
+            raise ValueError(f"specials must be one of {', '.join(SPECIALS)}, not {specials!r}")
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 2 < max_tokens <= MAX_TOKENS:
+            raise ValueError(f"max_tokens must be an integer in 3..{MAX_TOKENS}, not {max_tokens!r}")
+        if baseline is not None and (isinstance(baseline, bool) or not isinstance(baseline, int | float)
+                                     or not math.isfinite(baseline) or baseline >= 1):
+            raise ValueError(f"baseline must be a number below 1 (or None: no rescaling), not {baseline!r}")
+        if not isinstance(prefix_space, bool) or not isinstance(idf, bool):
+            raise ValueError("prefix_space and idf must be True or False")
         super().__init__(**runtime)
         self.idf = idf
+        self.prefix_space = prefix_space
+        self.specials = specials
+        self.max_tokens = max_tokens
+        self.baseline = None if baseline is None else float(baseline)
         self.model = resolve("BERTSCORE")  # weights located now; loaded only if a feature is not cached
         self._encoder = None
 
@@ -98,7 +168,8 @@ class BertScore(Scorer):
     def encoder(self):
         if self._encoder is None:
             BertScoreEncoder = models_extra("rexrank.models.bertscore", "BertScoreEncoder")
-            self._encoder = BertScoreEncoder(self.model, LAYER, self.runtime)
+            self._encoder = BertScoreEncoder(self.model, LAYER, self.runtime, prefix_space=self.prefix_space,
+                                             max_tokens=self.max_tokens)
         return self._encoder
 
     def features(self, texts: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -107,17 +178,28 @@ class BertScore(Scorer):
     def score_prf(self, candidates, references) -> np.ndarray:
         """[n, 3] raw P, R, F per pair."""
         idf = idf_weights([ids for ids, _ in references]) if self.idf else None
-        return np.array([pair_scores(c, r, idf) for c, r in zip(candidates, references, strict=True)],
+        return np.array([pair_scores(c, r, idf, self.specials) for c, r in zip(candidates, references, strict=True)],
                         dtype=np.float64).reshape(-1, 3)
 
     def score(self, candidates, references) -> np.ndarray:
-        return np.array([rescale(f, BASELINE["F"]) for f in self.score_prf(candidates, references)[:, 2]])
+        raw = self.score_prf(candidates, references)[:, 2]
+        if self.baseline is None:
+            return raw
+        return np.array([rescale(f, self.baseline) for f in raw])
+
+    def tokenisation(self) -> dict[str, str]:
+        """What the token ids depend on besides the weights: the leading space and truncation."""
+        return {"space": "lead" if self.prefix_space else "none", "trunc": str(self.max_tokens)}
 
     def cache_namespace(self) -> str:
-        precision = "".join(f"|{k}:{v}" for k, v in self.runtime.settings.items())  # idf is applied later
-        return f"bertscore-features:{self.version}|{self.model.identity}|layer:{LAYER}{precision}"
+        precision = "".join(f"|{k}:{v}" for k, v in self.runtime.settings.items())  # idf, specials: applied later
+        # The default tokenisation keeps the namespace it had before it was an option, so caches stay valid.
+        tokens = "".join(f"|{k}:{v}" for k, v in self.tokenisation().items()
+                         if (k, v) not in {("space", "lead"), ("trunc", str(MAX_TOKENS))})
+        return f"bertscore-features:{self.version}|{self.model.identity}|layer:{LAYER}{tokens}{precision}"
 
     def signature(self) -> Signature:
+        rescaled = "no" if self.baseline is None else f"F:{self.baseline:.9g}"
         return Signature(self.name, self.version, models={"model": self.model.identity},
-                         settings={"layer": str(LAYER), "idf": "refs" if self.idf else "no",
-                                   "rescale": f"F:{BASELINE['F']}", **self.runtime.settings})
+                         settings={"layer": str(LAYER), "idf": "refs" if self.idf else "no", **self.tokenisation(),
+                                   "specials": SPECIALS[self.specials], "rescale": rescaled, **self.runtime.settings})
