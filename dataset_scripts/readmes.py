@@ -23,7 +23,8 @@ def readme(name: str) -> str:
         sizes = "\n".join(f"| {split} | {n:,} |" for split, n in splits.items())
         table = f"| split | studies |\n|---|---:|\n{sizes}\n"
         written = ("one config per ReXrank task, `findings` and `findings_impression` (ReXrank's `Findings: ... "
-                   "Impression: ...` reference), each `<config>/<split>-00000-of-00001.parquet`")
+                   "Impression: ...` reference), each `<config>/<split>-00000-of-00001.parquet`, its references "
+                   "with their whitespace collapsed as the leaderboard scored them")
     else:
         table = ""
         written = "one config per source and task, each `<config>/<split>-00000-of-00001.parquet`"

@@ -23,7 +23,8 @@ def test_score_writes_result_and_per_study_table(tmp_path, capsys):
     assert score(tmp_path, "--metrics", "bleu2", "--model-name", "Careful", "--resamples", "200") == 0
     out = capsys.readouterr().out
     assert "Careful · dataset test · findings · 45 studies scored, 3 left out by the task" in out
-    assert "bleu2: bleu2:1|tok:lower+dot|smooth:method1:eps=0.1|boot:200:seed=0|rexrank:0.1.0" in out
+    assert ("bleu2: bleu2:1|tok:lower+dot|smooth:method1:eps=0.1|refs:collapsed-ws|missing:left-out|preds:as-given|"
+            "boot:200:seed=0|rexrank:0.1.0") in out
     result = Result.read(tmp_path / "dataset.findings.json")
     table = pd.read_parquet(tmp_path / "dataset.findings.per_study.parquet")
     assert result.counts == {"split_studies": 48, "scored": 45, "dropped_by_task": 3, "empty_predictions": 0,

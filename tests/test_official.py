@@ -116,10 +116,13 @@ def test_a_published_zero_for_an_inverse_metric_imports_as_missing(reference_dir
 
 
 def test_a_verified_number_made_otherwise_than_the_published_says_how():
+    from dataclasses import replace
+
     from rexrank.llm import Judge
     from rexrank.models.registry import MODELS
     from rexrank.models.runtime import Runtime
     from rexrank.official import departures
+    from rexrank.reports import text_settings
     from rexrank.scorers import fineradscore, green
     from rexrank.scorers.fineradscore.prompt import SYNTHETIC, Shots
     from rexrank.signature import Signature
@@ -127,26 +130,29 @@ def test_a_verified_number_made_otherwise_than_the_published_says_how():
     def judge(model):
         return Judge(base_url="http://127.0.0.1:9", model=model, cache=False, progress=False)
 
+    def scored(signature):  # as rexrank score signs a number made on a split's references
+        return replace(signature, settings={**signature.settings, **text_settings("findings")})
+
     pinned = {"model": f"{MODELS['BERTSCORE'].repo_id}@{MODELS['BERTSCORE'].revision[:12]}"}
-    as_published = Signature("bertscore", "1", models=pinned, settings={"layer": "5", **Runtime().settings})
+    as_published = scored(Signature("bertscore", "1", models=pinned, settings={"layer": "5", **Runtime().settings}))
     assert departures(as_published) == []
-    assert departures(Signature("bertscore", "1", models=pinned, settings=Runtime(dtype="bf16").settings)) == [
+    assert departures(scored(Signature("bertscore", "1", models=pinned, settings=Runtime(dtype="bf16").settings))) == [
         "bertscore in bf16, the published in fp32"]
-    assert departures(Signature("bertscore", "1", models={"model": "local:1a2b"})) == [
+    assert departures(scored(Signature("bertscore", "1", models={"model": "local:1a2b"}))) == [
         "bertscore model local:1a2b, the published the pinned weights"]
     # a composite names the component that departs
-    assert departures(Signature("radcliq_v1", "1", components=(
-        Signature("bertscore", "1", models=pinned, settings={"dtype": "fp16"}),))) == [
+    assert departures(scored(Signature("radcliq_v1", "1", components=(
+        Signature("bertscore", "1", models=pinned, settings={"dtype": "fp16"}),)))) == [
         "bertscore in fp16, the published in fp32"]
 
-    assert departures(green.signature(judge("StanfordAIMI/GREEN-radllama2-7b"))) == []  # as GREEN's code spells it
-    assert departures(green.signature(judge("gpt-4o"))) == [
+    assert departures(scored(green.signature(judge("StanfordAIMI/GREEN-radllama2-7b")))) == []  # as GREEN spells it
+    assert departures(scored(green.signature(judge("gpt-4o")))) == [
         "GREEN by judge:gpt-4o:t=0:max_tokens=1024, the published by StanfordAIMI/GREEN-RadLlama2-7b"]
     # a name that merely contains the model's is another model
-    assert departures(green.signature(judge("evil/StanfordAIMI/GREEN-RadLlama2-7b-tuned"))) != []
+    assert departures(scored(green.signature(judge("evil/StanfordAIMI/GREEN-RadLlama2-7b-tuned")))) != []
 
     reference = Shots("reference@0123456", SYNTHETIC.messages)
-    assert departures(fineradscore.signature(judge("gpt-4-0613"), reference)) == []
-    assert departures(fineradscore.signature(judge("llama-3-70b"), SYNTHETIC)) == [
+    assert departures(scored(fineradscore.signature(judge("gpt-4-0613"), reference))) == []
+    assert departures(scored(fineradscore.signature(judge("llama-3-70b"), SYNTHETIC))) == [
         "FineRadScore with synthetic-v1 examples, the published with the reference's",
         "FineRadScore by judge:llama-3-70b:t=0:max_tokens=1024, the published by a GPT-4 model"]

@@ -23,7 +23,7 @@ from pathlib import Path
 from rexrank.catalog import BOARD_METRICS, TEST_SETS
 from rexrank.errors import InputError
 from rexrank.models.registry import MODELS
-from rexrank.reports import FINDINGS, FINDINGS_IMPRESSION
+from rexrank.reports import FINDINGS, FINDINGS_IMPRESSION, MISSING, PREDICTION_TEXT, REFERENCE_TEXT
 from rexrank.results import MetricResult, ModelInfo, Result
 from rexrank.scorers.bertscore import departures as bertscore_departures
 from rexrank.scorers.radcliq import COMPONENTS, RADCLIQ_V1
@@ -171,6 +171,28 @@ _JUDGE = re.compile(r"^judge:(.+?):t=")  # an endpoint's identity names the mode
 def departures(signature: Signature) -> list[str]:
     """How a verified number's making departs from the published figures', one phrase each; none: it does not (as
     far as the signature and what ReXrank published can tell)."""
+    return _texts(signature) + _made(signature)
+
+
+def _texts(signature: Signature) -> list[str]:
+    """How the texts a number was made on depart from the board's (docs/metrics.md §0): its references' version,
+    the task's rule for a missing section, the predictions. Read from a number's own signature (a composite's
+    components carry none)."""
+    settings, out = signature.settings, []
+    refs = settings.get("refs")
+    if refs != REFERENCE_TEXT:
+        made = ("with their whitespace as stored (no refs in its signature: made before rexrank collapsed it)"
+                if refs is None else refs)
+        out.append(f"{signature.metric} on references {made}, the published on references {REFERENCE_TEXT}")
+    if settings.get("missing", "") not in ("", *MISSING.values()):
+        out.append(f"{signature.metric} with missing sections {settings['missing']}, the published "
+                   f"{' or '.join(MISSING.values())} by task")
+    if settings.get("preds", PREDICTION_TEXT) != PREDICTION_TEXT:
+        out.append(f"{signature.metric} on predictions {settings['preds']}, the published {PREDICTION_TEXT}")
+    return out
+
+
+def _made(signature: Signature) -> list[str]:
     out = []
     if signature.settings.get("dtype", "fp32") != "fp32":
         out.append(f"{signature.metric} in {signature.settings['dtype']}, the published in fp32")
@@ -192,5 +214,5 @@ def departures(signature: Signature) -> list[str]:
     if signature.metric == "bertscore":  # the stack's choices: leading space, idf, special tokens, truncation, baseline
         out += bertscore_departures(signature.settings)
     for component in signature.components:
-        out += departures(component)
+        out += _made(component)
     return out

@@ -88,12 +88,16 @@ def score(
     seed: int = stats.SEED,
     dataset: DataUse | str | None = None,
     checkpoint: Path | None = None,
+    text: dict[str, str] | None = None,
 ) -> Scorecard:
     """Every metric over `rows`. The per-text scorers run chunk by chunk (the metric set's `chunk` studies: features
     computed, scored, freed), so memory does not grow with the number of studies; with `checkpoint` (a folder) each
     finished chunk is kept there and a rerun with the same rows, metrics and chunk continues after the last one.
     Composites, judged metrics and the CIs run once at the end on the whole columns. `dataset`: what the texts are,
-    for the LLM judges' data-use guard (`rexrank.data.identity.identify`)."""
+    for the LLM judges' data-use guard (`rexrank.data.identity.identify`). `text`: how the rows' texts were made
+    (`Aligned.text`: the reference-text version, the task's rule for a missing section, what was done to the
+    predictions), added to every metric's signature, so that numbers made on texts built otherwise never share a
+    point key with these (docs/metrics.md §0)."""
     metric_set = metrics if isinstance(metrics, MetricSet) else MetricSet(metrics, progress=False)
     predictions, references = rows["prediction"].tolist(), rows["reference"].tolist()
     chunk = metric_set.chunk
@@ -153,6 +157,8 @@ def score(
             detail |= more
             extras |= found
 
+    if text:  # on each metric's own signature; a composite's components are signed by the composite's
+        signatures = {name: replace(made, settings={**made.settings, **text}) for name, made in signatures.items()}
     ordered = {name: columns[name] for name in _plan(metric_set.metrics) if name in columns}
     per_study = pd.DataFrame({"study_id": rows["study_id"].tolist(), **ordered, **detail})
     return Scorecard(per_study, estimates(per_study, signatures, resamples, seed), skipped, extras)
@@ -362,7 +368,8 @@ def score_file(predictions: Path, dataset: str, task: str, metrics: Sequence[str
             "study_id", "prediction", "reference")))):
         warnings.append(f"{predictions}: {copied}; the leaderboard's review refuses such a set")
     with writing(out, test_split.dataset, task, part):
-        card = score(rows, metrics, resamples, seed, dataset=identify(test_split), checkpoint=checkpoint)
+        card = score(rows, metrics, resamples, seed, dataset=identify(test_split), checkpoint=checkpoint,
+                     text=aligned.text)
         result = Result(model, test_split.dataset, split, task, card.metrics, aligned.counts, card.skipped,
                         warnings=warnings, extras=card.extras)
         if shard is not None:

@@ -29,7 +29,7 @@ from rexrank import __version__
 from rexrank.catalog import DATASETS, PRIVATE_DATASETS, PUBLIC_DATASETS  # noqa: F401 (read from here too)
 from rexrank.data.split import jsonl_records, listing
 from rexrank.errors import InputError
-from rexrank.reports import TASKS
+from rexrank.reports import REFERENCE_TEXT, TASKS, text_settings
 from rexrank.results import Result
 from rexrank.scorers import METRICS, metric_class
 
@@ -150,6 +150,19 @@ def _radrbench_piece(results_dir: Path) -> tuple[list[Piece], list[str]]:
     return [Piece(RADRBENCH_FILE, path)], []
 
 
+def _text_made(signature, task: str) -> str | None:
+    """How the texts a number was made on differ from what this rexrank scores for `task` (docs/metrics.md §0), in
+    words; None when they do not."""
+    current = text_settings(task)
+    found = {key: signature.settings.get(key) for key in current}
+    if found == current:
+        return None
+    if found["refs"] is None:
+        return f"references with their whitespace as stored (this rexrank scores refs:{REFERENCE_TEXT})"
+    return ", ".join(f"{key} {found[key]} (this rexrank's: {value})" for key, value in current.items()
+                     if found[key] != value)
+
+
 def _check_result(name: str, result: Result, predictions: Path) -> list[str]:
     problems = []
     if result.provenance == "generated":  # the inference job's, made by running the model: never submitted
@@ -165,6 +178,8 @@ def _check_result(name: str, result: Result, predictions: Path) -> list[str]:
         if value.signature is None or value.signature.version != current:
             found = value.signature.version if value.signature else "none"
             problems.append(f"{name}: {metric} was made by version {found}, this rexrank's is {current}: re-score")
+        elif result.task in TASKS and (made := _text_made(value.signature, result.task)):
+            problems.append(f"{name}: {metric} was made on {made}: re-score")
     seen: set[str] = set()
     for number, record in jsonl_records(predictions):
         study = record.get("study_id")

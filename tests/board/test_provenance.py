@@ -52,7 +52,8 @@ def test_generated_rows_count_towards_the_boards_signature_key(tmp_path):
     shown = aggregate(repo).query("dataset == 'mimic-cxr'").set_index("model")
     assert shown["rank"].dropna().astype(int).to_dict() == {"C": 1, "H": 2, "G": 3, "Official D": 4}
     assert shown.loc["A", "unranked"] == shown.loc["B", "unranked"] == (
-        "RadCliQ-v1 made as radcliq_v1:1|bleu2:1, the board's is radcliq_v1:2|bleu2:1")
+        "RadCliQ-v1 made as radcliq_v1:1|refs:collapsed-ws|missing:left-out|preds:as-given|bleu2:1, the board's is "
+        "radcliq_v1:2|refs:collapsed-ws|missing:left-out|preds:as-given|bleu2:1")
 
 
 def test_each_rows_source_is_shown_in_words_short_in_the_table_long_in_the_csv(board):

@@ -282,12 +282,14 @@ def test_the_model_card_links_the_paper_a_submission_names():
 
 
 def test_a_number_made_otherwise_than_the_published_figures_is_marked_with_how(tmp_path):
+    from rexrank.reports import text_settings
     from rexrank.results import MetricResult
     from rexrank.signature import Signature
 
     repo = results_repo(tmp_path)
     made = result("F", 1.2)
-    by_gpt = Signature("green", "1", models={"backend": "judge:gpt-4o:t=0:max_tokens=1024"})
+    by_gpt = Signature("green", "1", models={"backend": "judge:gpt-4o:t=0:max_tokens=1024"},
+                       settings=text_settings("findings"))  # on references as rexrank builds them
     made.metrics["green"] = MetricResult(0.4, 0.4, 0.3, 0.5, 10, "mean", signature=by_gpt)
     (repo / "submissions" / "lab-f" / "results").mkdir(parents=True)
     made.write(repo / "submissions" / "lab-f" / "results" / "mimic-cxr.findings.json")

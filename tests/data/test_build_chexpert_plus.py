@@ -59,7 +59,8 @@ def test_chexpert_plus_valid_groups_images_into_studies(tmp_path, capsys):
     assert not any(text in captured.out + captured.err for text in SYNTHETIC_CHEXPERT_TEXT)
     findings = load(out, "findings", "valid", tmp_path)
     assert findings["study_id"].tolist() == ["patient64541_study1"]
-    assert findings["reference_findings"].tolist() == ["\nSynthetic findings one."]  # the cell unchanged
+    assert findings["findings"].tolist() == ["\nSynthetic findings one."]  # the cell unchanged
+    assert findings["reference_findings"].tolist() == ["Synthetic findings one."]  # as the board scored it
     everything = load(out, "findings_impression", "valid", tmp_path).set_index("study_id")
     assert everything.index.tolist() == ["patient64541_study1", "patient64542_study1"]
     study = everything.loc["patient64541_study1"]
@@ -68,7 +69,8 @@ def test_chexpert_plus_valid_groups_images_into_studies(tmp_path, capsys):
     assert list(study["views"]) == ["AP", "LATERAL"]
     assert study["context"] == "Age:71.0.Gender:F.Indication:Synthetic history.Comparison: None."
     capitals = everything.loc["patient64542_study1"]
-    assert capitals["reference_findings_impression"] == "Findings: None Impression: \n1. NO ACUTE SYNTHETIC PROCESS.\n"
+    assert capitals["impression"] == "\n1. NO ACUTE SYNTHETIC PROCESS.\n"
+    assert capitals["reference_findings_impression"] == "Findings: None Impression: 1. NO ACUTE SYNTHETIC PROCESS."
     assert capitals["context"] == "Age:nan.Gender:U.Indication:nanComparison: None."
     info = json.loads((out / "build_info.json").read_text())
     assert info["sources"] == {source.name: sha(source)}

@@ -242,7 +242,10 @@ def test_the_cli_builds_the_test_studies_with_findings_and_load_dataset_reads_th
     rows = datasets.load_dataset(str(folder), "findings", split="test",
                                  cache_dir=str(download["tmp"] / "cache")).to_pandas().set_index("study_id")
     assert sorted(rows.index) == BUILT
-    assert rows.loc["50000001", "findings"] == FULL_FINDINGS == rows.loc["50000001", "reference_findings"]
+    assert rows.loc["50000001", "findings"] == FULL_FINDINGS  # the section as the report writes it
+    assert rows.loc["50000001", "reference_findings"] == (  # the reference as the board scored it
+        "The lungs are clear without focal consolidation. No pleural effusion or pneumothorax is seen. "
+        "The cardiomediastinal silhouette is within normal limits.")
     assert rows.loc["50000001", "impression"] == "No acute cardiopulmonary process."
     assert rows.loc["50000001", "context"] == "___ year old woman with cough // eval for pneumonia"
     assert list(rows.loc["50000001", "image_paths"]) == [

@@ -184,7 +184,7 @@ def score_pull_request(repo_id: str, pr_num: int, references: str, metrics: list
         for task in tasks:
             rows = aligned[task].rows
             try:
-                scores = score(rows, metric_set, resamples, dataset=DATASET,
+                scores = score(rows, metric_set, resamples, dataset=DATASET, text=aligned[task].text,
                                checkpoint=kept / f"{DATASET}.{task}" if kept else None)
             except Exception as err:  # noqa: BLE001
                 raise _withheld(f"scoring {task}", err) from None

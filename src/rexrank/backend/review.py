@@ -98,7 +98,8 @@ def review(repo_id: str, num: int, datasets: dict[str, str], token: str | None =
             split = splits[dataset]
             predictions_path = folder / "predictions" / f"{dataset}.{task}.jsonl"
             aligned = aligned_sets[(dataset, task)]
-            card_scores = score(aligned.rows, MetricSet(names, progress=False), resamples, dataset=identify(split))
+            card_scores = score(aligned.rows, MetricSet(names, progress=False), resamples, dataset=identify(split),
+                                text=aligned.text)
             for metric in names:
                 ours = card_scores.metrics.get(metric)
                 theirs = submitted.metrics.get(metric) if submitted else None

@@ -5,9 +5,10 @@
     push_dataset(folder, "my-org/mimic-cxr-test")            # private; load_dataset("my-org/...", "findings")
 
 A built dataset has one row per study (`COLUMNS`) and two configs, one per ReXrank task: `findings` (studies with
-a findings section) and `findings_impression` (every study with either section), each holding the task's reference
-text as `reference`. `build_info.json` records the source files' sha256, the counts, and how they compare with the
-official split (`OFFICIAL`): a build that differs names the studies missing or extra.
+a findings section) and `findings_impression` (every study with either section), each holding both tasks' reference
+texts as `reference_<task>`, whitespace collapsed as the board scored them (`rexrank.reports.reference_text`).
+`build_info.json` records the source files' sha256, the counts, and how they compare with the official split
+(`OFFICIAL`): a build that differs names the studies missing or extra.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from rexrank import __version__
 from rexrank.catalog import TEST_SETS
 from rexrank.data.split import listing, read_json
 from rexrank.errors import InputError
-from rexrank.reports import FINDINGS, FINDINGS_IMPRESSION, TASKS, build_references, section
+from rexrank.reports import FINDINGS, FINDINGS_IMPRESSION, REFERENCE_TEXT, TASKS, build_references, section
 
 # One row per study. `image_paths` relative to the dataset's image root; `views` parallel to it (AP, PA, LATERAL...,
 # None where the source does not say).
@@ -184,7 +185,8 @@ def card(build: Build, info: dict) -> str:
 {d.description}
 
 Built by `rexrank build-dataset {d.name}` (rexrank {info['rexrank']}) from the user's own copy of the source; the
-text is the source's, unchanged. Homepage: {d.homepage}
+sections are the source's text, unchanged, and the references are made from them as the leaderboard scores them.
+Homepage: {d.homepage}
 {differs}
 ## Counts
 
@@ -199,9 +201,13 @@ text is the source's, unchanged. Homepage: {d.homepage}
 
 - `study_id`: the source's study id (string).
 - `findings`, `impression`: the report's sections, null where the report has none.
-- `reference_findings`: the findings task's ground truth (the findings section).
+- `reference_findings`: the findings task's ground truth (the findings section), null where it has none (the
+  task leaves the study out, as the leaderboard's findings rows do).
 - `reference_findings_impression`: ReXrank's findings+impression ground truth,
   `Findings: {{findings}} Impression: {{impression}}`, a missing section written `None` as ReXrank's script does.
+- Both references have their whitespace collapsed (every run of spaces, tabs and line breaks to one space, the
+  ends stripped), as the leaderboard's references were: a line break left in would be part of a word for BLEU-2.
+  Scores made on them are signed `refs:{REFERENCE_TEXT}`.
 - `image_paths`: the study's images, relative to the image root of the source; `views`: their view positions.
 - `context`: indication / clinical history where the source has it; `source`: where the row came from.
 

@@ -7,7 +7,9 @@ Rules (each problem names the study):
 - errors, nothing is scored: a study id given twice, a prediction that is not text (number, list,
   null/NaN), a prediction for a study the split does not have, a split study with no prediction;
 - warnings, scored: an empty or whitespace-only prediction (it scores what each metric gives the
-  empty string, see `rexrank metrics`).
+  empty string, see `rexrank metrics`); a prediction holding line breaks or tabs (scored as given, as the board
+  scored predictions: BLEU-2 splits at single spaces only, so a line break joins the words beside it into one
+  token; docs/metrics.md §0).
 - counted: predictions for studies the task leaves out (a ReXrank submission covers the whole split,
   so the findings task always ignores the studies without findings).
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +30,7 @@ from rexrank.errors import InputError
 from rexrank.reports import TaskReferences
 
 PREDICTION_KEYS = ("prediction", "model_prediction")
+BREAKS = re.compile(r"[^\S ]")  # whitespace other than the space: line breaks, tabs (a reference has none left)
 
 
 def load_predictions(path: str | os.PathLike) -> dict[str, object]:
@@ -104,6 +108,7 @@ class Aligned:
     rows: pd.DataFrame
     counts: dict[str, int]
     warnings: list[str] = field(default_factory=list)
+    text: dict[str, str] = field(default_factory=dict)  # how the texts were made: `score(..., text=)` signs it
 
 
 def align(references: TaskReferences, predictions: dict[str, object], source: str = "predictions") -> Aligned:
@@ -113,6 +118,7 @@ def align(references: TaskReferences, predictions: dict[str, object], source: st
         if study_id not in known:
             errors.append(f"study {study_id}: predicted but not in the split (wrong split or dataset?)")
     empty: list[str] = []
+    broken: list[str] = []
     for study_id in references.references:
         if study_id not in predictions:
             errors.append(f"study {study_id}: in the split but has no prediction")
@@ -124,6 +130,8 @@ def align(references: TaskReferences, predictions: dict[str, object], source: st
             errors.append(f"study {study_id}: prediction must be text, got {type(value).__name__} {value!r:.40}")
         elif not value.strip():
             empty.append(study_id)
+        elif BREAKS.search(value):
+            broken.append(study_id)
     if errors:
         raise InputError(f"{source}: {len(errors)} problem(s), nothing was scored:\n{listing(errors)}")
 
@@ -132,6 +140,10 @@ def align(references: TaskReferences, predictions: dict[str, object], source: st
     if empty:
         warnings.append(f"{len(empty)} empty prediction(s), scored as the empty report: "
                         f"{', '.join(empty[:10])}{' ...' if len(empty) > 10 else ''}")
+    if broken:
+        warnings.append(f"{len(broken)} prediction(s) hold line breaks or tabs, scored as given (the references' "
+                        "whitespace is collapsed, the predictions' is not, as on the board; BLEU-2 reads a line "
+                        f"break as part of a word): {', '.join(broken[:10])}{' ...' if len(broken) > 10 else ''}")
     rows = pd.DataFrame(
         {
             "study_id": list(references.references),
@@ -146,4 +158,4 @@ def align(references: TaskReferences, predictions: dict[str, object], source: st
         "empty_predictions": len(empty),
         "ignored_predictions": len(ignored),
     }
-    return Aligned(rows, counts, warnings)
+    return Aligned(rows, counts, warnings, references.text)

@@ -19,6 +19,7 @@ from rexrank.backend import ledger
 from rexrank.board.schema import METRICS
 from rexrank.catalog import TASK_TITLES, TEST_SETS
 from rexrank.files import write_text
+from rexrank.reports import text_settings
 from rexrank.results import MetricResult, ModelInfo, Result
 from rexrank.scorecard import estimates, file_sha256
 from rexrank.scorers import JUDGED
@@ -56,13 +57,13 @@ def demo_results_repo(root: str | os.PathLike, crowd: int = 0) -> Path:
                 level, companions = quality[key] * rng.uniform(0.9, 1.1), {}
                 if key in tabled:
                     table, metrics = _demo_per_study(np.random.default_rng(rng.randrange(2**32)), level,
-                                                     difficulty[dataset, task], key)
+                                                     difficulty[dataset, task], key, task)
                     path = folder / "per_study" / f"{dataset}.{task}.parquet"
                     path.parent.mkdir(exist_ok=True)
                     table.to_parquet(path, index=False)
                     companions = {"per_study.parquet": file_sha256(path)}
                 else:
-                    metrics = _demo_metrics(rng, level, key)
+                    metrics = _demo_metrics(rng, level, key, task)
                 made = GENERATED_FIELDS if key in GENERATED_BY_THE_MAINTAINERS else {}
                 result = Result(ModelInfo(card["name"], card["institution"], card["url"]), dataset, "test", task,
                                 metrics, counts={"scored": STUDIES}, created="2026-11-01T00:00:00Z",
@@ -125,10 +126,11 @@ CENTRE = {"bleu2": 0.20, "bertscore": 0.45, "semb_score": 0.45, "radgraph": 0.25
 STUDIES = 500
 
 
-def _signature(name: str, key: str) -> Signature:
+def _signature(name: str, key: str, task: str) -> Signature:
     """A demo number's signature, marked synthetic. The judged metrics' are the real builders', made as the published
-    figures were (GREEN by its pinned model; FineRadScore by a GPT-4 model with the reference's examples), so that
-    the board marks ≠ only where the demo means it: Demo-Shuffled's GREEN, asked of another judge."""
+    figures were (GREEN by its pinned model; FineRadScore by a GPT-4 model with the reference's examples), on texts
+    made as `rexrank score` makes them (`text_settings`), so that the board marks ≠ only where the demo means it:
+    Demo-Shuffled's GREEN, asked of another judge."""
     from rexrank.models import MODELS
     from rexrank.models.green import local_identity
     from rexrank.scorers import fineradscore, green
@@ -142,10 +144,10 @@ def _signature(name: str, key: str) -> Signature:
     elif name == "fineradscore":
         made = fineradscore.signature(SimpleNamespace(identity="judge:gpt-4-0613:t=0:max_tokens=1024"),
                                       SimpleNamespace(name=REFERENCE_SHOTS))
-    return replace(made, settings={**made.settings, "demo": "synthetic"})
+    return replace(made, settings={**made.settings, **text_settings(task), "demo": "synthetic"})
 
 
-def _demo_per_study(rng: np.random.Generator, quality: float, difficulty: np.ndarray, key: str
+def _demo_per_study(rng: np.random.Generator, quality: float, difficulty: np.ndarray, key: str, task: str
                     ) -> tuple[pd.DataFrame, dict[str, MetricResult]]:
     """Synthetic per-study scores (each metric's board value about CENTRE x quality; a judged metric's answer for a
     few studies is not read, and they count as its worst) and the numbers made from them as `rexrank score` makes
@@ -164,17 +166,17 @@ def _demo_per_study(rng: np.random.Generator, quality: float, difficulty: np.nda
             values = np.where(rng.random(STUDIES) < 0.02, 4.0 if name == "fineradscore" else 0.0, values)
         table[name] = values
     per_study = pd.DataFrame(table)
-    signatures = {name: _signature(name, key) for name in METRICS}
+    signatures = {name: _signature(name, key, task) for name in METRICS}
     return per_study, estimates(per_study, signatures)
 
 
-def _demo_metrics(rng: random.Random, quality: float, key: str) -> dict[str, MetricResult]:
+def _demo_metrics(rng: random.Random, quality: float, key: str, task: str) -> dict[str, MetricResult]:
     centre = CENTRE
     out = {}
     for name in METRICS:
         value = centre[name] * quality * rng.uniform(0.95, 1.05)
         half = value * rng.uniform(0.02, 0.05)
-        signature = _signature(name, key).with_bootstrap(1000, 0)
+        signature = _signature(name, key, task).with_bootstrap(1000, 0)
         statistic = "inverse_mean" if name == "radcliq_v1" else "mean"
         mean = 1 / value if name == "radcliq_v1" else value
         out[name] = MetricResult(round(value, 4), round(mean, 4), round(value - half, 4), round(value + half, 4), 500,
