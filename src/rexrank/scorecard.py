@@ -352,26 +352,28 @@ def writing(out: Path, dataset: str, task: str, part: str = ""):
 
 
 def score_file(predictions: Path, dataset: str, task: str, metrics: Sequence[str] | MetricSet, out: Path,
-               model: ModelInfo, split: str = "test", dataset_name: str | None = None,
+               model: ModelInfo, split: str | None = None, dataset_name: str | None = None,
                resamples: int = stats.RESAMPLES, seed: int = stats.SEED,
                shard: tuple[int, int] | None = None) -> Result:
     """Score one predictions file on one split and task; write the result JSON and per-study table. With `shard`
-    (I, N), score the I-th of N blocks of the studies and write that shard for `rexrank merge` instead."""
+    (I, N), score the I-th of N blocks of the studies and write that shard for `rexrank merge` instead. The result's
+    dataset and split are what the split is (`load_split`: an official split's ids name it), `split` and
+    `dataset_name` checked against it."""
     test_split = load_split(dataset, split, dataset_name)
     aligned = align(test_split.references(task), load_predictions(predictions), str(predictions))
     rows = aligned.rows if shard is None else shards.shard_rows(aligned.rows, *shard)
     # The data-use guard decides by what the split is (its build metadata, its study ids), not by its file's name.
     part = f".shard-{shard[0]}-of-{shard[1]}" if shard else ""
     checkpoint = out / ".partial" / f"{test_split.dataset}.{task}{part}"  # a killed run continues from here
-    warnings = [f"{predictions}: {w}" for w in aligned.warnings]
+    warnings = [f"{dataset}: {note}" for note in test_split.notes] + [f"{predictions}: {w}" for w in aligned.warnings]
     if not is_demo(test_split.source) and (copied := copy_problem(*(aligned.rows[c].tolist() for c in (
             "study_id", "prediction", "reference")))):
         warnings.append(f"{predictions}: {copied}; the leaderboard's review refuses such a set")
     with writing(out, test_split.dataset, task, part):
         card = score(rows, metrics, resamples, seed, dataset=identify(test_split), checkpoint=checkpoint,
                      text=aligned.text)
-        result = Result(model, test_split.dataset, split, task, card.metrics, aligned.counts, card.skipped,
-                        warnings=warnings, extras=card.extras)
+        result = Result(model, test_split.dataset, test_split.split, task, card.metrics, aligned.counts,
+                        card.skipped, warnings=warnings, extras=card.extras)
         if shard is not None:
             shards.write_shard(out, result, card.per_study, rows, *shard)
         else:

@@ -26,7 +26,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rexrank import __version__
-from rexrank.catalog import DATASETS, PRIVATE_DATASETS, PUBLIC_DATASETS  # noqa: F401 (read from here too)
+from rexrank.catalog import DATASETS, PRIVATE_DATASETS, PUBLIC_DATASETS, TEST_SETS  # noqa: F401 (read from here too)
+from rexrank.data.known import recognise
 from rexrank.data.split import jsonl_records, listing
 from rexrank.errors import InputError
 from rexrank.reports import REFERENCE_TEXT, TASKS, text_settings
@@ -90,6 +91,10 @@ def collect(results_dir: Path) -> list[Piece]:
         if path.name == RADRBENCH_RESULT:
             continue
         found = _dataset_task(path.name, ".json")
+        if found is None and (sample := _sample_of(path.name)):
+            problems.append(f"{path.name}: scored on a sample or an altered copy of the official {sample} split "
+                            "(rexrank score names it so): the leaderboard ranks the whole split; score all of it")
+            continue
         if found is None:
             problems.append(f"{path.name}: not <dataset>.<task>.json for a rexrank dataset ({', '.join(DATASETS)}) "
                             f"and task ({', '.join(TASKS)}); score with --dataset-name set to one of them")
@@ -101,6 +106,7 @@ def collect(results_dir: Path) -> list[Piece]:
             problems.append(f"{path.name}: {predictions.name} is missing (re-score with this rexrank)")
             continue
         problems += _check_result(path.name, result, predictions)
+        problems += _split_problems(path.name, dataset, result, predictions)
         if dataset in PRIVATE_DATASETS:
             problems += _one_set(path.name, result, [predictions])
             pieces.append(Piece(f"predictions/{dataset}.{task}.jsonl", predictions))
@@ -119,6 +125,38 @@ def collect(results_dir: Path) -> list[Piece]:
                          f"--dataset-name <{'|'.join(PUBLIC_DATASETS)}> (or rexrank score-radrbench --out "
                          f"{results_dir}) first")
     return pieces
+
+
+def _sample_of(name: str) -> str | None:
+    """The official test set a result file's name says it is a sample of (`mimic-cxr-sample.findings.json`)."""
+    dataset = name.removesuffix(".json").rpartition(".")[0]
+    for suffix in ("-sample", "-unofficial"):
+        if dataset.endswith(suffix) and dataset.removesuffix(suffix) in TEST_SETS:
+            test_set = TEST_SETS[dataset.removesuffix(suffix)]
+            return f"{test_set.title} {test_set.split}"
+    return None
+
+
+def _split_problems(name: str, dataset: str, result: Result, predictions: Path) -> list[str]:
+    """A result for a test set must be of the split the leaderboard ranks; and where its predictions carry any of an
+    official split's study ids (real data, not a synthetic stand-in, which the review's own copy of the split will
+    not line up with), of every study of that split and no other (`rexrank.data.known`)."""
+    test_set = TEST_SETS[dataset]
+    if result.split != test_set.split:
+        return [f"{name}: scored on the {result.split} split; the leaderboard ranks {test_set.title} {test_set.split}"]
+    match = recognise(str(record.get("study_id")) for _, record in jsonl_records(predictions))
+    if match is None:
+        return []
+    if (match.dataset, match.split) != (dataset, test_set.split):
+        return [f"{name}: its study ids are {match.describe()}, not {test_set.title}'s: re-score with the right "
+                "--dataset"]
+    studies = result.counts.get("split_studies")
+    if not match.subset or studies != match.official:
+        size = f"{studies:,}" if isinstance(studies, int) else "an unknown number of"
+        return [f"{name}: scored on a split of {size} studies that is not the official {match.title} split "
+                f"({match.official:,} studies, {match.shared:,} of them predicted here): a sample or an altered copy; "
+                "the leaderboard ranks the whole split: score all of it"]
+    return []
 
 
 RADRBENCH_RESULT = "radrbench-cxr.accuracy.json"

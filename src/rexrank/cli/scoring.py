@@ -27,8 +27,12 @@ def add(commands) -> None:
     score.add_argument("--metrics", help=f"comma-separated from {','.join(METRICS)}; default all: "
                                          f"{','.join(AVAILABLE)} (judged metrics only when named)")
     score.add_argument("--out", default="rexrank-results", help="folder for the result JSON and per-study table")
-    score.add_argument("--split", default="test")
-    score.add_argument("--dataset-name", help="name recorded in the result (default: from --dataset)")
+    score.add_argument("--split", help="the split (default: what the data says: the records' split field, the "
+                                       "folder's file names, an official split's study ids; else test); one that "
+                                       "contradicts them is refused")
+    score.add_argument("--dataset-name", help="name recorded in the result (default: the official dataset whose "
+                                              "split its study ids are, else from --dataset); one that contradicts "
+                                              "the ids is refused")
     score.add_argument("--model-name", help="default: the predictions file's name")
     score.add_argument("--institution", default="")
     score.add_argument("--url", default="")

@@ -26,6 +26,7 @@ import pandas as pd
 
 from rexrank import __version__
 from rexrank.catalog import TEST_SETS
+from rexrank.data.known import official_ids
 from rexrank.data.split import listing, read_json
 from rexrank.errors import InputError
 from rexrank.reports import FINDINGS, FINDINGS_IMPRESSION, REFERENCE_TEXT, TASKS, build_references, section
@@ -68,12 +69,6 @@ def sha256(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def official_ids(name: str, split: str) -> list[str] | None:
-    """The study ids of an official split, when rexrank ships them (`resources/splits/<name>.<split>.txt`)."""
-    path = Path(__file__).resolve().parents[1] / "resources" / "splits" / f"{name}.{split}.txt"
-    return path.read_text(encoding="utf-8").split() if path.is_file() else None
 
 
 def compare_with_official(name: str, split: str, study_ids: Sequence[str]) -> dict:

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from rexrank.catalog import TEST_SETS
+from rexrank.data.known import official_ids
 from rexrank.data.split import Split
 from rexrank.llm.guard import DataUse, credentialed
 
@@ -42,7 +43,6 @@ def built_as(source: str) -> str | None:
 def identify(split: Split) -> DataUse:
     """What `split` is: credentialed, public, or of unknown origin (see the module's rules)."""
     from rexrank import demo
-    from rexrank.data.build import official_ids
     from rexrank.data.catalog import BUILDERS
 
     ids = set(split.studies["study_id"])

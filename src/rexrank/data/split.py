@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from rexrank.data.known import Match, resolve, split_name
+from rexrank.demo import is_demo
 from rexrank.errors import InputError
 from rexrank.reports import TaskReferences, build_references
 
@@ -81,16 +83,24 @@ class Split:
     split: str
     studies: pd.DataFrame  # study_id (str), findings, impression; one row per study, split order
     source: str
+    match: Match | None = None  # the official split its study ids are, or share the most with (`rexrank.data.known`)
+    notes: tuple[str, ...] = ()  # what the user should know about it (a sample of an official split, ...)
 
     def references(self, task: str) -> TaskReferences:
         return build_references(self.studies[list(REQUIRED_COLUMNS)].itertuples(index=False, name=None), task)
 
 
-def load_split(source: str | os.PathLike, split: str = "test", dataset: str | None = None) -> Split:
-    """A split from a local parquet folder/file, a ReXrank split JSON, or a Hub dataset `ORG/NAME`."""
+def load_split(source: str | os.PathLike, split: str | None = None, dataset: str | None = None) -> Split:
+    """A split from a local parquet folder/file, a ReXrank split JSON, or a Hub dataset `ORG/NAME`.
+
+    Its name and split come from what it is (`rexrank.data.known`): a split whose study ids are an official split's
+    is that dataset and split whatever its file is called. `split` and `dataset` (`--split`, `--dataset-name`) are
+    checked against the records' own `split` field, the folder's file names and the ids: a contradiction is an
+    InputError naming both. `split` None: the split the data says, else test."""
     path = Path(source)
+    file_split = None
     if path.is_dir():
-        frame = _read_parquet_folder(path, split)
+        frame, file_split = _read_parquet_folder(path, split)
     elif path.suffix == ".parquet" and path.is_file():
         frame = read_parquet(path)
     elif path.suffix == ".json" and path.is_file():
@@ -102,29 +112,40 @@ def load_split(source: str | os.PathLike, split: str = "test", dataset: str | No
                          "or a ReXrank split .json")
     elif (str(source).count("/") == 1 and not str(source).startswith((".", "/"))
           and path.suffix not in (".json", ".jsonl", ".parquet")):
-        frame = _read_hub(str(source), split)
+        frame = _read_hub(str(source), split or "test")
     else:
         raise InputError(f"{source}: no such file or folder (and not a Hub dataset id ORG/NAME)")
-    return Split(dataset or _dataset_name(path), split, _checked(frame, str(source)), str(source))
+    studies = _checked(frame, str(source))
+    records = frame["split"].tolist() if "split" in frame.columns else []
+    known = resolve(str(source), studies["study_id"].tolist(), asked_split=split, asked_name=dataset,
+                    derived_name=_dataset_name(path), record_splits=records, file_split=file_split,
+                    stand_in=is_demo(source))
+    return Split(known.dataset, known.split, studies, str(source), known.match, known.notes)
 
 
 def _dataset_name(path: Path) -> str:
     return (path.name if path.is_dir() else path.stem) or str(path)
 
 
-def _read_parquet_folder(folder: Path, split: str) -> pd.DataFrame:
+def _read_parquet_folder(folder: Path, split: str | None) -> tuple[pd.DataFrame, str | None]:
+    """The folder's table, and the split its files are named for (None when their names say none)."""
     if (folder / ALL_STUDIES).is_dir() and (folder / "build_info.json").is_file():  # built by rexrank
         folder = folder / ALL_STUDIES  # each task drops its own studies, and says how many
     files = sorted(f for f in folder.rglob("*.parquet") if not f.is_dir())  # a partitioned table: its files
     if not files:
         raise InputError(f"{folder}: no parquet files in this folder")
     # A Hub dataset names its files `<split>-*.parquet` or `<split>.parquet` (datasets' convention).
-    named = [f for f in files if f.stem == split or f.stem.startswith(f"{split}-")]
+    groups = sorted({f.stem.split("-")[0] for f in files})
+    wanted = split or ("test" if "test" in groups else None)
+    named = [f for f in files if wanted and (f.stem == wanted or f.stem.startswith(f"{wanted}-"))]
     if named:
         files = named
-    elif len({f.stem.split("-")[0] for f in files}) > 1:
-        raise InputError(f"{folder}: several splits here and none named {split!r}; pass --split")
-    return pd.concat([read_parquet(f) for f in files], ignore_index=True)
+    elif len(groups) > 1:
+        chosen = f"none named {split!r}" if split else f"none named 'test' ({', '.join(groups)})"
+        raise InputError(f"{folder}: several splits here and {chosen}; pass --split")
+    stem = files[0].stem.split("-")[0]
+    said = stem if split_name(stem) in ("test", "valid", "train") else None  # file names that name a split
+    return pd.concat([read_parquet(f) for f in files], ignore_index=True), said
 
 
 def read_parquet(path: Path) -> pd.DataFrame:
@@ -157,12 +178,12 @@ def _read_rexrank_json(path: Path) -> pd.DataFrame:
     for study_id, record in data.items():
         if not isinstance(record, dict):
             raise InputError(f"{path}: study {study_id}: expected a record object, got {type(record).__name__}")
-        rows.append((study_id, record.get("section_findings"), record.get("section_impression")))
+        rows.append((study_id, record.get("section_findings"), record.get("section_impression"), record.get("split")))
         fields.update(map(str, record))
     if rows and not fields & {"section_findings", "section_impression"}:
         raise InputError(f"{path}: no study has section_findings or section_impression, the fields a ReXrank split "
                          f"holds its reports in (found: {', '.join(sorted(fields)[:10]) or 'none'})")
-    return pd.DataFrame(rows, columns=list(REQUIRED_COLUMNS), dtype=object)
+    return pd.DataFrame(rows, columns=[*REQUIRED_COLUMNS, "split"], dtype=object)
 
 
 def _read_jsonl(path: Path) -> pd.DataFrame:
