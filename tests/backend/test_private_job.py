@@ -18,6 +18,7 @@ from rexrank.backend.private import PER_SUBMITTER, score_pull_request
 from rexrank.cli import main
 from rexrank.data.build import Build, push_dataset, write_dataset
 from rexrank.data.catalog import REXGRADIENT
+from rexrank.reports import text_settings
 from rexrank.results import Result
 from rexrank.scorecard import score as card
 
@@ -96,6 +97,7 @@ def test_only_aggregates_are_published_at_board_precision_and_no_reference_text_
     result = Result.from_dict(json.loads(files[PR_RESULT]))
     bleu = result.metrics["bleu2"]
     assert bleu.n == 20 and bleu.low is not None and result.extras == {}
+    assert text_settings("findings").items() <= bleu.signature.settings.items()  # signed as rexrank score signs it
     assert all(round(x, 3) == x for x in (bleu.value, bleu.mean, bleu.low, bleu.high))  # the board's precision
     assert not [p for p in files if "per_study" in p or p.endswith(".parquet")]  # no per-study scores
     assert any("| findings | bleu2 |" in text for text in maintainer_comments(hub))
