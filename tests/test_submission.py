@@ -157,6 +157,14 @@ def test_review_rescores_the_predictions_and_comments_the_comparison(opened, cap
     rows = table_rows(table)
     assert pr.comments[-1][0] == "maintainer" and [r[-1] for r in rows[1:]] == ["ok", "ok"]
     assert rows[1][:3] == ["mimic-cxr", "findings", "bleu2"] and rows[2][1] == "findings_impression"
+    from rexrank.reports import text_settings
+    from rexrank.results import Result
+
+    files = opened.files("rexrank/results", repo_type="dataset", revision="refs/pr/1")
+    for task in ("findings", "findings_impression"):  # re-scored and signed as rexrank score signs it
+        made = Result.from_dict(json.loads(files[f"submissions/demo-lab-careful/results/mimic-cxr.{task}.json"]))
+        assert made.checks["rescored_by"] == "rexrank review job"
+        assert text_settings(task).items() <= made.metrics["bleu2"].signature.settings.items()
 
 
 def test_review_refuses_numbers_that_disagree_with_their_own_table(opened, capsys):
