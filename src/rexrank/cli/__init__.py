@@ -1,7 +1,8 @@
 """The `rexrank` command.
 
-Exit codes: 0 done; 2 bad input (nothing written); 3 done, but a requested metric could not run
-(the others' results are written and the message says how to enable it); 130 interrupted (Ctrl-C: run it again).
+Exit codes: 0 done; 1 `crosscheck`: rexrank and CXR-Report-Metric differ; 2 bad input (nothing written); 3 done, but
+a requested metric could not run (the others' results are written and the message says how to enable it); 130
+interrupted (Ctrl-C: run it again).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from rexrank import __version__
-from rexrank.cli import board, data, inference, scoring, weights
+from rexrank.cli import board, crosscheck, data, inference, scoring, weights
 from rexrank.cli.options import BAD_INPUT
 from rexrank.errors import InputError
 from rexrank.models import ModelUnavailable, clear_overrides, set_override
@@ -26,7 +27,7 @@ def parser() -> argparse.ArgumentParser:
                                   epilog=__doc__.split("\n", 2)[2], formatter_class=argparse.RawTextHelpFormatter)
     top.add_argument("--version", action="version", version=f"rexrank {__version__}")
     commands = top.add_subparsers(dest="command", required=True)
-    for concern in (scoring, inference, weights, data, board):  # the order `rexrank --help` lists them in
+    for concern in (scoring, crosscheck, inference, weights, data, board):  # the order `rexrank --help` lists them in
         concern.add(commands)
     return top
 
