@@ -285,3 +285,18 @@ def test_the_sandbox_passes_one_gpu_and_no_other(tmp_path):
     assert "/dev/nvidia0" not in argv and box.variables()["CUDA_VISIBLE_DEVICES"] == "1"
     assert Sandbox(tmp_path, tmp_path, tmp_path, tmp_path / "out").variables()["CUDA_VISIBLE_DEVICES"] == ""
     assert runner.DEFAULT_TIMEOUT == 24 * 3600 and sys.executable
+
+
+def test_an_official_valid_split_is_run_without_naming_its_split(tmp_path):
+    """CheXpert Plus's official split is `valid`: known by its study ids (synthetic reports under them), it is run
+    as such with no --split, and each study's input says so."""
+    from rexrank.data.known import official_ids
+
+    ids = official_ids("chexpert-plus", "valid")
+    root = write_submission(tmp_path, ANSWER + "answer(json.dumps(sorted({r['split'] for r in data.values()})))\n",
+                            tasks=["findings_impression"])
+    (root / "split.jsonl").write_text("".join(json.dumps({
+        "study_id": s, "findings": None, "impression": "Synthetic impression.", "image_paths": [f"{STUDIES[0]}/0.png"]})
+        + "\n" for s in ids))
+    done = run(root)
+    assert done.studies == len(ids) == 200 and set(predictions(root).values()) == {'["valid"]'}

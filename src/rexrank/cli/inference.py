@@ -17,7 +17,7 @@ def add(commands) -> None:
     run.add_argument("--dataset", required=True, metavar="SPLIT",
                      help="a ReXrank split JSON, a rexrank-built dataset folder or a Hub dataset ORG/NAME: its "
                           "studies' images and context are given to the model, never its reports")
-    run.add_argument("--split", default="test", help="the split of a built dataset (default test)")
+    run.add_argument("--split", help="the split of a built dataset (default: the one its data says, else test)")
     run.add_argument("--image-root", required=True, metavar="IMAGES",
                      help="the folder the split's image paths are relative to (read-only to the model)")
     run.add_argument("--out", required=True, metavar="PREDICTIONS.jsonl",

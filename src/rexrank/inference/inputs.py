@@ -20,8 +20,9 @@ INPUT_FIELDS = ("image_path", "key_image_path", "frontal_lateral", "context", "s
 FRONTAL = {"PA", "AP", "FRONTAL", "AP AXIAL", "PA LLD", "AP LLD"}
 
 
-def input_records(source: str | Path, task: str, split: str = "test") -> dict[str, dict]:
-    """The model's input for `task` from a split (a ReXrank split JSON, a rexrank-built folder, a Hub dataset)."""
+def input_records(source: str | Path, task: str, split: str | None = None) -> dict[str, dict]:
+    """The model's input for `task` from a split (a ReXrank split JSON, a rexrank-built folder, a Hub dataset);
+    `split` None: the one the data says (`rexrank.data.split.load_split`)."""
     studies = load_split(source, split)
     wanted = set(studies.references(task).references)
     path = Path(source)
@@ -33,7 +34,7 @@ def input_records(source: str | Path, task: str, split: str = "test") -> dict[st
         if "image_paths" not in frame.columns:
             raise InputError(f"{source}: no image_paths column: a split to run a model on names each study's images "
                              "(a rexrank build, or ReXrank's split JSON)")
-        records = {row["study_id"]: _from_build(row, split) for row in frame.to_dict("records")
+        records = {row["study_id"]: _from_build(row, studies.split) for row in frame.to_dict("records")
                    if row["study_id"] in wanted}
     empty = [sid for sid, record in records.items() if not record["image_path"]]
     if empty:

@@ -84,7 +84,7 @@ def fetch_weights(model: Model, cache: Path | None = None) -> None:
 
 
 def infer(submission: str | Path, dataset: str | Path, image_root: str | Path, out: str | Path, *,
-          task: str | None = None, split: str = "test", timeout: float = DEFAULT_TIMEOUT, gpus: int = 0,
+          task: str | None = None, split: str | None = None, timeout: float = DEFAULT_TIMEOUT, gpus: int = 0,
           python: str | Path | None = None, weights_cache: str | Path | None = None, keep_logs: bool = True,
           max_output: int = MAX_OUTPUT, limit: int | None = None) -> Run:
     """Run the submission on `dataset`'s studies for `task` (its first `limit` of them, for a smoke test); write the
