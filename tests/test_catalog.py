@@ -28,3 +28,17 @@ def test_what_other_modules_name_comes_from_the_catalog():
     assert submission.DATASETS == catalog.DATASETS and schema.METRICS[4] == "radcliq_v1"
     assert [credentialed(t.name) for t in catalog.TEST_SETS.values()] == ["ReXGradient", "MIMIC-CXR", None,
                                                                           "CheXpert Plus"]
+
+
+def test_a_test_sets_split_size_privacy_and_card_are_stated_once_in_the_catalog():
+    """The builders and the dataset cards read the catalog: change a size there and the card says it."""
+    from dataclasses import replace
+
+    from rexrank.data.catalog import BUILDERS
+
+    for name, test_set in catalog.TEST_SETS.items():
+        built = BUILDERS[name]
+        assert (built.default_split, built.always_private, built.info.credentialed) == (
+            test_set.split, test_set.private, test_set.credentialed)
+        assert f"{test_set.studies:,}" in built.info.description and built.rexrank_file == test_set.rexrank_file
+    assert "2,348" in replace(catalog.TEST_SETS["mimic-cxr"], studies=2_348).info.description

@@ -9,6 +9,21 @@ from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
+class DatasetInfo:
+    """What a dataset card says about a source, whatever the build."""
+
+    name: str  # "mimic-cxr"
+    title: str
+    description: str
+    licence: str  # the Hub's `license:` value ("other" when it is a data use agreement)
+    access: str  # who may use it and how (the terms a user must accept)
+    citation: str
+    homepage: str
+    credentialed: bool = True  # report text may not leave the user's hands (nor go to public LLM APIs)
+
+
+
+@dataclass(frozen=True)
 class TestSet:
     name: str  # in results, file names and the board: "mimic-cxr"
     title: str  # as the board shows it
@@ -17,17 +32,110 @@ class TestSet:
     credentialed: bool  # under a data use agreement: never sent to a public LLM API
     private: bool  # scored only by the maintainers' gated job; a submission carries predictions only
     official_key: str  # ReXrank's table files: findings_result_<key>.csv, result_<key>.csv
+    card: dict = field(default_factory=dict)  # the dataset card's texts (DatasetInfo's; {studies} is filled in)
+    rexrank_file: str = ""  # ReXrank's split JSON for `split`, where the ReXrank authors publish one
     other_splits: dict[str, int] = field(default_factory=dict)  # other official splits rexrank knows, and sizes
 
+    @property
+    def info(self) -> DatasetInfo:
+        """What the built dataset's card says (`rexrank.data.build`)."""
+        texts = {k: v.format(studies=self.studies) if k == "description" else v for k, v in self.card.items()}
+        return DatasetInfo(self.name, credentialed=self.credentialed, **texts)
+
+
+REXRANK_CITATION = """\
+@article{zhang2024rexrank,
+  title={ReXrank: A Public Leaderboard for AI-Powered Radiology Report Generation},
+  author={Zhang, Xiaoman and Zhou, Hong-Yu and Yang, Xiaoli and Banerjee, Oishi and Acosta, Juli{\\'a}n N and
+          Miller, Josh and Huang, Ouwen and Rajpurkar, Pranav},
+  journal={arXiv preprint arXiv:2411.15122},
+  year={2024}
+}
+"""
+
+
+_MIMIC_CXR_CARD = dict(
+    title="MIMIC-CXR (ReXrank)",
+    description=(
+        "The official MIMIC-CXR 2.0.0 test split, studies whose report has a findings section ({studies:,}; 723 "
+        "of them have no impression), as ReXrank scores it."),
+    licence="other",
+    access=(
+        "MIMIC-CXR is credentialed data: use requires PhysioNet credentialing, the CITI training and signing the "
+        "PhysioNet Credentialed Health Data Use Agreement 1.5.0 (https://physionet.org/content/mimic-cxr/2.0.0/). "
+        "Keep this dataset private or gated to credentialed users, and never send its text to public LLM APIs."),
+    citation="""@article{johnson2019mimic,
+  title={MIMIC-CXR, a de-identified publicly available database of chest radiographs with free-text reports},
+  author={Johnson, Alistair EW and Pollard, Tom J and Berkowitz, Seth J and Greenbaum, Nathaniel R and
+          Lungren, Matthew P and Deng, Chih-ying and Mark, Roger G and Horng, Steven},
+  journal={Scientific Data}, volume={6}, number={1}, pages={317}, year={2019}
+}
+""" + REXRANK_CITATION,
+    homepage="https://physionet.org/content/mimic-cxr/2.0.0/")
+
+_IU_XRAY_CARD = dict(
+    title="IU-Xray (Open-i, ReXrank)",
+    description=(
+        "The Indiana University chest X-ray collection (Open-i) in R2Gen's split: test {studies:,} studies, valid "
+        "296, as ReXrank scores it."),
+    licence="cc-by-nc-nd-4.0",
+    access=(
+        "Open-i's Indiana University chest X-ray collection is distributed under CC BY-NC-ND 4.0 "
+        "(https://openi.nlm.nih.gov/faq): non-commercial use, attribution, no derivatives."),
+    citation="""@article{demner2016preparing,
+  title={Preparing a collection of radiology examinations for distribution and retrieval},
+  author={Demner-Fushman, Dina and Kohli, Marc D and Rosenman, Marc B and Shooshan, Sonya E and Rodriguez, Laritza
+          and Antani, Sameer and Thoma, George R and McDonald, Clement J},
+  journal={Journal of the American Medical Informatics Association}, volume={23}, number={2}, pages={304--310},
+  year={2016}
+}
+""" + REXRANK_CITATION,
+    homepage="https://openi.nlm.nih.gov/")
+
+_CHEXPERT_PLUS_CARD = dict(
+    title="CheXpert Plus (ReXrank)",
+    description=(
+        "The CheXpert Plus validation split ({studies:,} studies; 62 have a findings section), as ReXrank scores it."),
+    licence="other",
+    access=(
+        "CheXpert Plus is released under the Stanford University School of Medicine CheXpert Plus Dataset Research "
+        "Use Agreement (https://aimi.stanford.edu/datasets/chexpert-plus): research use only, no redistribution. Keep "
+        "this dataset private or gated to users who accepted the agreement."),
+    citation="""@article{chambon2024chexpert,
+  title={CheXpert Plus: Augmenting a Large Chest X-ray Dataset with Text Radiology Reports, Patient Demographics
+         and Additional Image Formats},
+  author={Chambon, Pierre and Delbrouck, Jean-Benoit and Sounack, Thomas and others},
+  journal={arXiv preprint arXiv:2405.19538}, year={2024}
+}
+""" + REXRANK_CITATION,
+    homepage="https://aimi.stanford.edu/datasets/chexpert-plus")
+
+_REXGRADIENT_CARD = dict(
+    title="ReXGradient (ReXrank)",
+    description=(
+        "ReXGradient chest X-ray studies from 67 US sites (Gradient Health). ReXrank's private test set ({studies:,} "
+        "studies) never leaves the maintainers' gated backend; the public ReXGradient-160K splits build the same way."),
+    licence="other",
+    access=(
+        "ReXGradient-160K is gated on the Hugging Face Hub (rajpurkarlab/ReXGradient-160K) under its research-use "
+        "terms; the private test set is held by the ReXrank maintainers. Always private."),
+    citation="""@article{zhang2025rexgradient,
+  title={ReXGradient-160K: A Large-Scale Publicly Available Dataset of Chest Radiographs with Free-text Reports},
+  author={Zhang, Xiaoman and Acosta, Juli{\\'a}n N and Miller, Josh and Huang, Ouwen and Rajpurkar, Pranav},
+  journal={arXiv preprint arXiv:2505.00228}, year={2025}
+}
+""" + REXRANK_CITATION,
+    homepage="https://huggingface.co/datasets/rajpurkarlab/ReXGradient-160K")
 
 TEST_SETS: dict[str, TestSet] = {t.name: t for t in (
     TestSet("rexgradient", "ReXGradient", "test", 10_000, credentialed=True, private=True,
-            official_key="gradienthealth"),
-    TestSet("mimic-cxr", "MIMIC-CXR", "test", 2_347, credentialed=True, private=False, official_key="mimiccxr"),
+            official_key="gradienthealth", card=_REXGRADIENT_CARD),
+    TestSet("mimic-cxr", "MIMIC-CXR", "test", 2_347, credentialed=True, private=False, official_key="mimiccxr",
+            card=_MIMIC_CXR_CARD, rexrank_file="ReXRank_MIMICCXR_test.json"),
     TestSet("iu-xray", "IU-Xray", "test", 590, credentialed=False, private=False, official_key="iu_xray",
-            other_splits={"valid": 296}),
+            card=_IU_XRAY_CARD, rexrank_file="ReXRank_IUXray_test.json", other_splits={"valid": 296}),
     TestSet("chexpert-plus", "CheXpert Plus", "valid", 200, credentialed=True, private=False,
-            official_key="chexpertplus"),
+            official_key="chexpertplus", card=_CHEXPERT_PLUS_CARD, rexrank_file="ReXRank_CheXpertPlus.json"),
 )}
 PUBLIC_DATASETS = tuple(name for name, t in TEST_SETS.items() if not t.private)
 PRIVATE_DATASETS = tuple(name for name, t in TEST_SETS.items() if t.private)

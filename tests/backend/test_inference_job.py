@@ -19,9 +19,9 @@ from huggingface_hub import HfApi
 from rexrank.backend import ledger
 from rexrank.backend.__main__ import main as backend
 from rexrank.backend.webhook import Job, Settings, Worker
+from rexrank.catalog import TEST_SETS
 from rexrank.cli import main
 from rexrank.data.build import Build, push_dataset, write_dataset
-from rexrank.data.catalog import REXGRADIENT
 from rexrank.results import Result
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed (.ci/run installs it)")
@@ -64,7 +64,8 @@ def hub(fake_hub, tmp_path, monkeypatch):
     studies = pd.DataFrame({"study_id": PRIVATE, "findings": [f"Synthetic finding {i} {CANARY}." for i in range(20)],
                             "impression": ["Synthetic impression."] * 20,
                             "image_paths": [[f"{s}/0.png"] for s in PRIVATE]})
-    push_dataset(write_dataset(Build(REXGRADIENT, "test", studies), tmp_path / "refs"), "gated/rexgradient")
+    built = write_dataset(Build(TEST_SETS["rexgradient"].info, "test", studies), tmp_path / "refs")
+    push_dataset(built, "gated/rexgradient")
     HfApi().create_repo(REPO, repo_type="dataset")
     fake_hub.add_repo("lab/coded-model", {"config.json": b"{}"}, sha=REVISION)
     images(tmp_path / "private-images", PRIVATE)

@@ -15,9 +15,9 @@ from huggingface_hub import HfApi
 from rexrank.backend import ledger
 from rexrank.backend.__main__ import main as backend
 from rexrank.backend.private import PER_SUBMITTER, score_pull_request
+from rexrank.catalog import TEST_SETS
 from rexrank.cli import main
 from rexrank.data.build import Build, push_dataset, write_dataset
-from rexrank.data.catalog import REXGRADIENT
 from rexrank.reports import text_settings
 from rexrank.results import Result
 from rexrank.scorecard import score as card
@@ -51,7 +51,8 @@ def hub(fake_hub, tmp_path, monkeypatch):
     """A private reference set and a results repo with one open pull request carrying ReXGradient predictions."""
     monkeypatch.setenv("HF_TOKEN", "hf_maintainer")
     studies = pd.DataFrame(STUDIES, columns=["study_id", "findings", "impression"])
-    push_dataset(write_dataset(Build(REXGRADIENT, "test", studies), tmp_path / "refs"), "gated/rexgradient")
+    built = write_dataset(Build(TEST_SETS["rexgradient"].info, "test", studies), tmp_path / "refs")
+    push_dataset(built, "gated/rexgradient")
     HfApi().create_repo("rexrank/results", repo_type="dataset")
     path = tmp_path / "gradient.jsonl"
     path.write_bytes(predictions())

@@ -25,7 +25,10 @@ from pathlib import Path
 import pandas as pd
 
 from rexrank import __version__
-from rexrank.catalog import TEST_SETS
+from rexrank.catalog import (
+    TEST_SETS,
+    DatasetInfo,  # noqa: F401  (the cards' shape, re-exported)
+)
 from rexrank.data.known import official_ids
 from rexrank.data.split import listing, read_json
 from rexrank.errors import InputError
@@ -38,20 +41,6 @@ COLUMNS = ("study_id", "findings", "impression", "reference_findings", "referenc
 # Study counts of the official splits (docs/metrics.md §10).
 OFFICIAL = {(t.name, split): n for t in TEST_SETS.values()
             for split, n in ((t.split, t.studies), *t.other_splits.items())}
-
-
-@dataclass(frozen=True)
-class DatasetInfo:
-    """What a dataset card says about a source, whatever the build."""
-
-    name: str  # "mimic-cxr"
-    title: str
-    description: str
-    licence: str  # the Hub's `license:` value ("other" when it is a data use agreement)
-    access: str  # who may use it and how (the terms a user must accept)
-    citation: str
-    homepage: str
-    credentialed: bool = True  # report text may not leave the user's hands (nor go to public LLM APIs)
 
 
 @dataclass

@@ -25,6 +25,7 @@ from pathlib import Path, PurePosixPath
 
 import pandas as pd
 
+from rexrank.catalog import TEST_SETS
 from rexrank.data.build import Build, DatasetInfo
 from rexrank.data.originals import DAMAGED, checksums, damaged, missing_images, note, some
 from rexrank.errors import InputError
@@ -37,9 +38,7 @@ EXPECTED = f"CheXpert Plus's {CSV} (columns {', '.join(REQUIRED)}, ...)"
 
 
 def read_chexpert_plus(sources: Sequence[Path], split: str, image_root: Path | None = None) -> Build:
-    from rexrank.data.catalog import CHEXPERT_PLUS  # catalog imports this module
-
-    return read_originals(CHEXPERT_PLUS, sources, split, image_root)
+    return read_originals(TEST_SETS["chexpert-plus"].info, sources, split, image_root)
 
 
 def read_originals(info: DatasetInfo, sources: Sequence[Path], split: str, image_root: Path | None = None) -> Build:

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rexrank.catalog import TEST_SETS
 from rexrank.data.build import Build, DatasetInfo
 from rexrank.data.originals import DAMAGED, checksums, damaged, missing_images, note, read_json, some
 from rexrank.errors import InputError
@@ -50,9 +51,7 @@ class OpenIReport:
 
 
 def read_iu_xray(sources: Sequence[Path], split: str, image_root: Path | None = None) -> Build:
-    from rexrank.data.catalog import IU_XRAY  # catalog imports this module
-
-    return read_originals(IU_XRAY, sources, split, image_root)
+    return read_originals(TEST_SETS["iu-xray"].info, sources, split, image_root)
 
 
 def read_originals(info: DatasetInfo, sources: Sequence[Path], split: str, image_root: Path | None = None) -> Build:

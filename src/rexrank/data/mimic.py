@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rexrank.catalog import TEST_SETS
 from rexrank.data import mimic_sections
 from rexrank.data.build import Build, DatasetInfo, sha256
 from rexrank.data.originals import DAMAGED
@@ -44,9 +45,7 @@ SHOWN = 10  # ids named in a note
 
 
 def read_mimic(sources: Sequence[Path], split: str, image_root: Path | None = None) -> Build:
-    from rexrank.data.catalog import MIMIC_CXR  # catalog imports this module
-
-    return read_originals(MIMIC_CXR, sources, split, image_root)
+    return read_originals(TEST_SETS["mimic-cxr"].info, sources, split, image_root)
 
 
 def read_originals(info: DatasetInfo, sources: Sequence[Path], split: str, image_root: Path | None = None) -> Build:

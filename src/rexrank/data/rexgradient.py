@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rexrank.catalog import TEST_SETS
 from rexrank.data.build import Build, DatasetInfo
 from rexrank.data.originals import DAMAGED, checksums, damaged, missing_images, note, read_json, some
 from rexrank.errors import InputError
@@ -38,9 +39,7 @@ SPLIT_FILE = re.compile(r"^(train|valid|test)_metadata")
 
 
 def read_rexgradient(sources: Sequence[Path], split: str, image_root: Path | None = None) -> Build:
-    from rexrank.data.catalog import REXGRADIENT  # catalog imports this module
-
-    return read_originals(REXGRADIENT, sources, split, image_root)
+    return read_originals(TEST_SETS["rexgradient"].info, sources, split, image_root)
 
 
 def read_originals(info: DatasetInfo, sources: Sequence[Path], split: str, image_root: Path | None = None) -> Build:

@@ -9,7 +9,17 @@ from rexrank.errors import InputError
 from rexrank.llm import Reply
 from rexrank.llm.guard import DataUse
 from rexrank.models import ModelUnavailable, ResolvedModel, resolve
-from rexrank.scorers.green import CHAT_TEMPLATE, MAX_LENGTH, PROMPT_VERSION
+
+MAX_LENGTH = 2048  # prompt plus answer, in tokens: the reference's max_length
+
+# Verbatim from Stanford-AIMI/GREEN, green_score/green.py `GREEN.__init__` at d72c1951: set on the tokenizer in
+# place of its own. Messages are {"from": "human" | "gpt" | "system", "value": ...}.
+CHAT_TEMPLATE = (
+    "{% for message in messages %}\n{% if message['from'] == 'human' %}\n{{ '<|user|>\n' + message['value'] + "
+    "eos_token }}\n{% elif message['from'] == 'system' %}\n{{ '<|system|>\n' + message['value'] + eos_token }}\n"
+    "{% elif message['from'] == 'gpt' %}\n{{ '<|assistant|>\n'  + message['value'] + eos_token }}\n{% endif %}\n"
+    "{% if loop.last and add_generation_prompt %}\n{{ '<|assistant|>' }}\n{% endif %}\n{% endfor %}"
+)
 
 
 def local_identity(weights: str, dtype: str, max_length: int = MAX_LENGTH, remote_code: bool = False) -> str:
@@ -72,7 +82,7 @@ class LocalGreen:
         ids = list(self.tokenizer(text)["input_ids"])
         return ids if ids and ids[-1] == self.eos else [*ids, self.eos]  # the reference's add_eos_token=True
 
-    def complete(self, prompts: list[str], prompt_version: str = PROMPT_VERSION, *,
+    def complete(self, prompts: list[str], prompt_version: str | None = None, *,
                  dataset: DataUse | str | None = None) -> list[Reply]:
         """One reply per prompt, in order; `prompt_version` and `dataset` are the judge's (nothing leaves here)."""
         from rexrank.models.runtime import run_batches

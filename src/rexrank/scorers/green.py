@@ -44,6 +44,7 @@ from typing import Any, Protocol
 from rexrank.llm import Reply
 from rexrank.llm.guard import DataUse
 from rexrank.llm.quoting import GREEN as ANSWER_FORMAT
+from rexrank.models.green import CHAT_TEMPLATE, MAX_LENGTH  # noqa: F401  (the reference's, re-exported)
 from rexrank.reports import check_pairs
 from rexrank.scorers.base import Judged, Judgements, Problem
 from rexrank.signature import Signature
@@ -54,7 +55,6 @@ VERSION = "3"  # 3: an unread study counts 0, and candidates cannot carry the an
 # mean; 1 also scored an answer cut at the length limit when a section parsed)
 WORST = 0.0
 MAX_WORDS = 300
-MAX_LENGTH = 2048  # prompt plus answer, in tokens
 
 # Verbatim from Stanford-AIMI/GREEN, green_score/utils.py `make_prompt` at d72c1951 (their f-string's {text1} and
 # {text2} are {reference} and {candidate} here). The model was fine-tuned on this text: it is part of the metric.
@@ -113,15 +113,6 @@ PROMPT = (
     "    [Matched Findings]:\n"
     "    <The number of matched findings>. <Finding 1>; <Finding 2>; ...; <Finding n>\n"
     "    ```\n"
-)
-
-# Verbatim from Stanford-AIMI/GREEN, green_score/green.py `GREEN.__init__` at d72c1951: set on the tokenizer in
-# place of its own. Messages are {"from": "human" | "gpt" | "system", "value": ...}.
-CHAT_TEMPLATE = (
-    "{% for message in messages %}\n{% if message['from'] == 'human' %}\n{{ '<|user|>\n' + message['value'] + "
-    "eos_token }}\n{% elif message['from'] == 'system' %}\n{{ '<|system|>\n' + message['value'] + eos_token }}\n"
-    "{% elif message['from'] == 'gpt' %}\n{{ '<|assistant|>\n'  + message['value'] + eos_token }}\n{% endif %}\n"
-    "{% if loop.last and add_generation_prompt %}\n{{ '<|assistant|>' }}\n{% endif %}\n{% endfor %}"
 )
 
 # A vLLM server for GREEN's pinned checkpoint (rexrank.models.registry): its tokenizer is the repository's own
@@ -319,7 +310,7 @@ def backend_for(judge_url: str | None = None, judge_model: str | None = None, mo
     import os
 
     from rexrank.llm import Judge
-    from rexrank.models.green import LocalGreen
+    from rexrank.models.green import LocalGreen  # the local model: torch and transformers, loaded when asked
 
     local = {"device": device, "dtype": dtype, "batch_size": batch_size, "max_length": max_length,
              "progress": progress, "trust_remote_code": trust_remote_code}
