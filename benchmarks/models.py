@@ -129,7 +129,7 @@ def bare_seconds(metric: str, scorer, texts: list[str]) -> float:
     if metric == "radgraph":
         model = scorer.model
         return roofline(model.bert, [s for t in texts for s in model._segments(model._pieces(tokenize_report(t))[0])])
-    from rexrank.rush import ratescore_sentences
+    from rexrank.ratescore_sentences import ratescore_sentences
 
     ner = scorer.model.ner
     sentences = list(dict.fromkeys(s for t in texts for s in ratescore_sentences(t)))
@@ -262,7 +262,7 @@ def ratescore_rows(args, work) -> list:
     cands, refs = varied_pairs(args.pairs, seed=0)
     second, _ = varied_pairs(args.pairs, seed=1)
     ner, encoder = rate_models(work, cands + refs + second)
-    from rexrank.rush import ratescore_sentences
+    from rexrank.ratescore_sentences import ratescore_sentences
     from rexrank.scorers.ratescore import RaTEScore
 
     sentences = [s for t in cands + refs for s in ratescore_sentences(t)]

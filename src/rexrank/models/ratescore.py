@@ -1,6 +1,6 @@
 """RaTEScore inference, as `ratescore` 0.6.0 runs it on transformers 4 (notes: docs/reference-notes/ratescore.md).
 
-Sentences (rexrank.rush, the medspacy/PyRuSH split) go through the RaTE-NER DeBERTa; each sentence's argmax
+Sentences (rexrank.ratescore_sentences, the medspacy/PyRuSH split) go through the RaTE-NER DeBERTa; each sentence's argmax
 IOB tags become (entity text, type) by the reference's merge rule; entity texts go through BioLORD, whose
 [CLS] last hidden state is the entity's vector.
 
@@ -195,7 +195,7 @@ class RaTEModels:
         self.encoder = EntityEncoder(encoder, runtime)
 
     def entities(self, reports: Sequence[str], progress: bool = True) -> list[list[Entity]]:
-        from rexrank.rush import ratescore_sentences
+        from rexrank.ratescore_sentences import ratescore_sentences
 
         sentences = [ratescore_sentences(r) for r in reports]
         distinct = list(dict.fromkeys(s for report in sentences for s in report))

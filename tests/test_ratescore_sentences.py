@@ -1,4 +1,4 @@
-"""rexrank.rush against RaTEScore 0.6.0's `sentence_split` (medspacy 1.3.1, PyRuSH 1.0.13, spaCy 3.7.5).
+"""rexrank.ratescore_sentences against RaTEScore 0.6.0's `sentence_split` (medspacy 1.3.1, PyRuSH 1.0.13, spaCy 3.7.5).
 
 The expected lists in CASES came from the reference venv (tests/parity/make_venv.sh); the parity test sends 2,500
 synthetic, messy reports (and CASES) there through run_references.py's "rush" job. All text is made up here.
@@ -14,8 +14,8 @@ from fixtures.reference_venv import run_job
 
 pytest.importorskip("spacy")  # the models extra
 
-from rexrank import rush  # noqa: E402
-from rexrank.rush import ratescore_sentences, split  # noqa: E402
+from rexrank.ratescore_sentences import matches  # noqa: E402
+from rexrank.ratescore_sentences import ratescore_sentences, split  # noqa: E402
 
 PYTHON = os.environ.get("REXRANK_REFERENCE_PYTHON") or str(ROOT / ".venv-reference" / "bin" / "python")
 
@@ -94,7 +94,7 @@ def test_rules_file_is_medspacys():
 
 
 def test_glibc_rand_after_srand_1_and_one_draw():
-    words = list(rush._fresh_rand(1))
+    words = list(matches._fresh_rand(1))
     draws = []
     for _ in range(3):
         words.append((words[-31] + words[-3]) & 0xFFFFFFFF)
@@ -105,7 +105,7 @@ def test_glibc_rand_after_srand_1_and_one_draw():
 @pytest.mark.parametrize(("seed", "merged"), [(1, False), (2, True), (3, True), (5, False), (6, True), (8, False)])
 def test_the_overlap_treap_follows_rand(monkeypatch, seed, merged):
     """The reference, run after srand(seed) and one rand(), gives either list; the emulated treap follows it."""
-    monkeypatch.setattr(rush, "_SEED", seed)
+    monkeypatch.setattr(matches, "_SEED", seed)
     head = ["pneumonia,  4.mr.\nüjones"] if merged else ["pneumonia,  4.mr.", "üjones"]
     assert ratescore_sentences(RANDOM) == [*head, "*** \n\n5. Opacity"]
 
