@@ -1,11 +1,14 @@
-"""The test sets and the board's metrics, each defined once: the names results and files use, how the board shows
-them, which split ReXrank scores and its size, which text is credentialed, which set only the maintainers score,
-and how ReXrank's own tables name each (docs/metrics.md §10). Everything else reads these.
+"""The test sets, RadRBench-CXR and the board's metrics, each defined once: the names results and files use,
+how the board shows them, which split ReXrank scores and its size, which text is credentialed, which set only the
+maintainers score, what each dataset card says, and how ReXrank's own tables name each (docs/metrics.md §10).
+Everything else reads these.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from rexrank.radrbench import CITATION as RADRBENCH_CITATION
 
 
 @dataclass(frozen=True)
@@ -141,8 +144,40 @@ PUBLIC_DATASETS = tuple(name for name, t in TEST_SETS.items() if not t.private)
 PRIVATE_DATASETS = tuple(name for name, t in TEST_SETS.items() if t.private)
 DATASETS = PUBLIC_DATASETS + PRIVATE_DATASETS
 
+# RadRBench-CXR (ChestX-Reasoner's reasoning benchmark): items, not studies; built by rexrank.data.radrbench.
+RADRBENCH_CXR = DatasetInfo(
+    "radrbench-cxr", "RadRBench-CXR test (rexrank)",
+    "RadRBench-CXR, the chest X-ray reasoning benchmark of ChestX-Reasoner: visual questions (binary, single "
+    "choice, multiple choice, multiple findings without options, temporal change) on MIMIC-CXR, CheXpert, RSNA, "
+    "SIIM and MS-CXR-T images, with, for the reasoning subset, the source report and the reference reasoning steps "
+    "that RadRScore compares a model's reasoning with.",
+    "other",
+    "RadRBench-CXR items derive from MIMIC-CXR, MS-CXR-T and CheXpert (credentialed: PhysioNet credentialing and "
+    "its data use agreement, the Stanford AIMI research use agreement) and from the RSNA and SIIM challenge images. "
+    "Keep this dataset private or gated to users who accepted every source's terms, and never send its text to "
+    "public LLM APIs.",
+    RADRBENCH_CITATION, "https://huggingface.co/datasets/byrLLCC/RadRBench-CXR")
+
+# RadRBench-CXR's sources: each one's terms for images and text, for its card (MIMIC-CXR, MS-CXR-T, CheXpert:
+# credentialed).
+RADRBENCH_TERMS = {
+    "mimic-cxr": "MIMIC-CXR / MIMIC-CXR-JPG (https://physionet.org/content/mimic-cxr-jpg/2.0.0/): PhysioNet "
+                 "credentialed access, CITI training, PhysioNet Credentialed Health Data Use Agreement 1.5.0. The "
+                 "questions, reports and reasoning steps derive from MIMIC-CXR reports: never send them to public "
+                 "LLM APIs.",
+    "ms-cxr-t": "MS-CXR-T (https://physionet.org/content/ms-cxr-t/), built on MIMIC-CXR: PhysioNet credentialed "
+                "access under the same data use agreement; never send its text to public LLM APIs.",
+    "chexpert": "CheXpert and CheXpert Plus (https://aimi.stanford.edu/datasets/chexpert-plus): Stanford AIMI "
+                "research use agreement; research use only, no redistribution.",
+    "rsna": "RSNA Pneumonia Detection Challenge (https://www.kaggle.com/c/rsna-pneumonia-detection-challenge): the "
+            "competition's data terms (images from the NIH ChestX-ray14 set).",
+    "siim": "SIIM-ACR Pneumothorax Segmentation (https://www.kaggle.com/c/siim-acr-pneumothorax-segmentation): the "
+            "competition's data terms.",
+    "iu-xray": "Open-i Indiana University chest X-ray collection (https://openi.nlm.nih.gov/): CC BY-NC-ND 4.0.",
+}
+
 # Credentialed text that is not a report test set: RadRBench-CXR's items quote MIMIC-CXR and CheXpert reports.
-OTHER_CREDENTIALED = {"radrbench-cxr": "RadRBench-CXR"}
+OTHER_CREDENTIALED = {RADRBENCH_CXR.name: "RadRBench-CXR"}
 
 TASK_TITLES = {"findings": "Findings", "findings_impression": "Findings + Impression"}
 # How a model can be had, as a submission's card says (`access`; blank: not said): the board filters on it.

@@ -32,34 +32,19 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rexrank import __version__
-from rexrank.data.build import DatasetInfo, front_matter, replace_folder, sha256
+from rexrank.catalog import RADRBENCH_CXR, DatasetInfo
+from rexrank.data.build import replace_folder, sha256
+from rexrank.data.radrbench_card import card
 from rexrank.data.split import listing, read_json
 from rexrank.errors import InputError
-from rexrank.radrbench import CITATION
-from rexrank.radrbench.answers import MULTI_NO_OPTION, TASKS, options_of, parse_reference, task_of
+from rexrank.radrbench.answers import MULTI_NO_OPTION, options_of, parse_reference, task_of
 
-NAME = "radrbench-cxr"
+NAME = RADRBENCH_CXR.name
 SPLIT = "test"
 
 # The first word of a published file name -> the source it was built from.
 SOURCES = {"mimic": "mimic-cxr", "chexpert": "chexpert", "rsna": "rsna", "siim": "siim", "openi": "iu-xray",
            "temporal": "ms-cxr-t"}
-# Terms of each source's images and text, for the card. MIMIC-CXR, MS-CXR-T and CheXpert are credentialed.
-TERMS = {
-    "mimic-cxr": "MIMIC-CXR / MIMIC-CXR-JPG (https://physionet.org/content/mimic-cxr-jpg/2.0.0/): PhysioNet "
-                 "credentialed access, CITI training, PhysioNet Credentialed Health Data Use Agreement 1.5.0. The "
-                 "questions, reports and reasoning steps derive from MIMIC-CXR reports: never send them to public "
-                 "LLM APIs.",
-    "ms-cxr-t": "MS-CXR-T (https://physionet.org/content/ms-cxr-t/), built on MIMIC-CXR: PhysioNet credentialed "
-                "access under the same data use agreement; never send its text to public LLM APIs.",
-    "chexpert": "CheXpert and CheXpert Plus (https://aimi.stanford.edu/datasets/chexpert-plus): Stanford AIMI "
-                "research use agreement; research use only, no redistribution.",
-    "rsna": "RSNA Pneumonia Detection Challenge (https://www.kaggle.com/c/rsna-pneumonia-detection-challenge): the "
-            "competition's data terms (images from the NIH ChestX-ray14 set).",
-    "siim": "SIIM-ACR Pneumothorax Segmentation (https://www.kaggle.com/c/siim-acr-pneumothorax-segmentation): the "
-            "competition's data terms.",
-    "iu-xray": "Open-i Indiana University chest X-ray collection (https://openi.nlm.nih.gov/): CC BY-NC-ND 4.0.",
-}
 # Where a relative image path begins in the authors' absolute ones (".../ChestXray/MIMIC-CXR-JPG/files/p10/...",
 # ".../CheXpert/small/CheXpert-v1.0-small/test/...", ".../RSNA/train/<id>.jpeg", ".../siim/dicom-images-train/...").
 IMAGE_FOLDERS = ("mimic-cxr-jpg", "chexpert", "rsna", "siim", "openi_indiana", "ms-cxr-t")
@@ -75,20 +60,6 @@ SCHEMA = pa.schema([("item_id", pa.string()), ("published_item_id", pa.string())
                     ("extra_json", pa.string())])
 # Published fields that become columns; any other (dataset_name, plan, process, ...) is kept in extra_json.
 _FIELDS = {"item_id", "question", "answer", "answer_content", "image_path", "reason_steps", "original_report"}
-
-
-RADRBENCH_CXR = DatasetInfo(
-    NAME, "RadRBench-CXR test (rexrank)",
-    "RadRBench-CXR, the chest X-ray reasoning benchmark of ChestX-Reasoner: visual questions (binary, single "
-    "choice, multiple choice, multiple findings without options, temporal change) on MIMIC-CXR, CheXpert, RSNA, "
-    "SIIM and MS-CXR-T images, with, for the reasoning subset, the source report and the reference reasoning steps "
-    "that RadRScore compares a model's reasoning with.",
-    "other",
-    "RadRBench-CXR items derive from MIMIC-CXR, MS-CXR-T and CheXpert (credentialed: PhysioNet credentialing and "
-    "its data use agreement, the Stanford AIMI research use agreement) and from the RSNA and SIIM challenge images. "
-    "Keep this dataset private or gated to users who accepted every source's terms, and never send its text to "
-    "public LLM APIs.",
-    CITATION, "https://huggingface.co/datasets/byrLLCC/RadRBench-CXR")
 
 
 @dataclass(frozen=True)
@@ -368,85 +339,9 @@ def write_radrbench(build: ItemBuild, out: str | os.PathLike) -> Path:
             table = pa.Table.from_pylist([{c: r[c] for c in COLUMNS} for r in build.configs[config]], schema=SCHEMA)
             pq.write_table(table, staging / config / f"{build.split}-00000-of-00001.parquet")
         (staging / "build_info.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-        (staging / "README.md").write_text(card(build, info), encoding="utf-8")
+        (staging / "README.md").write_text(card(info), encoding="utf-8")
 
     return replace_folder(Path(out), fill)
-
-
-def card(build: ItemBuild, info: dict) -> str:
-    """README.md: YAML front matter (one config per source and task, gated) and the card text."""
-    d, split, configs = build.info, build.split, info["counts"]["configs"]
-    yaml = front_matter(d, ("radiology", "chest-x-ray", "visual-question-answering", "reasoning", "rexrank"),
-                        sorted(configs), split)
-    checked = build.images_checked
-    rows = "\n".join(f"| `{name}` | {c['task']} | {c['source']} | {c['items']:,} | {c['with_reasoning']:,} | "
-                     f"{c['missing']:,} |" if checked else
-                     f"| `{name}` | {c['task']} | {c['source']} | {c['items']:,} | {c['with_reasoning']:,} | - |"
-                     for name, c in sorted(configs.items()))
-    sources = sorted({c["source"] for c in configs.values()})
-    terms = "\n".join(f"- {TERMS[s]}" for s in sources if s in TERMS)
-    example = sorted(configs)[0]
-    apart = [f"`{name}` ({c['only_in_reasoning_files']:,})" for name, c in sorted(configs.items())
-             if c["only_in_reasoning_files"]]
-    apart_line = ("" if not apart else "\nItems only in the reasoning files, not in the source's test file (the "
-                  "published CheXpert reasoning items are CheXpert validation studies, its test items test studies): "
-                  + ", ".join(apart) + ". `source_files` tells them apart.\n")
-    checked_line = ("Images were checked under the image root given at build time." if checked else
-                    "Images were not checked (no image root given at build time).")
-    return "\n".join(yaml) + f"""
-
-# {d.title}
-
-{d.description}
-
-Built by `rexrank build-dataset {d.name}` (rexrank {info['rexrank']}) from the user's own download of
-{d.homepage} ({len(info['sources'])} file(s), sha256 in build_info.json); the text is the published one, unchanged.
-Tasks (`task`): {', '.join(TASKS)}. Answers are read with `rexrank.radrbench.answers` (one parser for every model).
-
-## Configs and counts
-
-| config | task | source | items | with reasoning | images not found |
-|---|---|---|---:|---:|---:|
-{rows}
-{apart_line}
-{checked_line}
-
-## Columns
-
-- `item_id`: unique in its config: the published `item_id`, numbered `<id>#2`, `<id>#3` where the published files
-  ask several questions under one id (the temporal items); `published_item_id`: the id as published.
-- `task`: binary, single, multi, multi_no_option or temporal; `source`: where the images (and reports) come from.
-- `question`: the question as published, its options inside (`A) ...` lines); `options`: those options as
-  `{{letter, text}}` (empty without options).
-- `answer`: the reference answer as published (a letter, or the comma-separated findings for multi_no_option);
-  `answer_content`: its text.
-- `image_paths`: the item's images, relative to the image root (the published layout from the dataset's folder
-  on, e.g. `MIMIC-CXR-JPG/files/p10/...`, where the image was not found under the root).
-- `reason_steps`: the reference reasoning steps as a list of strings (a published string is split at line breaks;
-  a published `{{"reason_steps": ...}}` gives its value); null outside the reasoning subset.
-  `reason_steps_json`: the published form as JSON (string, list or object), which RadRScore renders as the
-  reference did.
-- `original_report`: the source report of the reasoning subset, null where absent.
-- `source_files`: the published files the item was read from; `extra_json`: the other published fields
-  (`dataset_name`, `plan`, ...) as JSON.
-
-```python
-from datasets import load_dataset
-items = load_dataset("PATH_OR_ORG/NAME", "{example}", split="{split}")
-```
-
-## Licence and access
-
-{d.access}
-
-{terms}
-
-## Citation
-
-```bibtex
-{d.citation.strip()}
-```
-"""
 
 
 @dataclass(frozen=True)

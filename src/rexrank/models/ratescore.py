@@ -1,7 +1,7 @@
 """RaTEScore inference, as `ratescore` 0.6.0 runs it on transformers 4 (notes: docs/reference-notes/ratescore.md).
 
-Sentences (rexrank.ratescore_sentences, the medspacy/PyRuSH split) go through the RaTE-NER DeBERTa; each sentence's argmax
-IOB tags become (entity text, type) by the reference's merge rule; entity texts go through BioLORD, whose
+Sentences (rexrank.ratescore_sentences, the medspacy/PyRuSH split) go through the RaTE-NER DeBERTa; each sentence's
+argmax IOB tags become (entity text, type) by the reference's merge rule; entity texts go through BioLORD, whose
 [CLS] last hidden state is the entity's vector.
 
 Both tokenizers are read from the checkpoint's own tokenizer.json with the `tokenizers` library, as
