@@ -21,7 +21,7 @@ from fixtures.vision_models import (
     synthetic_pngs,
 )
 
-from rexrank.inference import hf_runner
+from rexrank.inference import hf_models, hf_runner
 
 STUDIES = ["pat01_study1", "pat02_study7", "pat03_study2", "pat04_study5"]
 SPECS = {"gemma3": MEDGEMMA, "ved": CHEXPERT_FINDINGS_BASELINE}
@@ -230,7 +230,7 @@ def test_the_stand_ins_carry_their_real_repositories_files_and_generate_offline(
 
     processor = AutoProcessor.from_pretrained(stand_ins["gemma3"])
     model = AutoModelForImageTextToText.from_pretrained(stand_ins["gemma3"])
-    inputs = processor.apply_chat_template(hf_runner.messages([image, image], "Write the findings."),
+    inputs = processor.apply_chat_template(hf_models.messages([image, image], "Write the findings."),
                                            add_generation_prompt=True, tokenize=True, return_dict=True,
                                            return_tensors="pt")
     assert inputs["pixel_values"].shape == (2, 3, 32, 32)  # both views, at the preprocessor_config's size
@@ -298,7 +298,7 @@ def test_a_run_that_stops_leaves_its_checkpoint_and_resumes_from_it(study_set, t
                 raise KeyboardInterrupt
             return outcome, 2
 
-    monkeypatch.setattr(hf_runner, "load_generator", lambda settings: (Failing(), "cpu", "float32"))
+    monkeypatch.setattr(hf_runner, "load_generator", lambda *args: (Failing(), "cpu", "float32"))
     monkeypatch.setenv("REXRANK_MODEL_REPO", "org/model")
     monkeypatch.setenv("REXRANK_MODEL_REVISION", "a" * 40)
     monkeypatch.setenv("REXRANK_TASK", "findings")

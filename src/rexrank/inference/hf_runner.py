@@ -22,7 +22,7 @@ Settings come from the environment (the job sets them from the submission's ``mo
 - ``REXRANK_DEVICE`` (default ``cuda`` when available, else ``cpu``), ``REXRANK_MAX_NEW_TOKENS`` (default 256),
   ``REXRANK_SAVE_EVERY`` (default 10 studies).
 
-Two code paths, chosen from the model's config:
+Two code paths (rexrank.inference.hf_models), chosen from the model's config:
 
 - image-text-to-text (LLaVA, Gemma 3 / MedGemma, ...: any ``model_type`` of ``AutoModelForImageTextToText``):
   ``AutoProcessor`` + ``AutoModelForImageTextToText``; one user turn holding the image(s) then an instruction from
@@ -52,6 +52,8 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
+
+from rexrank.inference.hf_models import ModelError, load_generator
 
 PROMPT_VERSION = "hf-runner-v1"
 PROMPTS = {
@@ -211,12 +213,6 @@ def instruction(study: dict, task: str, chosen: list[str]) -> str:
     return "\n".join(lines)
 
 
-def messages(images: list, text: str) -> list[dict]:
-    """One user turn: the images, in order, then the instruction (the shape transformers' chat templates take)."""
-    return [{"role": "user", "content": [*({"type": "image", "image": image} for image in images),
-                                         {"type": "text", "text": text}]}]
-
-
 def load_image(path: str):
     """A PIL RGB image; 16-bit and float grayscale (as DICOM-derived PNGs are) scaled to 8 bits first."""
     import numpy as np
@@ -257,115 +253,6 @@ def output(studies: dict[str, dict], predictions: dict[str, str]) -> dict[str, d
 
 def say(message: str) -> None:
     print(f"hf_runner: {message}", file=sys.stderr, flush=True)
-
-
-# --- the models ----------------------------------------------------------------------------------------------------
-
-class Generator:
-    """Loads the model once; `generate(images, text)` returns the model's text for one study."""
-
-    kind = "image-text-to-text"
-    reads_prompt = True
-
-    def __init__(self, settings: Settings, device: str, dtype):
-        import torch
-        from transformers import AutoModelForImageTextToText, AutoProcessor
-
-        self.torch, self.device, self.settings = torch, device, settings
-        where = {"revision": settings.revision, "local_files_only": True, "trust_remote_code": False}
-        self.processor = AutoProcessor.from_pretrained(settings.repo, **where)
-        self.model = AutoModelForImageTextToText.from_pretrained(settings.repo, dtype=dtype, **where).to(device)
-        self.model.eval()
-
-    def generate(self, images: list, text: str) -> tuple[str, int]:
-        inputs = self.processor.apply_chat_template(
-            messages(images, text), add_generation_prompt=True, tokenize=True, return_dict=True,
-            return_tensors="pt")
-        inputs = inputs.to(self.device, dtype=self.model.dtype)  # dtype: floating tensors (pixel values) only
-        prompt_length = inputs["input_ids"].shape[1]
-        with self.torch.inference_mode():
-            out = self.model.generate(**inputs, max_new_tokens=self.settings.max_new_tokens, do_sample=False,
-                                      num_beams=1)
-        new = out[0, prompt_length:]
-        return self.processor.decode(new, skip_special_tokens=True).strip(), int(new.shape[0])
-
-
-class EncoderDecoderGenerator(Generator):
-    kind = "vision-encoder-decoder"
-    reads_prompt = False
-
-    def __init__(self, settings: Settings, device: str, dtype):
-        import torch
-        from transformers import AutoImageProcessor, AutoTokenizer, VisionEncoderDecoderModel
-
-        self.torch, self.device, self.settings = torch, device, settings
-        where = {"revision": settings.revision, "local_files_only": True, "trust_remote_code": False}
-        self.image_processor = AutoImageProcessor.from_pretrained(settings.repo, **where)
-        self.tokenizer = AutoTokenizer.from_pretrained(settings.repo, **where)
-        self.model = VisionEncoderDecoderModel.from_pretrained(settings.repo, dtype=dtype, **where).to(device)
-        self.model.eval()
-        config, generation, tok = self.model.config, self.model.generation_config, self.tokenizer
-
-        def first(*values):
-            return next((v for v in values if v is not None), None)
-
-        # Models saved before transformers kept these in generation_config.json have them in config.json, or only in
-        # the tokenizer (BERT decoders start at [CLS] and stop at [SEP]).
-        self.ids = {
-            "decoder_start_token_id": first(generation.decoder_start_token_id, config.decoder_start_token_id,
-                                            tok.cls_token_id, tok.bos_token_id),
-            "eos_token_id": first(generation.eos_token_id, config.eos_token_id, tok.sep_token_id, tok.eos_token_id),
-            "pad_token_id": first(generation.pad_token_id, config.pad_token_id, tok.pad_token_id),
-        }
-        if self.ids["decoder_start_token_id"] is None:
-            raise RunnerError(f"{settings.repo}@{settings.revision[:12]}: no decoder start token in its config or "
-                              f"tokenizer", EXIT_NO_MODEL)
-
-    def generate(self, images: list, text: str) -> tuple[str, int]:
-        [image] = images[:1]
-        pixels = self.image_processor(images=image, return_tensors="pt")["pixel_values"]
-        pixels = pixels.to(self.device, dtype=self.model.dtype)
-        with self.torch.inference_mode():
-            out = self.model.generate(pixel_values=pixels, max_new_tokens=self.settings.max_new_tokens,
-                                      do_sample=False, num_beams=1, **self.ids)
-        return self.tokenizer.decode(out[0], skip_special_tokens=True).strip(), int(out.shape[1]) - 1  # - start
-
-
-def load_generator(settings: Settings) -> tuple[Generator, str, str]:
-    """The generator for the model's architecture, its device and dtype; RunnerError (exit 3) when the model is not in
-    the cache or is not a standard transformers image-text-to-text / vision-encoder-decoder model."""
-    import torch
-    from transformers import AutoConfig
-    from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
-    from transformers.utils import logging
-
-    logging.disable_progress_bar()  # the log is a file: one line per study, not a bar redrawn with \r
-
-    pinned = f"{settings.repo}@{settings.revision[:12]}"
-    try:
-        config = AutoConfig.from_pretrained(settings.repo, revision=settings.revision, local_files_only=True,
-                                            trust_remote_code=False)
-    except (OSError, ValueError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise RunnerError(f"{pinned} cannot be loaded from the local Hugging Face cache (HF_HUB_OFFLINE): {first}",
-                          EXIT_NO_MODEL) from None
-    device = settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    # The weights' own dtype on a GPU; float32 on a CPU, where bf16 is several times slower.
-    dtype = "auto" if device.startswith("cuda") else torch.float32
-    if config.model_type == "vision-encoder-decoder":
-        cls = EncoderDecoderGenerator
-    elif config.model_type in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES:
-        cls = Generator
-    else:
-        raise RunnerError(f"{pinned} is a {config.model_type!r} model ({', '.join(config.architectures or [])}): "
-                          f"rexrank's runner takes a transformers image-text-to-text or vision-encoder-decoder "
-                          f"model; ship an inference.py for this one", EXIT_NO_MODEL)
-    try:
-        generator = cls(settings, device, dtype)
-    except (OSError, ValueError, KeyError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise RunnerError(f"{pinned} cannot be loaded: {first}", EXIT_NO_MODEL) from None
-    return generator, device, str(generator.model.dtype).removeprefix("torch.")
 
 
 # --- the run -------------------------------------------------------------------------------------------------------
@@ -410,7 +297,11 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         write_atomically(args.save_json_file, output(studies, predictions))
         return 0
 
-    generator, device, dtype = load_generator(settings)
+    try:
+        generator, device, dtype = load_generator(settings.repo, settings.revision, settings.device,
+                                                  settings.max_new_tokens)
+    except ModelError as err:
+        raise RunnerError(str(err), EXIT_NO_MODEL) from None
     say(f"{settings.repo}@{settings.revision[:12]} ({generator.kind}), task {settings.task}, images "
         f"{settings.images}, {device}, {dtype}, greedy, max_new_tokens {settings.max_new_tokens}"
         + (f", prompt {PROMPT_VERSION}" if generator.reads_prompt else ", no prompt"))
