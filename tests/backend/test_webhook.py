@@ -13,8 +13,9 @@ import pytest
 from huggingface_hub import HfApi
 
 from rexrank import demo
-from rexrank.backend import ledger, webhook
-from rexrank.backend.webhook import Job, plan, serve
+from rexrank.backend import ledger, webhook, webhook_server
+from rexrank.backend.webhook import Job, plan
+from rexrank.backend.webhook_server import serve
 from rexrank.cli import main
 from rexrank.errors import InputError
 
@@ -218,11 +219,11 @@ def test_a_body_is_bounded_in_bytes_and_time(app, monkeypatch):
     url, worker, hub = app
     answer, hung_up = raw(url, head(url, SIGNED, b"Content-Length: 1000000000"))
     assert answer.startswith(b"HTTP/1.1 413 ") and b"a Hub event is at most 65536" in answer and hung_up
-    assert httpx.post(url, content=b" " * (webhook.MAX_BODY + 1), headers={"X-Webhook-Secret": SECRET}
+    assert httpx.post(url, content=b" " * (webhook_server.MAX_BODY + 1), headers={"X-Webhook-Secret": SECRET}
                       ).status_code == 413
     # Chunked, one chunk announcing 100 MiB: refused once the limit is passed, the rest never awaited nor held.
     answer, hung_up = raw(url, head(url, SIGNED, b"Transfer-Encoding: chunked"),
-                          b"6400000\r\n" + b" " * (webhook.MAX_BODY + 1024))
+                          b"6400000\r\n" + b" " * (webhook_server.MAX_BODY + 1024))
     assert answer.startswith(b"HTTP/1.1 413 ") and hung_up
     # A real event under the limit is served: a comment of 50,000 characters (the only long text an event carries).
     commented = event("discussion.comment", "create", discussion=pull_request(1, "open"),
@@ -230,7 +231,7 @@ def test_a_body_is_bounded_in_bytes_and_time(app, monkeypatch):
                                "url": {"web": "https://x"}})
     answer = httpx.post(url, json=commented, headers={"X-Webhook-Secret": SECRET})
     assert answer.status_code == 200 and answer.json()["queued"] == []
-    monkeypatch.setattr(webhook, "BODY_SECONDS", 0.5)  # a body trickling in past the deadline
+    monkeypatch.setattr(webhook_server, "BODY_SECONDS", 0.5)  # a body trickling in past the deadline
     answer, hung_up = raw(url, head(url, SIGNED, b"Content-Length: 100"), b'{"event": ')
     assert answer.startswith(b"HTTP/1.1 408 ") and hung_up
     worker.wait()
