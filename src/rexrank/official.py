@@ -9,6 +9,11 @@ overlap the published value's own rounding interval. Rows outside it are flagged
 The eight tables as the leaderboard published them (2025-09) ship with rexrank, imported: `SHIPPED` is a results
 repo holding only `imported/` (and its README, the attribution). `rexrank leaderboard` opens on it, and
 `python -m rexrank.backend bootstrap` starts a results repo from it.
+
+The tables say nothing of how a model can be had or what it was trained on. `FACTS` (`models.tsv` beside the
+imported rows) does, per model, each fact with the public page that states it, blank where none was found; every
+imported row carries its model's (`checks.model_facts`), so the board can filter the official rows by access and
+training data.
 """
 
 from __future__ import annotations
@@ -16,11 +21,12 @@ from __future__ import annotations
 import csv
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from functools import cache
 from pathlib import Path
 
-from rexrank.catalog import BOARD_METRICS, TEST_SETS
+from rexrank.catalog import ACCESS, BOARD_METRICS, TEST_SETS
 from rexrank.errors import InputError
 from rexrank.models.registry import MODELS
 from rexrank.reports import FINDINGS, FINDINGS_IMPRESSION, MISSING, PREDICTION_TEXT, REFERENCE_TEXT
@@ -40,6 +46,55 @@ SOURCE = "rexrank.ai official table"
 SHIPPED = Path(__file__).parent / "resources" / "official"  # the tables of SHIPPED_AS_OF, imported
 SHIPPED_AS_OF = "2025-09"
 IMPORTED = "imported"  # a results repo's folder of imported rows
+FACTS = SHIPPED / "models.tsv"  # each official model's access and training data, with the page that says so
+FACTS_HEADER = ("model", "access", "access_source", "trained_on", "trained_on_source", "note")
+UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """What `FACTS` says of a model: how it can be had (an ACCESS key; "" unknown) and what it was trained on (()
+    unknown), each with the page that says so."""
+
+    access: str = ""
+    access_source: str = ""
+    trained_on: tuple[str, ...] = ()
+    trained_on_source: str = ""
+
+    def to_json(self) -> dict:
+        return {"access": self.access, "access_source": self.access_source, "trained_on": list(self.trained_on),
+                "trained_on_source": self.trained_on_source}
+
+
+def _facts_key(name: str) -> str:
+    return name.strip().casefold().replace("_", "-")  # the tables spell CheXpertPlus_CheX and CheXpertPlus-CheX
+
+
+@cache
+def model_facts(path: Path = FACTS) -> dict[str, ModelFacts]:
+    """`FACTS` read: the model's name (casefolded, "_" as "-") -> its facts. A fact must name its source, an access
+    must be one of ACCESS or unknown, and a model appears once; otherwise InputError, naming the line."""
+    facts: dict[str, ModelFacts] = {}
+    lines = [(n, line) for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if line.strip() and not line.startswith("#")]
+    if not lines or tuple(lines[0][1].split("\t")) != FACTS_HEADER:
+        raise InputError(f"{path}: expected the header {' '.join(FACTS_HEADER)} (tab-separated)")
+    for number, line in lines[1:]:
+        cells = line.split("\t")
+        if len(cells) != len(FACTS_HEADER):
+            raise InputError(f"{path}:{number}: {len(cells)} fields, not {len(FACTS_HEADER)}")
+        model, access, access_source, trained_on, trained_on_source, _ = (c.strip() for c in cells)
+        access = "" if access == UNKNOWN else access
+        if access and access not in ACCESS:
+            raise InputError(f"{path}:{number}: {model}: access {access!r}, expected {', '.join(ACCESS)} or unknown")
+        if (access and not access_source) or (trained_on and not trained_on_source):
+            raise InputError(f"{path}:{number}: {model}: a fact without its source")
+        if _facts_key(model) in facts:
+            raise InputError(f"{path}:{number}: {model} a second time")
+        facts[_facts_key(model)] = ModelFacts(access, access_source if access else "",
+                                              tuple(t.strip() for t in trained_on.split(";") if t.strip()),
+                                              trained_on_source if trained_on else "")
+    return facts
 
 
 @dataclass(frozen=True)
@@ -53,12 +108,14 @@ class OfficialRow:
     consistent: bool | None  # None: a component is missing, nothing to check
     implied_inverse_radcliq: tuple[float, float] | None  # range from the rounded components
     placeholders: tuple[str, ...] = ()  # columns whose published 0 stands for "not scored" (imported as missing)
+    facts: ModelFacts | None = field(default=None)  # what FACTS says of the model (None: FACTS has no row for it)
 
     def to_json(self) -> dict:
         return {"dataset": self.dataset, "task": self.task, "rank": self.rank, "date": self.date,
                 "model": self.model.name, "institution": self.model.institution, "url": self.model.url,
                 **self.values, "consistent": self.consistent, "placeholders": list(self.placeholders),
-                "implied_radcliq_v1": list(self.implied_inverse_radcliq) if self.implied_inverse_radcliq else None}
+                "implied_radcliq_v1": list(self.implied_inverse_radcliq) if self.implied_inverse_radcliq else None,
+                **({"model_facts": self.facts.to_json()} if self.facts else {})}
 
     def to_result(self, as_of: str | None = None) -> Result:
         """The row as an imported result; `as_of` (YYYY-MM): when the table was published, its creation time."""
@@ -73,7 +130,8 @@ class OfficialRow:
             checks={"source": SOURCE, **({"published": as_of} if as_of else {}), "rank": self.rank, "date": self.date,
                     "radcliq_v1_consistent": self.consistent, "placeholders": list(self.placeholders),
                     "implied_radcliq_v1": list(self.implied_inverse_radcliq) if self.implied_inverse_radcliq else None,
-                    **({"note": self.note} if self.note else {})},
+                    **({"note": self.note} if self.note else {}),
+                    **({"model_facts": self.facts.to_json()} if self.facts else {})},
         )
 
 
@@ -156,7 +214,8 @@ def read_official_csv(path: str | os.PathLike) -> list[OfficialRow]:
             consistent = implied is not None and implied[0] - half <= float(published) <= implied[1] + half
         rows.append(OfficialRow(dataset, task, int(cells["Rank"]), cells["Date"],
                                 ModelInfo(cells["Model Name"], cells["Institution"], cells["Model URL"]),
-                                values, consistent, implied, tuple(placeholders)))
+                                values, consistent, implied, tuple(placeholders),
+                                model_facts().get(_facts_key(cells["Model Name"]))))
     return rows
 
 

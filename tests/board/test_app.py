@@ -485,7 +485,7 @@ def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_header
         pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
     from playwright.sync_api import sync_playwright
 
-    from rexrank.board.app import DETAILS_LABEL, PAGES, build, launch_options
+    from rexrank.board.app import CONTROLS_LABEL, DETAILS_LABEL, PAGES, build, launch_options
 
     demo = build(None, refresh_s=3600)
     demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=_free_port(), quiet=True,
@@ -519,6 +519,7 @@ def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_header
                         box = tab.bounding_box()
                         assert tab.is_visible() and box and 0 <= box["x"] and box["x"] + box["width"] <= 390, label
                     assert not page.get_by_label("More tabs").is_visible()
+                    page.get_by_text(CONTROLS_LABEL).click()  # closed on a phone: the table comes first
                     details = page.get_by_text(DETAILS_LABEL)
                     assert details.bounding_box()["width"] > 200  # not squeezed to a sliver beside the metrics
                     page.goto(demo.local_url + "?tab=model&model=MAIRA-2")  # a figure and a table of numbers
@@ -768,3 +769,261 @@ def test_the_app_leaves_no_folder_behind_when_it_ends(tmp_path):
                           env={**os.environ, "TMPDIR": str(tmp_path), "HF_HUB_OFFLINE": "1"})
     assert "rexrank-board-csv-" in made.stdout and "rexrank-demo-board-" in made.stdout  # there while it ran
     assert not list(tmp_path.glob("rexrank-*"))  # and gone once it ended
+
+
+# How many lines each word (whitespace-separated) of an element's text takes: a header never breaks inside a word.
+LINES_PER_WORD = """e => {
+  const walk = document.createTreeWalker(e, NodeFilter.SHOW_TEXT), lines = [];
+  for (let node; (node = walk.nextNode());) {
+    for (const match of node.data.matchAll(/\\S+/g)) {
+      const range = document.createRange();
+      range.setStart(node, match.index);
+      range.setEnd(node, match.index + match[0].length);
+      lines.push(new Set([...range.getClientRects()].map(box => Math.round(box.top))).size);
+    }
+  }
+  return lines;
+}"""
+# Scrolls the table's own sideways scroller (the nearest box around its cells that scrolls) to its right end.
+SCROLL_TABLE_RIGHT = """e => {
+  for (let n = e.querySelector('[role=gridcell]'); n && n !== e.parentElement; n = n.parentElement) {
+    if (n.scrollWidth > n.clientWidth + 1 && getComputedStyle(n).overflowX !== 'visible') {
+      n.scrollLeft = n.scrollWidth; return true; }
+  }
+  return false;
+}"""
+
+
+def _official_app():
+    from rexrank.board.app import build, launch_options
+
+    demo = build(None, refresh_s=3600)
+    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=_free_port(), quiet=True,
+                **launch_options())
+    return demo
+
+
+def test_the_board_keeps_its_promises_at_both_widths(tmp_path):
+    """Issue 31 item 6, on the board a first visitor meets (the official tables), at 1400 px with a mouse and on a
+    390 px touch screen: (a) a click or tap on a metric's header sorts by it, best first, as Sort does, and Rank's
+    sorts back; (b) a link to a model's page shows that model's card or a loading note, never another model's, and
+    a name the board lacks says so; (c) with Details on, no header breaks inside a word and the Note can be read
+    beside its model; (d) the official rows' access and training data filter them, and a filter leaving none says
+    so; (f) a header's explanation names a page of the board, and on a touch screen a tap shows it, linking there;
+    (g) on a phone the filters are closed and the table starts near the top (about 1,220 px down before)."""
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} missing: .ci/run installs Debian's chromium")
+        pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    from rexrank.board.app import CONTROLS_LABEL, DETAILS_LABEL, LOADING
+
+    board = sources.read_board(None)
+    tips = about.metric_tooltips()
+
+    def names(dataset="rexgradient", **how):  # the models as views.table orders them
+        return list(views.export(board, dataset, "findings", **how)["model"])
+
+    demo = _official_app()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            for width in (1400, 390):
+                touch = width == 390
+                page = browser.new_page(viewport={"width": width, "height": 900}, has_touch=touch)
+
+                def press(locator, touch=touch):
+                    locator.tap() if touch else locator.click()
+
+                def header(title, page=page):
+                    return page.locator(".ranked th:visible").filter(has_text=title).first
+
+                page.goto(demo.local_url)
+                rows = _wait_for(page, lambda rows: len(rows) >= 10)
+                assert [r[2] for r in rows] == names()[:len(rows)]
+                # (g) the filters: open on a desktop, closed on a phone, and the table near the top
+                toggle = page.locator("#view-controls > .label-wrap")
+                first = page.locator(".ranked [role=gridcell]:visible").first.bounding_box()["y"]
+                if touch:
+                    deadline = time.monotonic() + 10
+                    while "open" in toggle.get_attribute("class") and time.monotonic() < deadline:
+                        page.wait_for_timeout(100)
+                    assert "open" not in toggle.get_attribute("class") and not page.get_by_label(
+                        "Search model or institution").is_visible()
+                    first = page.locator(".ranked [role=gridcell]:visible").first.bounding_box()["y"]
+                    assert first < 750, first  # 1,222 px before: title, tabs, Dataset, then the table
+                else:
+                    assert "open" in toggle.get_attribute("class") and first < 700
+                page.screenshot(path=tmp_path / f"promises-{width}-first.png", full_page=True)
+
+                # (f) what a header explains, and where that is written: a page of the board, not a repository path
+                green = header("GREEN")
+                assert green.get_attribute("title") == tips["GREEN"] and "docs/" not in tips["GREEN"]
+                assert "About tab" in tips["GREEN"]
+                # (a) a click (a tap) on a metric's header sorts by it, best first
+                press(green)
+                sort = page.locator("#sort-by input")
+                want = names(sort_by="green")
+                rows = _wait_for(page, lambda rows, w=want: [r[2] for r in rows] == w[:len(rows)] and len(rows) >= 10)
+                assert [r[2] for r in rows] == want[:len(rows)] and want != names()
+                assert sort.input_value() == "GREEN"
+                assert header("GREEN").get_attribute("data-rexrank-sorted") == ""  # the order shown is marked
+                assert header("BLEU").get_attribute("data-rexrank-sorted") is None
+                tip = page.locator("#rexrank-tip")
+                if touch:  # nothing hovers on a touch screen: the tap shows the header's text, linking the page
+                    tip.wait_for(state="visible", timeout=5_000)
+                    assert tip.inner_text().startswith(tips["GREEN"])
+                    box = tip.bounding_box()
+                    assert box["x"] >= 0 and box["x"] + box["width"] <= width
+                    page.screenshot(path=tmp_path / f"promises-{width}-tap-header.png", full_page=False)
+                    link = tip.get_by_role("link", name="Open the About tab")
+                    assert link.get_attribute("href") == "?tab=about"
+                    press(link)
+                    page.get_by_role("tab", name="About", selected=True).wait_for(timeout=30_000)
+                    page.get_by_role("heading", name="Metrics").wait_for(timeout=30_000)
+                    page.goto(demo.local_url)
+                    _wait_for(page, lambda rows: len(rows) >= 10)
+                    press(header("GREEN"))
+                    _wait_for(page, lambda rows, w=want: [r[2] for r in rows] == w[:len(rows)] and len(rows) >= 10)
+                else:  # a mouse hovers (the title above), a click only sorts
+                    assert tip.count() == 0 or not tip.is_visible()
+                press(header("Rank"))
+                rows = _wait_for(page, lambda rows: [r[2] for r in rows] == names()[:len(rows)] and len(rows) >= 10)
+                assert [r[2] for r in rows] == names()[:len(rows)] and sort.input_value() == "Rank (1/RadCliQ-v1)"
+
+                # (d) the official rows' access and training data, and a filter that leaves none says so
+                if touch:  # on a phone from a link: the filters it sets stay in sight
+                    page.goto(demo.local_url + "?access=api")
+                    rows = _wait_for(page, lambda rows: [r[2] for r in rows] == ["GPT4V"])
+                    assert "open" in toggle.get_attribute("class")
+                else:
+                    page.get_by_role("combobox", name="Access", exact=True).click()
+                    page.get_by_role("option", name="API", exact=True).click()
+                    rows = _wait_for(page, lambda rows: [r[2] for r in rows] == ["GPT4V"])
+                assert [r[2] for r in rows] == names(filters=views.Filters(access="api")) == ["GPT4V"]
+                page.get_by_role("combobox", name="Trained on MIMIC-CXR", exact=True).click()
+                page.get_by_role("option", name="yes", exact=True).click()
+                note = page.locator(".board-empty:visible").first
+                note.wait_for(timeout=20_000)
+                assert note.inner_text().strip() == (
+                    "No row matches Access: API and Trained on MIMIC-CXR: yes: ReXGradient, Findings has 25 rows; "
+                    "set the filters to any to see them.")
+                assert page.locator(".ranked [role=gridcell]:visible").count() == 0
+                page.screenshot(path=tmp_path / f"promises-{width}-no-rows.png", full_page=True)
+                page.get_by_role("combobox", name="Access", exact=True).click()
+                page.get_by_role("option", name="any", exact=True).click()
+                page.get_by_role("combobox", name="Trained on MIMIC-CXR", exact=True).click()
+                page.get_by_role("option", name="no", exact=True).click()
+                want = names(filters=views.Filters(mimic="no"))
+                assert "BiomedGPT-IU" in want and "CheXpertPlus-CheX" in want and len(want) == 5
+                rows = _wait_for(page, lambda rows, want=want: [r[2] for r in rows] == want)
+                assert [r[2] for r in rows] == want and not page.locator(".board-empty:visible").count()
+
+                # (c) Details on: every header's words whole, and the Note read beside its model
+                if not page.get_by_label(DETAILS_LABEL).is_visible():
+                    page.get_by_text(CONTROLS_LABEL).click()
+                page.get_by_label(DETAILS_LABEL).check()
+                deadline = time.monotonic() + 20
+                while "Note" not in [h.strip() for h in page.locator(".ranked th:visible").all_inner_texts()] \
+                        and time.monotonic() < deadline:
+                    page.wait_for_timeout(300)
+                heads = page.locator(".ranked th:visible")
+                texts = [h.strip() for h in heads.all_inner_texts()]
+                assert texts[-len(views.DETAILS):] == [*views.DETAILS[:-1], "Note"] or "Note" in texts[-1]
+                for h in heads.all():
+                    content = h.locator(".header-content")
+                    assert set(content.evaluate(LINES_PER_WORD)) == {1}, content.inner_text()  # no word broken
+                    assert content.evaluate("e => e.scrollWidth <= e.clientWidth + 1"), content.inner_text()  # nor cut
+                rows = _wait_for(page, lambda rows: len(rows) == 5)
+                access, trained = texts.index("Access"), texts.index("Trained on")
+                table = {r[2]: r for r in rows}
+                assert table["BiomedGPT-IU"][access] == "open weights"
+                assert table["BiomedGPT-IU"][trained].startswith("IU X-ray, MedICat")
+                note_head = heads.nth(len(texts) - 1)
+                assert note_head.bounding_box()["width"] >= 300  # a note is read in a column, not a letter a line
+                if touch:  # the table scrolls sideways to the Note's start (its 380 px fill a phone's screen)
+                    note_head.evaluate("e => e.scrollIntoView({inline: 'start', block: 'nearest'})")
+                else:  # to its end: the first three columns stay in sight
+                    assert page.locator(".ranked:visible").first.evaluate(SCROLL_TABLE_RIGHT)
+                page.wait_for_timeout(300)
+                box = note_head.locator(".header-content").bounding_box()
+                assert box["x"] >= 0 and box["x"] + box["width"] <= width, box  # its header, whole in sight
+                if not touch:  # on a desktop the rank, its range and the model stay in sight beside the note
+                    model = page.locator(".ranked [role=row]:visible").filter(has_text="BiomedGPT-IU").locator(
+                        "[role=gridcell]").nth(2)
+                    mbox = model.bounding_box()
+                    assert 0 <= mbox["x"] and mbox["x"] + mbox["width"] <= width
+                    at = model.evaluate("e => { const r = e.getBoundingClientRect(); return e.contains("
+                                        "document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2)); }")
+                    assert at, "the model's cell is covered by the cells scrolled under it"
+                page.screenshot(path=tmp_path / f"promises-{width}-details-note.png", full_page=False)
+
+                # (b) a link to a model's page: that model's card (or a loading note), never another model's
+                page.goto(demo.local_url + "?tab=model&model=MedVersa")
+                seen, values, deadline = set(), set(), time.monotonic() + 30
+                while "MedVersa" not in seen and time.monotonic() < deadline:
+                    seen |= {h.strip() for h in page.locator(".gradio-container h3:visible").all_inner_texts()}
+                    chosen = page.get_by_label("Model", exact=True)
+                    values.add(chosen.input_value() if chosen.count() else "")
+                    if page.get_by_text(LOADING.strip("*")).first.is_visible():
+                        seen.add("loading")
+                    page.wait_for_timeout(50)
+                assert "MedVersa" in seen and seen <= {"MedVersa", "loading"}, seen
+                assert values <= {"", "MedVersa"}, values
+                source = page.get_by_role("link", name="source").first
+                assert source.get_attribute("href") == "https://huggingface.co/hyzhou/MedVersa_Internal"
+                page.screenshot(path=tmp_path / f"promises-{width}-model-link.png", full_page=False)
+                page.goto(demo.local_url + "?tab=model&model=Nobody")
+                page.get_by_text("No model named Nobody on this board").wait_for(timeout=30_000)
+                assert page.get_by_label("Model", exact=True).input_value() == ""
+                page.screenshot(path=tmp_path / f"promises-{width}-model-unknown.png", full_page=False)
+                page.close()
+            print(f"screenshots in {tmp_path}")
+        finally:
+            browser.close()
+            demo.close()
+
+
+def test_a_column_writes_its_cis_one_way_at_both_widths(app, tmp_path):
+    """Issue 31 item 6e: every metric column of the demo board (every row with CIs) writes them in one notation, `±`
+    or `[low, high]`, on the leaderboard and on a model's page; cell by cell, 43 of its columns mixed the two."""
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} missing: .ci/run installs Debian's chromium")
+        pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    client, repo, board = app
+    rows = board[(board["dataset"] == "iu-xray") & (board["task"] == "findings")]
+    cell_by_cell = {m: {("±" if "±" in t else "[") for v, lo, hi in zip(rows[m], rows[f"{m}_low"], rows[f"{m}_high"])
+                        if "±" in (t := views.value_with_ci(v, lo, hi)) or "[" in t} for m in views.TITLES}
+    assert any(len(kinds) == 2 for kinds in cell_by_cell.values())  # this view mixed them, cell by cell
+
+    def one_way(page, titles):
+        heads = [h.strip().rstrip("▾⋮").strip() for h in page.locator(".board th:visible").all_inner_texts()]
+        cells = _rows(page)
+        checked = 0
+        for title in titles:
+            at = next(i for i, h in enumerate(heads) if h.startswith(title))
+            kinds = {("±" if "±" in r[at] else "[") for r in cells if "±" in r[at] or "[" in r[at]}
+            assert len(kinds) <= 1, (title, [r[at] for r in cells])
+            checked += bool(kinds)
+        return checked
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            for width in (1400, 390):
+                page = browser.new_page(viewport={"width": width, "height": 900})
+                page.goto(client.src + "?dataset=iu-xray")
+                _wait_for(page, lambda rows: len(rows) == 4)
+                assert one_way(page, list(views.TITLES.values())) == 8
+                page.screenshot(path=tmp_path / f"ci-notation-{width}.png", full_page=True)
+                page.goto(client.src + "?tab=model&model=Demo-Careful")
+                page.get_by_role("heading", name="Demo-Careful").wait_for(timeout=30_000)
+                _wait_for(page, lambda rows: len(rows) == 8)
+                assert one_way(page, list(views.TITLES.values())) == 8
+                page.close()
+        finally:
+            browser.close()

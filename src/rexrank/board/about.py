@@ -7,18 +7,20 @@ import json
 
 from rexrank.catalog import BOARD_METRICS
 
+ABOUT_LINK = "?tab=about"  # the About tab, as a link opens it (the address carries the tab)
+
 
 def metric_tooltips() -> dict[str, str]:
-    """Each board metric's column title -> its hover text, from the metric registry: what it measures, that higher
-    is better, and where docs/metrics.md defines it."""
+    """Each board metric's column title -> its hover (and, on a touch screen, tap) text, from the metric registry: what
+    it measures, that higher is better, and that the About tab, a page of this board, has its definition."""
     from rexrank.scorers import metric_class
 
     tips = {}
     for metric in BOARD_METRICS:
         cls = metric_class(metric.name)
         inverse = " Shown as 1/mean, so that higher is better too." if metric.title.startswith("1/") else ""
-        tips[metric.title] = (f"{cls.summary} Higher is better.{inverse} Definition: docs/metrics.md {cls.section}; "
-                              "the About tab has the metric table.")
+        tips[metric.title] = (f"{cls.summary} Higher is better.{inverse} The About tab has its definition and the "
+                              "metric table.")
     return tips
 
 
@@ -33,22 +35,81 @@ def source_tooltips() -> dict[str, str]:
                                  for p in views.SOURCES}
 
 
+def header_sorts() -> dict[str, str]:
+    """The leaderboard's column titles a click sorts by -> the Sort control's value: Rank (1/RadCliQ-v1 rank) and
+    each metric (its number, best first)."""
+    from rexrank.board import views
+
+    return {"Rank": "rank"} | {title: name for name, title in views.TITLES.items()}
+
+
+# The page's script for the tables' headers and cells (`header_tooltips_script` fills in the __NAMES__).
+_SCRIPT = """(() => { const tips = __TIPS__, cells = __CELLS__, sorts = __SORTS__, about = __ABOUT__;
+const label = th => (th.querySelector('.header-content') ?? th).textContent.trim();
+const sortedAs = () => {  // the Sort control's choice, as a column title
+  const shown = document.querySelector('#sort-by input')?.value ?? '';
+  return shown.startsWith('Rank') ? 'Rank' : shown; };
+const mark = () => {
+  const sorted = sortedAs();
+  document.querySelectorAll('.board th').forEach(th => {
+    const name = label(th), tip = tips[name];
+    if (tip && th.title !== tip) th.title = tip;
+    const on = th.closest('.ranked') !== null && Object.hasOwn(sorts, name) && name === sorted;
+    if (on !== th.hasAttribute('data-rexrank-sorted')) th.toggleAttribute('data-rexrank-sorted', on);
+  });
+  document.querySelectorAll('.board [role=gridcell]').forEach(td => {
+    const tip = cells[td.textContent.trim()];
+    if (tip && td.title !== tip) td.title = tip;
+  });
+};
+new MutationObserver(mark).observe(document.documentElement, {childList: true, subtree: true});
+let pointer = 'mouse';  // how the last press came: a touch or a pen shows the note (a mouse hovers instead)
+document.addEventListener('pointerdown', e => { pointer = e.pointerType; }, true);
+const note = () => document.getElementById('rexrank-tip') ?? (() => {
+  const box = document.createElement('div');
+  box.id = 'rexrank-tip'; box.setAttribute('role', 'tooltip'); box.hidden = true;
+  document.body.appendChild(box); return box; })();
+const show = (at, text) => {
+  const box = note(), link = document.createElement('a');
+  box.textContent = text + ' '; link.href = about; link.textContent = 'Open the About tab';
+  box.appendChild(link); box.hidden = false;
+  const r = at.getBoundingClientRect(), room = document.documentElement.clientWidth - box.offsetWidth - 4;
+  box.style.top = (r.bottom + window.scrollY + 4) + 'px';
+  box.style.left = (window.scrollX + Math.max(4, Math.min(r.left, room))) + 'px';
+};
+document.addEventListener('click', e => {
+  if (!e.isTrusted || e.target.closest('#rexrank-tip')) return;  // (the click the script itself gives #header-sort)
+  const th = e.target.closest('.board th'), td = e.target.closest('.board [role=gridcell]');
+  const tip = th ? tips[label(th)] : td ? cells[td.textContent.trim()] : undefined;
+  if (tip && pointer !== 'mouse') show(th ?? td, tip); else note().hidden = true;
+  if (!th || !th.closest('.ranked') || e.target.closest('button, a')) return;
+  const key = sorts[label(th)];
+  if (key === undefined) return;
+  window.rexrankHeaderSort = key;
+  document.getElementById('header-sort')?.click();
+}, true);
+})();"""
+
+
 def header_tooltips_script() -> str:
-    """A `<script>` for the page's head that gives each metric column header its `metric_tooltips` text on hover
-    (Gradio's tables have no header tooltips of their own), the Source header and each Source cell theirs
-    (`source_tooltips`). The texts are ours, JSON-encoded with `<` escaped, so nothing in them can close the
-    script."""
-    tips = json.dumps(metric_tooltips() | {"Source": source_tooltips()["Source"]}).replace("<", "\\u003c")
-    cells = json.dumps({k: v for k, v in source_tooltips().items() if k != "Source"}).replace("<", "\\u003c")
-    return ("<script>(() => { const tips = " + tips + ", cells = " + cells + ";\n"
-            "const mark = () => { document.querySelectorAll('.board th').forEach(th => {\n"
-            "  const name = Object.keys(tips).find(k => th.textContent.trim().startsWith(k));\n"
-            "  if (name && th.title !== tips[name]) th.title = tips[name]; });\n"
-            "  document.querySelectorAll('.board [role=gridcell]').forEach(td => {\n"
-            "    const tip = cells[td.textContent.trim()];\n"
-            "    if (tip && td.title !== tip) td.title = tip; }); };\n"
-            "new MutationObserver(mark).observe(document.documentElement, {childList: true, subtree: true});\n"
-            "})();</script>")
+    """A `<script>` for the page's head. It gives each metric column header its `metric_tooltips` text, the Source
+    header and each Source cell theirs (`source_tooltips`), as hover text (`title`; Gradio's tables have no header
+    tooltips of their own) and, on a touch screen where nothing hovers, as a note under what was tapped, with a link
+    to the About tab. In the leaderboard's tables (`.ranked`) a click or a tap on Rank's or a metric's header sorts
+    by it, as the Sort control does: it sets that control through the hidden `#header-sort` button, and the header of
+    the order shown is marked `data-rexrank-sorted`. The texts are ours, JSON-encoded with `<` escaped, so nothing in
+    them can close the script."""
+
+    def encoded(value) -> str:
+        return json.dumps(value).replace("<", "\\u003c")
+
+    filled = {"__TIPS__": metric_tooltips() | {"Source": source_tooltips()["Source"]},
+              "__CELLS__": {k: v for k, v in source_tooltips().items() if k != "Source"},
+              "__SORTS__": header_sorts(), "__ABOUT__": ABOUT_LINK}
+    script = _SCRIPT
+    for name, value in filled.items():
+        script = script.replace(name, encoded(value))
+    return f"<script>{script}</script>"
 
 
 def about() -> str:
@@ -62,7 +123,9 @@ def about() -> str:
     for metric in BOARD_METRICS:
         cls = metric_class(metric.name)
         rows.append(f"| {metric.title} | {cls.summary} | {cls.empty_prediction} | docs/metrics.md {cls.section} |")
-    example = Bleu2(progress=False).signature().with_bootstrap(1000, 0)
+    # BLEU-2's signature needs no runtime: made without __init__, which imports torch (the Space installs none, and
+    # importing it was 1.3 s of every start)
+    example = object.__new__(Bleu2).signature().with_bootstrap(1000, 0)
     sources = [f"- **{views.SOURCES[p]}**: {views.SOURCE_TITLES[p]}; {views.SOURCE_HELP[p]}." for p in views.SOURCES]
     return "\n".join([
         "### Ranking",

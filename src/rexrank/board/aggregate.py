@@ -50,7 +50,10 @@ def _row(result: Result, submission: str | None, card: dict) -> dict:
            str(result.checks.get("date", "")), "dataset": result.dataset, "split": result.split,
            "task": result.task, "provenance": result.provenance, "rexrank_version": result.rexrank_version,
            "created": result.created,
-           "note": str(result.checks.get("note") or "") if result.provenance == "imported" else ""}
+           "note": str(result.checks.get("note") or "") if result.provenance == "imported" else "",
+           # the pages that state an imported model's facts (a submission's card is its own, and names none)
+           **{key: str(card.get(key, "")) if result.provenance == "imported" else ""
+              for key in ("access_source", "trained_on_source")}}
     for name in METRICS:
         m = result.metrics.get(name)
         row[name] = None if m is None else m.value
@@ -59,6 +62,20 @@ def _row(result: Result, submission: str | None, card: dict) -> dict:
         row[f"{name}_key"] = None if m is None or m.signature is None else m.signature.point_key
         row[f"{name}_departs"] = None if m is None or m.signature is None else "; ".join(departures(m.signature))
     return row
+
+
+def _imported_card(result: Result) -> dict:
+    """An imported row's card: what `rexrank.official.FACTS` says of its model (access, training data, each with
+    its source), as the importer recorded it in `checks.model_facts`; {} when it recorded none or not as text."""
+    facts = result.checks.get("model_facts")
+    if not isinstance(facts, dict):
+        return {}
+    card = {key: facts[key] for key in ("access", "access_source", "trained_on_source")
+            if isinstance(facts.get(key), str)}
+    trained = facts.get("trained_on")
+    if isinstance(trained, list) and all(isinstance(t, str) for t in trained):
+        card["trained_on"] = trained
+    return card
 
 
 def _head(path: Path, limit: int) -> bytes:
@@ -129,7 +146,7 @@ def rows(repo: Path, unreadable: list[str]) -> list[dict]:
                 out.append(_row(result, folder.name, card) | {"unranked": why, "per_study_sha256": table})
     for path in sorted((repo / "imported").glob("*.json")):
         if (result := read(path)) is not None:
-            out.append(_row(result, None, {}) | {"unranked": None})
+            out.append(_row(result, None, _imported_card(result)) | {"unranked": None})
     return out
 
 

@@ -8,7 +8,7 @@ import json
 import pandas as pd
 
 from rexrank.board.schema import RADRBENCH_COLUMNS
-from rexrank.board.views import as_number, model_cell, value_with_ci
+from rexrank.board.views import as_number, ci_column, model_cell
 from rexrank.text import sanitize_text
 
 # RadRBench-CXR's task types and sources, as the tab names them (others show under their own name).
@@ -28,6 +28,15 @@ def _radrbench_column(source: str, task: str) -> str:
 
 
 FREE_TEXT = "Free text (RaTEScore)"
+NONE = (None, None, None)  # a cell with no number: blank
+
+
+def _as_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each column of (value, low, high) cells as text, one CI notation a column (`views.ci_column`)."""
+    for column in frame.columns:
+        if any(isinstance(cell, tuple) for cell in frame[column]):
+            frame[column] = ci_column(cell if isinstance(cell, tuple) else NONE for cell in frame[column])
+    return frame
 
 
 def radrbench_table(table: pd.DataFrame, view: str = "task", search: str = "") -> pd.DataFrame:
@@ -60,21 +69,21 @@ def radrbench_table(table: pd.DataFrame, view: str = "task", search: str = "") -
         failures = json.loads(row["failures"]) if isinstance(row["failures"], str) else {}
         shown = {"Rank": position, "Model": model_cell(row["model"], row["url"]),
                  "Institution": sanitize_text(row["institution"] or "", 100),
-                 "Overall": value_with_ci(as_number(row["accuracy"]), as_number(row["low"]), as_number(row["high"]))}
+                 "Overall": (row["accuracy"], row["low"], row["high"])}
         for source, task in columns:
             cell = mine.loc[(source, task)] if (source, task) in mine.index else None
-            shown[_radrbench_column(source, task)] = "" if cell is None else value_with_ci(
-                as_number(cell["accuracy"]), as_number(cell["low"]), as_number(cell["high"]))
+            shown[_radrbench_column(source, task)] = NONE if cell is None else (
+                cell["accuracy"], cell["low"], cell["high"])
         free = mine.loc[("all", "multi_no_option")] if ("all", "multi_no_option") in mine.index else None
         if free_text:  # the free-text task's RaTEScore over every source, beside its exact-match accuracy
-            shown[FREE_TEXT] = "" if free is None else value_with_ci(
-                as_number(free["ratescore"]), as_number(free["ratescore_low"]), as_number(free["ratescore_high"]))
+            shown[FREE_TEXT] = NONE if free is None else (free["ratescore"], free["ratescore_low"],
+                                                          free["ratescore_high"])
         shown["Items"] = int(row["items"])
         shown["Unreadable"] = int(sum(v for v in failures.values() if isinstance(v, int)))
         out.append(shown)
     names = ["Rank", "Model", "Institution", "Overall", *(_radrbench_column(s, t) for s, t in columns),
              *([FREE_TEXT] if free_text else []), "Items", "Unreadable"]
-    return pd.DataFrame(out, columns=names)
+    return _as_text(pd.DataFrame(out, columns=names))
 
 
 def _radrscore_table(overall: pd.DataFrame) -> pd.DataFrame:
@@ -88,12 +97,12 @@ def _radrscore_table(overall: pd.DataFrame) -> pd.DataFrame:
         shown = {"Rank": len(out) + 1 if judged else "", "Model": model_cell(row["model"], row["url"]),
                  "Institution": sanitize_text(row["institution"] or "", 100)}
         for name, title in RADRSCORE_COLUMNS.items():
-            shown[title] = value_with_ci(*(as_number(row[f"{name}{part}"]) for part in ("", "_low", "_high")))
+            shown[title] = tuple(row[f"{name}{part}"] for part in ("", "_low", "_high"))
         shown["Judged items"] = "" if pd.isna(row["radrscore_items"]) else str(int(row["radrscore_items"]))
-        shown["Accuracy"] = value_with_ci(as_number(row["accuracy"]), as_number(row["low"]), as_number(row["high"]))
+        shown["Accuracy"] = (row["accuracy"], row["low"], row["high"])
         out.append(shown)
     names = ["Rank", "Model", "Institution", *RADRSCORE_COLUMNS.values(), "Judged items", "Accuracy"]
-    return pd.DataFrame(out, columns=names).astype({"Rank": str})
+    return _as_text(pd.DataFrame(out, columns=names)).astype({"Rank": str})
 
 
 def radrbench_bars(table: pd.DataFrame, model: str) -> pd.DataFrame:

@@ -14,9 +14,12 @@ RANK_BY = "radcliq_v1"
 METRICS = tuple(m.name for m in BOARD_METRICS)  # the board's columns, in ReXrank's order
 
 # `note`: what an imported row's file says of it (a published value its components contradict, say);
-# `per_study_sha256`: the per-study table a verified result names (what the Compare tab may read), else blank.
+# `per_study_sha256`: the per-study table a verified result names (what the Compare tab may read), else blank;
+# `access_source`, `trained_on_source`: for an imported row, the page that states its model's access and training
+# data (`rexrank.official.FACTS`); a submission's card is its own source, and they are blank.
 BASE = ("submission", "model", "institution", "url", "paper", "code", "access", "date", "trained_on", "dataset",
-        "split", "task", "provenance", "rexrank_version", "created", "note", "per_study_sha256")
+        "split", "task", "provenance", "rexrank_version", "created", "note", "per_study_sha256", "access_source",
+        "trained_on_source")
 # Each metric's value, 95% CI, signature, the signature's point key (what ranking compares) and how its making departs
 # from the published figures' (`rexrank.official.departures`; blank where it does not, or there is no signature).
 COLUMNS = (*BASE, *(f"{m}{part}" for m in METRICS

@@ -26,19 +26,39 @@ TASKS = TASK_TITLES
 TITLES = {m.name: m.title for m in BOARD_METRICS}  # as ReXrank's tables name them
 
 
+PLUS_MINUS, BRACKETS = "±", "[]"  # the two ways a CI is written: `0.919 ± 0.020`, `0.919 [0.899, 0.941]`
+
+
+def _missing(x) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def _symmetric(value: float, low: float, high: float, decimals: int) -> bool:
+    return abs((value - low) - (high - value)) < 0.5 * 10 ** -decimals
+
+
 def value_with_ci(value: float | None, low: float | None, high: float | None,
-                  decimals: int = BOARD_DECIMALS) -> str:
-    """`0.919 ± 0.020` (half the CI's width; `[lo, hi]` when it is not symmetric to rounding); blank when missing,
-    never 0."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+                  decimals: int = BOARD_DECIMALS, notation: str | None = None) -> str:
+    """`0.919 ± 0.020` (half the CI's width) or `0.919 [0.899, 0.941]`: by `notation` (PLUS_MINUS or BRACKETS), else
+    ± where the CI is symmetric to rounding; the number alone without a CI; blank when missing, never 0. A column
+    of them takes one notation (`ci_column`)."""
+    if _missing(value):
         return ""
     text = f"{value:.{decimals}f}"
-    if low is None or high is None or any(isinstance(x, float) and math.isnan(x) for x in (low, high)):
+    if _missing(low) or _missing(high):
         return text
-    below, above = value - low, high - value
-    if abs(below - above) < 0.5 * 10 ** -decimals:
-        return f"{text} ± {(below + above) / 2:.{decimals}f}"
+    if notation == PLUS_MINUS or (notation is None and _symmetric(value, low, high, decimals)):
+        return f"{text} ± {((value - low) + (high - value)) / 2:.{decimals}f}"
     return f"{text} [{low:.{decimals}f}, {high:.{decimals}f}]"
+
+
+def ci_column(cells, decimals: int = BOARD_DECIMALS) -> list[str]:
+    """A column's (value, low, high) cells as text in one notation: ± when every CI in it is symmetric to rounding,
+    else [low, high] for every one, so that a column is read one way (a number without a CI stands alone)."""
+    cells = [tuple(None if x is None or pd.isna(x) else float(x) for x in cell) for cell in cells]
+    with_ci = [(v, lo, hi) for v, lo, hi in cells if not any(_missing(x) for x in (v, lo, hi))]
+    notation = PLUS_MINUS if all(_symmetric(v, lo, hi, decimals) for v, lo, hi in with_ci) else BRACKETS
+    return [value_with_ci(v, lo, hi, decimals, notation) for v, lo, hi in cells]
 
 
 def model_cell(name: str, url: str | None) -> str:
@@ -107,9 +127,10 @@ class Filters:
 
 
 def trained_on_mimic(trained_on) -> str:
-    """yes, no or unknown: whether a card's training data (comma-separated names) includes MIMIC-CXR."""
-    names = [t.strip().casefold() for t in as_text(trained_on).split(",") if t.strip()]
-    return UNKNOWN if not names else "yes" if any("mimic" in t for t in names) else "no"
+    """yes, no or unknown: whether a card's training data (comma-separated names) includes MIMIC-CXR (MIMIC-CXR-JPG,
+    "mimic_cxr" and the like, or "MIMIC" alone; not MIMIC-III's notes nor MIMIC-IV-ED's records)."""
+    names = ["".join(ch for ch in t.casefold() if ch.isalnum()) for t in as_text(trained_on).split(",") if t.strip()]
+    return UNKNOWN if not names else "yes" if any("mimiccxr" in t or t == "mimic" for t in names) else "no"
 
 
 def _view(board: pd.DataFrame, dataset: str, task: str, search: str = "", sort_by: str | None = None,
@@ -192,9 +213,9 @@ def table(board: pd.DataFrame, dataset: str, task: str, search: str = "", metric
     numbers = out.copy()
     numbers["Rank"] = [None if pd.isna(r) else int(r) for r in rows["rank"]]
     for m in sorted(metrics, key=lambda m: m != RANK_BY):  # the ranking column first, in sight; then ReXrank's order
-        out[TITLES[m]] = [value_with_ci(as_number(v), as_number(lo), as_number(hi))
-                          + (DEPARTS if as_text(d) and as_number(v) is not None else "")
-                          for v, lo, hi, d in zip(rows[m], rows[f"{m}_low"], rows[f"{m}_high"], rows[f"{m}_departs"])]
+        text = ci_column(zip(rows[m], rows[f"{m}_low"], rows[f"{m}_high"]))  # one CI notation a column
+        out[TITLES[m]] = [cell + (DEPARTS if as_text(d) and cell else "")
+                          for cell, d in zip(text, rows[f"{m}_departs"])]
         numbers[TITLES[m]] = [None if (x := as_number(v)) is None else round(x, BOARD_DECIMALS) for v in rows[m]]
     if details:
         more = {"Source": [source(p) for p in rows["provenance"]],
