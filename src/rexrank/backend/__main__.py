@@ -16,7 +16,7 @@ from pathlib import Path
 from rexrank.errors import InputError
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m rexrank.backend", description=__doc__.split("\n")[0])
     jobs = parser.add_subparsers(dest="job", required=True)
     aggregate = jobs.add_parser("aggregate", help="rebuild leaderboard.parquet from the merged submissions")
@@ -59,75 +59,96 @@ def main(argv: Sequence[str] | None = None) -> int:
     join = jobs.add_parser("merge", help="merge a submission pull request, only at the head a job reviewed")
     join.add_argument("--hub", required=True, metavar="ORG/NAME", help="the results repo")
     join.add_argument("--pr", required=True, type=int, help="the pull request's number")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _aggregate(args) -> int:
+    from rexrank.board.aggregate import aggregate, aggregate_hub
+
+    board, where = (aggregate(args.repo), args.repo) if args.repo else aggregate_hub(args.hub)
+    ranked = board["rank"].notna().sum()
+    print(f"{where}: leaderboard.parquet {len(board)} rows, {ranked} ranked, {len(board) - ranked} unranked")
+    for _, row in board[board["unranked"].notna()].iterrows():
+        print(f"  unranked: {row['model']} ({row['dataset']} {row['task']}): {row['unranked']}")
+    for problem in board.attrs.get("unreadable", []):
+        print(f"rexrank.backend: error: left out: {problem}", file=sys.stderr)
+    return 1 if board.attrs.get("unreadable") else 0
+
+
+def _review(args) -> int:
+    from rexrank.backend.review import open_pull_requests, review
+
+    sources = dict(spec.split("=", 1) for spec in args.dataset if "=" in spec)
+    failed = 0
+    for num in [args.pr] if args.pr else open_pull_requests(args.hub):
+        try:
+            checks = review(args.hub, num, sources)
+        except InputError as err:
+            if args.pr:
+                raise
+            failed += 1  # a sweep goes on: one hostile pull request must not stall the others
+            print(f"rexrank.backend: error: {args.hub} #{num}: {err}", file=sys.stderr)
+            continue
+        flagged = [c for c in checks if c.verdict.startswith("MISMATCH")]
+        print(f"{args.hub} #{num}: {len(checks)} numbers re-scored, {len(flagged)} outside the CI")
+        for c in flagged:
+            print(f"  {c.dataset} {c.task} {c.metric}: submitted {c.submitted}, re-scored {c.rescored}")
+    return 2 if failed else 0
+
+
+def _bootstrap(args) -> int:
+    from rexrank.backend.bootstrap import bootstrap
+
+    board, url = bootstrap(args.hub, private=args.private)
+    official = int((board["provenance"] == "imported").sum())
+    print(f"{args.hub}: {official} official rows imported; the board has {len(board)} rows, "
+          f"{int(board['rank'].notna().sum())} ranked; {url}")
+    return 0
+
+
+def _merge(args) -> int:
+    from rexrank.backend.merge import merge
+
+    print(f"{args.hub} #{args.pr}: merged submissions/{merge(args.hub, args.pr)}/")
+    return 0
+
+
+def _infer(args) -> int:
+    from rexrank.backend.inference import run_pull_request, source
+    from rexrank.scorers import parse_metrics
+
+    report = run_pull_request(
+        args.hub, args.pr, work=Path(args.work), smoke=source(args.smoke) if args.smoke else None,
+        public=tuple(source(s) for s in args.public), references=args.references,
+        private_images=args.private_images, metrics=parse_metrics(args.metrics), gpus=args.gpus,
+        timeout=args.timeout)
+    stages = ", ".join(f"{stage} {seconds:,.0f} s" for stage, seconds in report.stages.items())
+    print(f"{args.hub} #{args.pr}: {report.submission}: {stages}; {len(report.results)} result(s) published")
+    return 0
+
+
+def _private(args) -> int:
+    from rexrank.backend.private import score_pull_request
+    from rexrank.scorers import parse_metrics
+
+    for result in score_pull_request(args.hub, args.pr, args.references, parse_metrics(args.metrics),
+                                     work=Path(args.work) if args.work else None):
+        values = ", ".join(f"{k} {m.value:.4f}" for k, m in result.metrics.items() if m.value is not None)
+        print(f"{result.dataset} {result.task}: {result.counts.get('scored', 0):,} studies; {values}")
+    return 0
+
+
+JOBS = {"aggregate": _aggregate, "review": _review, "bootstrap": _bootstrap, "merge": _merge, "infer": _infer,
+        "private": _private}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     try:
-        if args.job == "aggregate":
-            from rexrank.board.aggregate import aggregate as run
-            from rexrank.board.aggregate import aggregate_hub
-
-            board, where = (run(args.repo), args.repo) if args.repo else aggregate_hub(args.hub)
-            ranked = board["rank"].notna().sum()
-            print(f"{where}: leaderboard.parquet {len(board)} rows, {ranked} ranked, {len(board) - ranked} unranked")
-            for _, row in board[board["unranked"].notna()].iterrows():
-                print(f"  unranked: {row['model']} ({row['dataset']} {row['task']}): {row['unranked']}")
-            for problem in board.attrs.get("unreadable", []):
-                print(f"rexrank.backend: error: left out: {problem}", file=sys.stderr)
-            if board.attrs.get("unreadable"):
-                return 1
-        elif args.job == "review":
-            from rexrank.backend.review import open_pull_requests, review
-
-            sources = dict(spec.split("=", 1) for spec in args.dataset if "=" in spec)
-            failed = 0
-            for num in [args.pr] if args.pr else open_pull_requests(args.hub):
-                try:
-                    checks = review(args.hub, num, sources)
-                except InputError as err:
-                    if args.pr:
-                        raise
-                    failed += 1  # a sweep goes on: one hostile pull request must not stall the others
-                    print(f"rexrank.backend: error: {args.hub} #{num}: {err}", file=sys.stderr)
-                    continue
-                flagged = [c for c in checks if c.verdict.startswith("MISMATCH")]
-                print(f"{args.hub} #{num}: {len(checks)} numbers re-scored, {len(flagged)} outside the CI")
-                for c in flagged:
-                    print(f"  {c.dataset} {c.task} {c.metric}: submitted {c.submitted}, re-scored {c.rescored}")
-            if failed:
-                return 2
-        elif args.job == "bootstrap":
-            from rexrank.backend.bootstrap import bootstrap
-
-            board, url = bootstrap(args.hub, private=args.private)
-            official = int((board["provenance"] == "imported").sum())
-            print(f"{args.hub}: {official} official rows imported; the board has {len(board)} rows, "
-                  f"{int(board['rank'].notna().sum())} ranked; {url}")
-        elif args.job == "merge":
-            from rexrank.backend.merge import merge
-
-            print(f"{args.hub} #{args.pr}: merged submissions/{merge(args.hub, args.pr)}/")
-        elif args.job == "infer":
-            from rexrank.backend.inference import run_pull_request, source
-            from rexrank.scorers import parse_metrics
-
-            report = run_pull_request(
-                args.hub, args.pr, work=Path(args.work), smoke=source(args.smoke) if args.smoke else None,
-                public=tuple(source(s) for s in args.public), references=args.references,
-                private_images=args.private_images, metrics=parse_metrics(args.metrics), gpus=args.gpus,
-                timeout=args.timeout)
-            stages = ", ".join(f"{stage} {seconds:,.0f} s" for stage, seconds in report.stages.items())
-            print(f"{args.hub} #{args.pr}: {report.submission}: {stages}; {len(report.results)} result(s) published")
-        elif args.job == "private":
-            from rexrank.backend.private import score_pull_request
-            from rexrank.scorers import parse_metrics
-
-            for result in score_pull_request(args.hub, args.pr, args.references, parse_metrics(args.metrics),
-                                             work=Path(args.work) if args.work else None):
-                values = ", ".join(f"{k} {m.value:.4f}" for k, m in result.metrics.items() if m.value is not None)
-                print(f"{result.dataset} {result.task}: {result.counts.get('scored', 0):,} studies; {values}")
+        return JOBS[args.job](args)
     except (InputError, OSError) as err:
         print(f"rexrank.backend: error: {err}", file=sys.stderr)
         return 2
-    return 0
 
 
 if __name__ == "__main__":
