@@ -16,6 +16,7 @@ from rexrank import demo, stats
 from rexrank.backend import ledger
 from rexrank.backend.__main__ import main as backend
 from rexrank.cli import main
+from rexrank.reports import text_settings
 from rexrank.results import MetricResult, Result
 from rexrank.signature import Signature
 
@@ -109,11 +110,12 @@ def forged_radcliq(results, dataset="iu-xray", per_study=1e-6):
         table_path = results / f"{dataset}.{task}.per_study.parquet"
         table = pd.read_parquet(table_path).assign(radcliq_v1=per_study)
         table.to_parquet(table_path, index=False)
-        components = tuple(Signature(m, "1") for m in ("radgraph", "bertscore", "semb_score", "bleu2"))
         estimate = stats.estimate(np.full(len(table), per_study), "inverse_mean", resamples=50)
         result = Result.read(json_path)
+        components = tuple(Signature(m, "1") for m in ("radgraph", "bertscore", "semb_score", "bleu2"))
+        texts = text_settings(task)  # signed as this rexrank signs its texts: only the number is forged
         metrics = result.metrics | {"radcliq_v1": MetricResult.from_estimate(
-            estimate, Signature("radcliq_v1", "1", components=components))}
+            estimate, Signature("radcliq_v1", "1", settings=texts, components=components))}
         from dataclasses import replace
 
         from rexrank.scorecard import file_sha256
