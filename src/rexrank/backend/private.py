@@ -39,6 +39,7 @@ from rexrank.backend import ledger
 from rexrank.backend.names import name_key
 from rexrank.backend.pull import open_submission
 from rexrank.data import align, load_predictions, load_split
+from rexrank.data.predictions import Aligned
 from rexrank.errors import InputError
 from rexrank.reports import MalformedReference
 from rexrank.results import BOARD_DECIMALS, MetricResult, ModelInfo, Result
@@ -121,6 +122,43 @@ def rounded(metric: MetricResult) -> MetricResult:
     return replace(metric, value=cut(metric.value), mean=cut(metric.mean), low=cut(metric.low), high=cut(metric.high))
 
 
+def _aligned(references: str, predictions: dict[str, tuple[Path, str]], earlier: list[dict]) -> tuple[dict, list]:
+    """Each task's predictions (task -> (file, the name a message gives it)) aligned with the private references,
+    and the tasks whose predictions are degenerate against this and earlier submissions. Errors name study ids
+    only: the references' text never reaches a message."""
+    try:
+        split = load_split(references, "test", DATASET)
+    except Exception as err:  # noqa: BLE001 - whatever went wrong, its text stays here
+        raise _withheld(f"reading the references {references}", err) from None
+    aligned, problems = {}, []
+    for task, (source, named) in predictions.items():
+        try:
+            task_references = split.references(task)
+        except MalformedReference:
+            raise  # names the study and the field only
+        except Exception as err:  # noqa: BLE001
+            raise _withheld(f"reading the {task} references", err) from None
+        aligned[task] = align(task_references, load_predictions(source), named)  # names study ids only
+        rows = aligned[task].rows
+        if why := degenerate(dict(zip(rows["study_id"], rows["prediction"])),
+                             [r for r in earlier if r.get("task") == task]):
+            problems.append(f"{DATASET} {task}: {why}")
+    return aligned, problems
+
+
+def _scored(task: str, aligned: Aligned, metric_set: MetricSet, resamples: int, checkpoint: Path | None):
+    """One task's scores; a failure's text is withheld, and a judge that failed publishes nothing."""
+    try:
+        scores = score(aligned.rows, metric_set, resamples, dataset=DATASET, text=aligned.text, checkpoint=checkpoint)
+    except Exception as err:  # noqa: BLE001
+        raise _withheld(f"scoring {task}", err) from None
+    if judged := sorted(m for m in scores.skipped if m in JUDGED):  # a judge that failed scores nothing
+        raise PrivateJobError(f"scoring {task}: the judge could not score {', '.join(judged)} (its server "
+                              "failed, or most answers could not be read); details withheld: the references "
+                              "are private. Nothing was published: run the job again")
+    return scores
+
+
 def score_pull_request(repo_id: str, pr_num: int, references: str, metrics: list[str], token: str | None = None,
                        resamples: int = stats.RESAMPLES, now: datetime | None = None, work: Path | None = None,
                        chunk: int | None = None, generated: dict[str, Path] | None = None) -> list[Result]:
@@ -156,26 +194,10 @@ def score_pull_request(repo_id: str, pr_num: int, references: str, metrics: list
                  if (why := over_quota(opened.ledger.private, task, pr.author, organisation, now))]
         if quota:
             raise _refused(api, repo_id, pr_num, submission, quota)
-        try:
-            split = load_split(references, "test", DATASET)
-        except Exception as err:  # noqa: BLE001 - whatever went wrong, its text stays here
-            raise _withheld(f"reading the references {references}", err) from None
-        aligned, problems = {}, []
-        for task in tasks:
-            path = f"{SUBMISSIONS}/{submission}/predictions/{DATASET}.{task}.jsonl"
-            try:
-                task_references = split.references(task)
-            except MalformedReference:
-                raise  # names the study and the field only
-            except Exception as err:  # noqa: BLE001
-                raise _withheld(f"reading the {task} references", err) from None
-            source, named = (generated[task], f"the {task} predictions its model generated") if generated else (
-                Path(tmp) / path, path)
-            aligned[task] = align(task_references, load_predictions(source), named)  # names study ids only
-            rows = aligned[task].rows
-            earlier = [r for r in opened.ledger.private if r.get("task") == task]
-            if why := degenerate(dict(zip(rows["study_id"], rows["prediction"])), earlier):
-                problems.append(f"{DATASET} {task}: {why}")
+        carried = {task: f"{SUBMISSIONS}/{submission}/predictions/{DATASET}.{task}.jsonl" for task in tasks}
+        predictions = {task: (generated[task], f"the {task} predictions its model generated") if generated else
+                       (Path(tmp) / carried[task], carried[task]) for task in tasks}
+        aligned, problems = _aligned(references, predictions, opened.ledger.private)
         if problems:
             raise _refused(api, repo_id, pr_num, submission, problems)
         metric_set = MetricSet(metrics, progress=False, chunk=chunk)
@@ -183,15 +205,7 @@ def score_pull_request(repo_id: str, pr_num: int, references: str, metrics: list
         results, operations, written, records = [], [], {}, []
         for task in tasks:
             rows = aligned[task].rows
-            try:
-                scores = score(rows, metric_set, resamples, dataset=DATASET, text=aligned[task].text,
-                               checkpoint=kept / f"{DATASET}.{task}" if kept else None)
-            except Exception as err:  # noqa: BLE001
-                raise _withheld(f"scoring {task}", err) from None
-            if judged := sorted(m for m in scores.skipped if m in JUDGED):  # a judge that failed scores nothing
-                raise PrivateJobError(f"scoring {task}: the judge could not score {', '.join(judged)} (its server "
-                                      "failed, or most answers could not be read); details withheld: the references "
-                                      "are private. Nothing was published: run the job again")
+            scores = _scored(task, aligned[task], metric_set, resamples, kept / f"{DATASET}.{task}" if kept else None)
             made = {"generated_by": "rexrank inference job"} if generated else {}
             result = Result(model, DATASET, "test", task, {k: rounded(m) for k, m in scores.metrics.items()},
                             aligned[task].counts, scores.skipped,
