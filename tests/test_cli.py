@@ -41,9 +41,37 @@ def test_score_writes_result_and_per_study_table(tmp_path, capsys):
 def test_a_metric_that_cannot_run_says_why_and_the_others_still_run(tmp_path, capsys):
     assert score(tmp_path, "--metrics", "bleu2,radcliq_v1") == 3
     out = capsys.readouterr().out
-    assert "radcliq_v1   skipped: needs radgraph, bertscore, semb_score" in out
+    assert ("  not run here: radgraph, bertscore, semb_score, radcliq_v1 (weights not downloaded): `rexrank models "
+            "download --all` fetches them") in out
     result = Result.read(tmp_path / "dataset.findings.json")
     assert set(result.metrics) == {"bleu2"} and "radcliq_v1" in result.skipped
+
+
+def test_without_weights_the_skipped_report_is_a_line_per_missing_model_and_one_command(tmp_path, capsys):
+    assert score(tmp_path) == 3  # the default metrics, no weights here
+    out = capsys.readouterr().out
+    report = out.split("  bleu2  ")[1].split("\n", 1)[1].split("  bleu2: ")[0]
+    assert report.splitlines() == [
+        "  not run here: radgraph, bertscore, semb_score, ratescore, radcliq_v1, radcliq_v0 (weights not downloaded): "
+        "`rexrank models download --all` fetches them",
+        "    radgraph: RadGraph v1 model, for radgraph, radcliq_v1, radcliq_v0",
+        "    bertscore: BERTScore encoder, for bertscore, radcliq_v1, radcliq_v0",
+        "    chexbert: CheXbert checkpoint, for semb_score, radcliq_v1, radcliq_v0",
+        "    rate_ner: RaTEScore entity tagger, for ratescore",
+        "  (the reasons in full: the result JSON's skipped_metrics)"]
+    assert "StanfordAIMI" not in out and len(report) < 500  # was 3,895: every reason in full, RadCliQ's twice over
+    skipped = Result.read(tmp_path / "dataset.findings.json").skipped
+    assert "Run `rexrank models download radgraph` where there is network" in skipped["radgraph"]
+    assert skipped["radcliq_v1"].startswith("needs radgraph, bertscore, semb_score (radgraph: RadGraph v1 model")
+
+
+def test_a_metric_is_named_by_its_name_or_its_module_s(tmp_path, capsys):
+    assert score(tmp_path, "--metrics", "bleu2,radcliq") == 3  # the module's Space name: RadCliQ-v1
+    result = Result.read(tmp_path / "dataset.findings.json")
+    assert set(result.metrics) == {"bleu2"} and "radcliq_v1" in result.skipped and "radcliq" not in result.skipped
+    assert main(["metrics"]) == 0
+    listed = capsys.readouterr().out
+    assert "also named radcliq" in listed and "also named sembscore" in listed
 
 
 def test_empty_prediction_warns_and_scores_zero(tmp_path, capsys):
@@ -62,6 +90,9 @@ def test_empty_prediction_warns_and_scores_zero(tmp_path, capsys):
     ('{"study_id": "demo-0001", "prediction": ["x"]}\n', "demo-0001: prediction must be text, got list"),
     ('{"study_id": "demo-0001", "prediction": "x"}\n' * 2, "study demo-0001 is predicted more than once"),
     ('not json\n', "p.jsonl:1: not valid JSON"),
+    ('{"id": "demo-0001", "report": "x"}\n', "p.jsonl:1: expected the keys study_id and prediction (or "
+                                             "model_prediction), found 'id', 'report'"),
+    ('{"study_id": "demo-0001", "text": "x"}\n', "found 'study_id', 'text'"),
 ])
 def test_bad_predictions_exit_2_naming_the_study_and_write_nothing(tmp_path, capsys, predictions, message):
     path = tmp_path / "p.jsonl"
@@ -123,7 +154,13 @@ def test_compare_runs_both_paired_tests_on_the_same_studies(tmp_path, capsys):
     assert float(row[-2]) < 0.01 and float(row[-1]) < 0.01  # clearly different systems
 
     assert score(tmp_path / "fi", "--metrics", "bleu2", task="findings_impression") == 0
-    assert main(["compare", str(a), str(tmp_path / "fi" / "dataset.findings_impression.per_study.parquet")]) == 2
+    other_task = tmp_path / "fi" / "dataset.findings_impression.per_study.parquet"
+    assert main(["compare", str(a), str(other_task)]) == 2
+    assert "findings_impression: a paired test compares two systems on the same test set and task" in (
+        capsys.readouterr().err)
+    unrecorded = tmp_path / "unrecorded.parquet"  # a table by hand, saying nothing of what it is: its studies differ
+    pd.read_parquet(other_task).to_parquet(unrecorded, index=False)
+    assert main(["compare", str(a), str(unrecorded)]) == 2
     assert "cover different studies (3 differ, e.g. demo-0046)" in capsys.readouterr().err
 
 
@@ -162,7 +199,7 @@ def test_a_scorer_without_weights_is_skipped_in_one_line_and_the_rest_is_written
     monkeypatch.setitem(scorers.SCORERS, "weighty", NeedsWeights)
     monkeypatch.setattr(scorers, "METRICS", (*scorers.METRICS, "weighty"))
     assert score(tmp_path, "--metrics", "weighty,bleu2") == 3
-    assert "weighty      skipped: weights for weighty not found offline: set REXRANK_MODEL_WEIGHTY=/path" in (
+    assert "  not run here: weighty: weights for weighty not found offline: set REXRANK_MODEL_WEIGHTY=/path" in (
         capsys.readouterr().out)
     result = Result.read(tmp_path / "dataset.findings.json")
     assert set(result.metrics) == {"bleu2"} and result.skipped["weighty"].startswith("weights for weighty")

@@ -33,7 +33,8 @@ def test_dry_run_lists_the_repo_layout_and_uploads_nothing(tmp_path, capsys):
                  "--private", f"rexgradient.findings={private}", "--repo", "org/results", "--dry-run"])
     out = capsys.readouterr().out
     assert code == 0 and "dry run: nothing uploaded to org/results" in out
-    listed = [line.split()[0] for line in out.splitlines() if line.startswith("  ")]
+    files = out.split("on the board:")[0]
+    listed = [line.split()[0] for line in files.splitlines() if line.startswith("  ")]
     prefix = "submissions/demo-lab-careful/"
     assert listed == [prefix + p for p in (
         "per_study/mimic-cxr.findings.parquet", "per_study/mimic-cxr.findings_impression.parquet",
@@ -279,3 +280,78 @@ def test_a_result_set_cut_between_its_files_is_refused(tmp_path, capsys, monkeyp
     assert "mimic-cxr.findings.predictions.jsonl is not the file scored with it" in err
     score(results)  # the same run again, to the end
     assert main(["submit", "--results", str(results), "--name", "X", "--dry-run"]) == 0
+
+
+def test_dry_run_says_what_the_board_will_do_with_each_result(tmp_path, capsys):
+    results = score(tmp_path / "results")  # synthetic ids, BLEU-2 only
+    private = tmp_path / "gradient.jsonl"
+    private.write_text('{"study_id": "g1", "prediction": "No acute findings."}\n')
+    capsys.readouterr()
+    assert main(["submit", "--results", str(results), "--name", "Careful", "--private",
+                 f"rexgradient.findings={private}", "--dry-run"]) == 0
+    plan = capsys.readouterr().out.split("on the board:\n")[1].split("dry run:")[0].splitlines()
+    assert plan[:4] == [
+        "  mimic-cxr findings:",
+        "    studies: 45 scored of the split's 48 (3 left out by the task); its study ids are of no official split (a "
+        "synthetic stand-in?)",
+        "    ranked: no: the board's review re-scores on the official MIMIC-CXR test split (2,347 studies), and these "
+        "ids are not its",
+        "    provenance: scored (the maintainers' review re-scores its predictions with bleu2; the row shows their "
+        "numbers as re-scored by maintainers)"]
+    assert plan[4] == "  mimic-cxr findings_impression:"
+    assert plan[8:] == [
+        "  rexgradient findings:",
+        "    studies: 1 predictions for the private ReXGradient test split (10,000 studies)",
+        "    ranked: when the gated job's metrics include 1/RadCliQ-v1 (the maintainers' configuration)",
+        "    provenance: scored (the maintainers' gated job scores them and publishes aggregates only, no per-study "
+        "scores)"]
+
+
+def test_the_plan_names_the_official_split_and_what_ranking_needs(tmp_path):
+    from dataclasses import replace
+
+    from rexrank.data.known import official_ids
+    from rexrank.results import Result
+    from rexrank.submission import Piece, board_plan, collect
+
+    ids = official_ids("iu-xray", "test")
+    split = tmp_path / "iu_xray_test.json"  # synthetic reports under the official ids
+    split.write_text(json.dumps({i: {"section_findings": f"Synthetic finding {n}.", "section_impression": "None."}
+                                 for n, i in enumerate(ids)}))
+    predictions = tmp_path / "preds.jsonl"
+    predictions.write_text("".join(json.dumps({"study_id": i, "prediction": "No acute process."}) + "\n" for i in ids))
+    out = tmp_path / "out"
+    assert main(["score", "--predictions", str(predictions), "--dataset", str(split), "--task", "findings",
+                 "--metrics", "bleu2", "--resamples", "10", "--out", str(out), "--quiet"]) == 0
+    plan = board_plan(collect(out))
+    assert plan[1] == ("  studies: 590 scored of the split's 590 (0 left out by the task); its study ids are the "
+                       "official IU-Xray test split (590 studies)")
+    assert plan[2] == ("  ranked: no: no 1/RadCliQ-v1, and the review re-scores only the metrics a result carries "
+                       "(missing radgraph, bertscore, semb_score; score with them)")
+
+    path = out / "iu-xray.findings.json"
+    result = Result.read(path)
+    skipped = {"radcliq_v1": "needs radgraph (radgraph: ... Run `rexrank models download radgraph` where ...)"}
+    replace(result, skipped=skipped).write(path)
+    assert board_plan([Piece("results/iu-xray.findings.json", path)])[2].endswith(
+        "(missing radgraph, bertscore, semb_score; their weights were not here: `rexrank models download --all`, "
+        "then score again)")
+    radcliq = replace(result.metrics["bleu2"], value=0.812, statistic="inverse_mean")
+    replace(result, metrics=result.metrics | {"radcliq_v1": radcliq}).write(path)
+    assert board_plan([Piece("results/iu-xray.findings.json", path)])[2] == (
+        "  ranked: yes, by 1/RadCliQ-v1 (yours 0.812; the review's number stands)")
+
+
+def test_the_plan_says_a_code_submission_is_run_by_the_maintainers(tmp_path):
+    from rexrank.submission import board_plan, model_pieces
+
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "model.yaml").write_text(json.dumps({"weights": [{"repo": "lab/coded-model", "revision": "a" * 40}],
+                                                  "tasks": ["findings"], "images": "multi", "gpu_memory_gb": 20}))
+    (model / "requirements.txt").write_text("numpy\n")
+    (model / "inference.py").write_text("print('a report')\n")
+    assert board_plan(model_pieces(model)) == [
+        "model/: a code submission (findings)",
+        "  provenance: generated (the maintainers' inference job runs it in the sandbox: a smoke test on a public "
+        "split, then ReXGradient's private images; its rows show generated by maintainers)"]

@@ -64,9 +64,11 @@ Returns:
     signature (str): e.g. `fineradscore:2|backend:judge:gpt-4o:t=0:max_tokens=2048|prompt:fineradscore-3f5e1dc|
         shots:synthetic-v1|agg:max|repair:1|rexrank:<version>`.
 Examples:
+    The judge is the endpoint REXRANK_JUDGE_URL and REXRANK_JUDGE_MODEL name (or judge_url= and judge_model=), e.g.
+    a vLLM server at http://localhost:8000/v1 serving Qwen/Qwen2.5-72B-Instruct.
+
     >>> fineradscore = evaluate.load("rexrank/fineradscore")
-    >>> results = fineradscore.compute(predictions=["Small left effusion."], references=["No effusion."],
-    ...                                judge_url="http://localhost:8000/v1", judge_model="Qwen/Qwen2.5-72B-Instruct")
+    >>> results = fineradscore.compute(predictions=["Small left effusion."], references=["No effusion."])
     >>> results["fineradscore_per_sample"][0] in (0, 1, 2, 3, 4)
     True
 """

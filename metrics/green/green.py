@@ -62,10 +62,13 @@ Returns:
     completions (list of str or None): the judge's cleaned answers.
     signature (str): e.g. `green:3|backend:judge:StanfordAIMI/GREEN-RadLlama2-7b:t=0:max_tokens=server|prompt:...`.
 Examples:
+    The judge is the endpoint REXRANK_JUDGE_URL and REXRANK_JUDGE_MODEL name (or judge_url= and judge_model=), e.g.
+    a vLLM server at http://localhost:8000/v1 serving StanfordAIMI/GREEN-RadLlama2-7b; without one, GREEN's local
+    model runs (model_path=, or its weights through rexrank).
+
     >>> green = evaluate.load("rexrank/green")
-    >>> results = green.compute(predictions=["Small left effusion."], references=["Small left pleural effusion."],
-    ...                         judge_url="http://localhost:8000/v1", judge_model="StanfordAIMI/GREEN-RadLlama2-7b")
-    >>> results["green"] <= 1.0
+    >>> results = green.compute(predictions=["Small left effusion."], references=["Small left pleural effusion."])
+    >>> 0.0 <= results["green"] <= 1.0
     True
 """
 

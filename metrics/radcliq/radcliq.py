@@ -10,7 +10,8 @@ _CITATION = REXRANK_CITATION + CXR_REPORT_METRIC_CITATION
 _DESCRIPTION = """\
 RadCliQ-v1 exactly as ReXrank (rajpurkarlab/CXR-Report-Metric radcliq-v1.pkl) computes it: per report, a standard
 scaler and a linear model over [RadGraph-F1, BERTScore, SembScore, BLEU-2] (lower is better); the leaderboard
-reports 1 / mean over reports. Each component is computed once, exactly as its own module computes it.
+reports 1 / mean over reports. Each component is computed once, exactly as its own module computes it. Its one
+name is radcliq_v1 (the command line, result files, the board); radcliq, this module's name, is an alias of it.
 """
 
 _KWARGS_DESCRIPTION = """

@@ -49,12 +49,14 @@ Returns:
     problems (list of str or None): why an item was not read. judge_replies (list of dict): raw replies by stage.
     signature (str): e.g. `radrscore:2|judge:judge:gpt-4o:t=0:max_tokens=4096|prompt:radrscore-9a8a00d|...`.
 Examples:
+    The judge is the endpoint REXRANK_JUDGE_URL and REXRANK_JUDGE_MODEL name (or judge_url= and judge_model=), e.g.
+    a vLLM server at http://localhost:8000/v1 serving Qwen/Qwen2.5-72B-Instruct.
+
     >>> radrscore = evaluate.load("rexrank/radrscore")
     >>> results = radrscore.compute(predictions=["<think>No blunting of the costophrenic angles.</think>"
     ...                                          "<answer>B</answer>"],
     ...                             references=[["Check the costophrenic angles.", "They are sharp: no effusion."]],
-    ...                             reports=["No pleural effusion."], judge_url="http://localhost:8000/v1",
-    ...                             judge_model="Qwen/Qwen2.5-72B-Instruct")
+    ...                             reports=["No pleural effusion."])
     >>> 0.0 <= results["radrscore"] <= 1.0
     True
 """

@@ -19,7 +19,8 @@ SembScore exactly as ReXrank (rajpurkarlab/CXR-Report-Metric) computes it: each 
 to spaces, whitespace collapsed), WordPiece-tokenised for bert-base-uncased (over 512 ids: the first 511 and
 [SEP]), and embedded by CheXbert as the last-layer [CLS] state; the score is the cosine similarity of the
 reference and candidate embeddings, and the dataset value is the mean. The same forward pass gives CheXbert's 14
-labels, from which the clinical-efficacy label F1 (micro/macro over 14 conditions and the top 5) is reported.
+labels, from which the clinical-efficacy label F1 (micro/macro over 14 conditions and the top 5) is reported. Its
+one name is semb_score (the command line, result files, the board); sembscore, this module's name, is an alias.
 """
 
 _KWARGS_DESCRIPTION = """

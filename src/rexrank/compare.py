@@ -1,7 +1,10 @@
 """Two systems compared on the same studies, metric by metric, from their per-study tables (`study_id` and a column
 per metric, as `rexrank score` writes them): A - B in the metric's reported statistic (1 / mean for RadCliQ-v1 and
 FineRadScore), its paired-bootstrap 95% CI and p-value, and the approximate-randomisation p-value. `rexrank compare`
-prints it; the board's Compare tab shows it for two verified models."""
+prints it; the board's Compare tab shows it for two verified models.
+
+Only like with like: tables that record different test sets, splits or tasks (`rexrank.per_study`) are refused, and
+a metric whose signatures differ (other weights, settings or texts) is left out, with the reason (`alike`)."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import pandas as pd
 
 from rexrank import stats
 from rexrank.errors import InputError
+from rexrank.rules.parquet import About
 from rexrank.scorers import JUDGED, METRICS, metric_class
 
 
@@ -52,6 +56,34 @@ def paired(a: pd.DataFrame, b: pd.DataFrame, trials: int = stats.TRIALS, seed: i
                  stats.permutation_test(x, y, statistic, trials, seed)) if len(x) else (None, None)
         out.append(Comparison(metric, statistic, len(x), len(a), *tests))
     return out
+
+
+@dataclass(frozen=True)
+class Alike:
+    """What two tables' records allow: the metrics made alike (None: every shared one, nothing recorded to tell),
+    those made otherwise (metric -> A's and B's point keys), and what could not be checked."""
+
+    metrics: tuple[str, ...] | None
+    differ: dict[str, tuple[str, str]]
+    unchecked: str = ""
+
+
+def alike(a: About | None, b: About | None, names: tuple[str, str] = ("A", "B")) -> Alike:
+    """Refuse (InputError, one line naming both) tables of different test sets, splits or tasks; of the metrics both
+    record, keep those with one signature point key. A table that records nothing (an older rexrank's, one made by
+    hand) cannot be checked: `unchecked` says so."""
+    if a is None or b is None:
+        missing = [n for n, made in zip(names, (a, b)) if made is None]
+        verb = "records" if len(missing) == 1 else "record"
+        return Alike(None, {}, f"{' and '.join(missing)} {verb} no dataset, task or signatures (written by an older "
+                     "rexrank, or by hand): that both are of the same test set, task and settings is not checked")
+    for field in ("dataset", "split", "task"):
+        if getattr(a, field) != getattr(b, field):
+            raise InputError(f"{names[0]} is {a.dataset} {a.split} · {a.task}, {names[1]} is {b.dataset} {b.split} · "
+                             f"{b.task}: a paired test compares two systems on the same test set and task")
+    shared = [m for m in a.signatures if m in b.signatures]
+    differ = {m: (a.signatures[m], b.signatures[m]) for m in shared if a.signatures[m] != b.signatures[m]}
+    return Alike(tuple(m for m in shared if m not in differ), differ)
 
 
 def _by_study(table: pd.DataFrame, name: str) -> pd.DataFrame:

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from rexrank import __version__, shards, stats
+from rexrank import __version__, per_study, shards, stats
 from rexrank.data import align, load_predictions, load_split
 from rexrank.data.identity import identify
 from rexrank.demo import is_demo
@@ -42,10 +42,11 @@ class Scorecard:
     skipped: dict[str, str] = field(default_factory=dict)  # metric -> one line saying why and how to fix
     extras: dict[str, dict] = field(default_factory=dict)  # corpus-level numbers, e.g. CheXbert label F1
 
-    def write_per_study(self, path: str | os.PathLike) -> Path:
-        with atomic_path(path) as tmp:
-            self.per_study.to_parquet(tmp, index=False)
-        return Path(path)
+    def write_per_study(self, path: str | os.PathLike, dataset: str, split: str, task: str) -> Path:
+        """The per-study table, recording what its scores are of (the test set, task and each metric's signature:
+        `rexrank.per_study`), so that it is never paired with another test set's or task's."""
+        return per_study.write(self.per_study, path, per_study.about(
+            dataset, split, task, {name: m.signature for name, m in self.metrics.items()}))
 
 
 def _plan(metrics: Sequence[str]) -> list[str]:
@@ -308,13 +309,13 @@ def write_predictions(path: Path, study_ids: Sequence[str], predictions: Sequenc
                              for s, p in zip(study_ids, predictions)))
 
 
-def write_result_set(out: Path, result: Result, per_study: Scorecard, study_ids: Sequence[str],
+def write_result_set(out: Path, result: Result, card: Scorecard, study_ids: Sequence[str],
                      predictions: Sequence[str]) -> Result:
     """The three files of a result: per-study table and predictions first, then the result JSON naming both by
     sha256. A run killed in between leaves a JSON whose hashes disagree with the files beside it, which `rexrank
     submit` refuses. Returns the result as written."""
     json_path, table_path, predictions_path = result_paths(out, result.dataset, result.task)
-    per_study.write_per_study(table_path)
+    card.write_per_study(table_path, result.dataset, result.split, result.task)
     write_predictions(predictions_path, study_ids, predictions)
     result = replace(result, companions={"per_study.parquet": file_sha256(table_path),
                                          "predictions.jsonl": file_sha256(predictions_path)})

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from rexrank.errors import InputError
-from rexrank.files import atomic_path, write_text
+from rexrank.files import write_text
 from rexrank.results import ModelInfo, Result
 from rexrank.signature import Signature
 
@@ -53,10 +53,12 @@ def shard_paths(out: Path, dataset: str, task: str, index: int, count: int) -> t
 def write_shard(out: Path, result: Result, per_study: pd.DataFrame, predictions: pd.DataFrame, index: int,
                 count: int) -> Path:
     """The shard's per-study table (with its predictions) and a sidecar holding what the merge needs."""
+    from rexrank import per_study as tables
+
     meta_path, table_path = shard_paths(out, result.dataset, result.task, index, count)
     table = per_study.assign(prediction=predictions["prediction"].to_numpy())
-    with atomic_path(table_path) as tmp:
-        table.to_parquet(tmp, index=False)
+    tables.write(table, table_path, tables.about(result.dataset, result.split, result.task,
+                                                 {name: m.signature for name, m in result.metrics.items()}))
     meta = {"shard": [index, count], "model": vars(result.model), "dataset": result.dataset, "split": result.split,
             "task": result.task, "counts": result.counts, "skipped": result.skipped, "warnings": result.warnings,
             "extras": sorted(result.extras), "rows": len(table),

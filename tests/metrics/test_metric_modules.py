@@ -85,10 +85,13 @@ def test_the_bertscore_module_passes_the_stacks_choices_on(local_models):
 
 
 def test_metrics_have_one_name_and_their_old_names_as_aliases():
-    from rexrank.scorers import canonical, metric_class, parse_metrics
+    from rexrank.scorers import COMPOSITES, aliases, canonical, metric_class, parse_metrics
 
     assert parse_metrics("sembscore,radgraph_combined,bleu2") == ["semb_score", "radgraph", "bleu2"]
     assert canonical("radgraph_combined") == "radgraph" and metric_class("sembscore").name == "semb_score"
+    # every module's Space name is a metric's name or another name for it: `--metrics radcliq` is RadCliQ-v1
+    assert parse_metrics("radcliq,radcliq_v1") == ["radcliq_v1"] and metric_class("radcliq") is COMPOSITES["radcliq_v1"]
+    assert aliases("radcliq_v1") == ("radcliq",) and aliases("bleu2") == ()
     with pytest.raises(InputError, match="not one string"):
         compute("bleu2", "Heart size is normal.", "Heart size is normal.")  # 21 one-character reports, once
 

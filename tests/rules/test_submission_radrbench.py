@@ -46,9 +46,13 @@ def test_submit_collects_the_radrbench_result_alone(tmp_path, demo_dataset, caps
     capsys.readouterr()
     assert main(["submit", "--results", str(results), "--name", "Reasoner", "--institution", "Demo Lab",
                  "--repo", "org/results", "--dry-run"]) == 0
-    listed = [line.split()[0] for line in capsys.readouterr().out.splitlines() if line.startswith("  ")]
+    files, plan = capsys.readouterr().out.split("on the board:\n")
+    listed = [line.split()[0] for line in files.splitlines() if line.startswith("  ")]
     assert listed == ["submissions/demo-lab-reasoner/radrbench/radrbench-cxr.accuracy.json",
                       "submissions/demo-lab-reasoner/submission.json"]
+    assert plan.splitlines()[:2] == ["  radrbench/radrbench-cxr.accuracy.json:",
+                                     "    RadRBench-CXR accuracy, shown on its tab as rexrank score-radrbench wrote it "
+                                     "(checked by the rules, not re-scored)"]
 
 
 def test_submit_finds_it_in_a_radrbench_subfolder_beside_report_results(tmp_path, demo_dataset, capsys):

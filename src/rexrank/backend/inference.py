@@ -188,7 +188,7 @@ def _public(api, repo_id, num, model, test_set: Public, environment, cache, work
             card_scores = score(aligned.rows, MetricSet([m for m in metrics if m not in JUDGED], progress=False),
                                 resamples, dataset=identify(split), text=aligned.text)
             table = work / "public" / f"{test_set.name}.{task}.parquet"
-            card_scores.write_per_study(table)
+            card_scores.write_per_study(table, test_set.name, split.split, task)
             result = Result(info, test_set.name, split.split, task, card_scores.metrics, aligned.counts,
                             card_scores.skipped, checks={"generated_by": "rexrank inference job"},
                             companions={"per_study.parquet": file_sha256(table), "predictions.jsonl": file_sha256(out)},

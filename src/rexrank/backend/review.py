@@ -106,7 +106,7 @@ def review(repo_id: str, num: int, datasets: dict[str, str], token: str | None =
                 checks.append(Check(dataset, task, metric, theirs and theirs.value, ours and ours.value,
                                     ours and ours.low, ours and ours.high))
             table = root / f"{dataset}.{task}.parquet"
-            card_scores.write_per_study(table)
+            card_scores.write_per_study(table, dataset, split.split, task)
             rescored = Result(model, dataset, split.split, task, card_scores.metrics,
                               aligned.counts, card_scores.skipped, checks={"rescored_by": "rexrank review job"},
                               companions={"per_study.parquet": file_sha256(table),

@@ -1,6 +1,8 @@
 """Where the board comes from, testable without Gradio: a results repo (a local folder or a Hub dataset); when none
 is named, the official ReXrank tables shipped with rexrank (`OFFICIAL`, as published, no CIs); or the embedded
-synthetic demo board (`DEMO`); and `BoardSource`, the Space's table that outlives a failed read."""
+synthetic demo board (`DEMO`); and `BoardSource`, the Space's table that outlives a failed read. A folder that is no
+results repo but holds `rexrank score --out` results shows them as unverified rows beside the official field
+(`own_results`): what a researcher wants to see before submitting."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rexrank.board.aggregate import aggregate, radrbench_rows, ranked_rows
+from rexrank.board.aggregate import _row, aggregate, radrbench_rows, rank, ranked_rows
 from rexrank.board.schema import (
     BOARD,
     RADRBENCH_BOARD,
@@ -25,6 +27,9 @@ from rexrank.board.schema import (
     empty_board,
     empty_radrbench,
 )
+from rexrank.catalog import TEST_SETS
+from rexrank.reports import TASKS
+from rexrank.submission import SUBMISSIONS
 from rexrank.text import sanitize_text
 
 RESULTS_ENV = "REXRANK_RESULTS"
@@ -79,6 +84,8 @@ def read_board(results: Results) -> pd.DataFrame:
     if path.is_dir():
         if (path / BOARD).is_file():
             return conform(pd.read_parquet(path / BOARD))
+        if not is_results_repo(path) and score_results(path):
+            return own_results(path)
         return conform(ranked_rows(path))  # attrs["unreadable"] survives the reindex
     if path.exists():
         raise FileNotFoundError(f"{results} is a file; give the results repo folder that holds {BOARD}")
@@ -89,6 +96,70 @@ def read_board(results: Results) -> pd.DataFrame:
     if not constants.HF_HUB_OFFLINE:  # hf_hub_download alone would quietly serve a stale cached copy
         get_hf_file_metadata(hf_hub_url(str(results), BOARD, repo_type="dataset"))
     return conform(pd.read_parquet(hf_hub_download(str(results), BOARD, repo_type="dataset")))
+
+
+UNVERIFIED = "unverified"  # the provenance of a user's own row: scored on their machine, seen by no maintainer
+
+
+def is_results_repo(folder: Path) -> bool:
+    """A results repo's folder: its board, its submissions or its imported rows (an empty one is a new repo)."""
+    return any((folder / part).exists() for part in (BOARD, SUBMISSIONS, "imported"))
+
+
+def score_results(folder: Path) -> list[Path]:
+    """The result JSONs `rexrank score --out folder` writes (`<dataset>.<task>.json`), in the folder or one level
+    down (a folder of several models' --out folders, `rexrank demo --out`'s)."""
+    found = [*sorted(folder.glob("*.json")), *sorted(folder.glob("*/*.json"))]
+    return [p for p in found if p.name.removesuffix(".json").rpartition(".")[2] in TASKS and p.is_file()]
+
+
+def own_results(folder: Path) -> pd.DataFrame:
+    """The official field, and beside it the results of `rexrank score` in `folder` as unverified rows: provenance
+    `unverified` (the board shows it as its own text), never ranked, their Note saying where their 1/RadCliQ-v1
+    would place them and that `rexrank submit` sends them for the maintainers to re-score. A result of a test set or
+    split the board does not rank (a sample, the demo's synthetic split) is left out, named in `attrs["unreadable"]`;
+    when none is left, FileNotFoundError naming what the board shows."""
+    from rexrank.results import Result, ResultError
+
+    official = _official()
+    mine, left_out = [], []
+    for path in score_results(folder):
+        try:
+            result = Result.read(path)
+        except (ResultError, UnicodeDecodeError, OSError) as err:
+            left_out.append(f"{path.relative_to(folder)}: {err if isinstance(err, ResultError) else 'unreadable'}")
+            continue
+        test_set = TEST_SETS.get(result.dataset)
+        if test_set is None or result.split != test_set.split:
+            left_out.append(f"{path.relative_to(folder)}: {result.dataset} {result.split} is not a test set the board "
+                            "ranks")
+            continue
+        mine.append(_row(result, None, {}) | {"provenance": UNVERIFIED, "per_study_sha256": None,
+                                              "unranked": _placing(official, result)})
+    if not mine:
+        shown = ", ".join(f"{t.name} {t.split}" for t in TEST_SETS.values())
+        raise FileNotFoundError(f"{folder} holds results of rexrank score, but none of a test set the board ranks "
+                                f"({shown}): {'; '.join(left_out[:3])}")
+    board = conform(rank(pd.concat([official, conform(pd.DataFrame(mine))], ignore_index=True)))
+    board.attrs["unreadable"] = left_out
+    return board
+
+
+def _placing(official: pd.DataFrame, result) -> str:
+    """A user's row's Note: unverified, where its 1/RadCliQ-v1 would place it among the ranked rows, how to submit."""
+    from rexrank.board.schema import RANK_BY
+
+    ranked = official[(official["dataset"] == result.dataset) & (official["task"] == result.task)
+                      & official["rank"].notna()]
+    made = result.metrics.get(RANK_BY)
+    if made is None or made.value is None:
+        place = "no 1/RadCliQ-v1, by which the board ranks" + (
+            " (skipped when it was scored: its result JSON says why)" if RANK_BY in result.skipped else "")
+    else:
+        above = int((ranked[RANK_BY] > made.value).sum())
+        place = f"its 1/RadCliQ-v1 would place it {above + 1} of {len(ranked) + 1}"
+    return (f"yours, unverified (rexrank score on this machine): {place}; rexrank submit sends it to the "
+            "maintainers to re-score")
 
 
 def _hub_cached(results) -> pd.DataFrame | None:

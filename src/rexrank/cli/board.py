@@ -76,11 +76,14 @@ def cmd_submit(args: argparse.Namespace) -> int:
         if not path or not dataset:
             raise InputError(f"--private {spec!r}: expected DATASET.TASK=FILE, e.g. rexgradient.findings=preds.json")
         private[(dataset, task)] = Path(path)
-    files, url = submit(card, Path(args.results) if args.results else None, args.repo, private, args.dry_run,
-                        model=Path(args.model_dir) if args.model_dir else None)
+    files, url, plan = submit(card, Path(args.results) if args.results else None, args.repo, private, args.dry_run,
+                              model=Path(args.model_dir) if args.model_dir else None)
     print(f"submission {card.submission_id}: {len(files)} files, {sum(size for _, size in files):,} bytes")
     for path, size in files:
         print(f"  {path}  ({size:,} bytes)")
+    print("on the board:")
+    for line in plan:
+        print(f"  {line}")
     print(f"dry run: nothing uploaded to {args.repo}" if url is None else f"pull request opened: {url}")
     return OK
 
@@ -92,13 +95,25 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         print(f"rexrank: error: the leaderboard needs gradio ({err}); pip install 'rexrank[space]'", file=sys.stderr)
         return BAD_INPUT
     if args.results is not None:  # a repo that cannot be read fails now, not as an empty board in the browser
-        from rexrank.board.sources import read_board
+        from rexrank.board.sources import UNVERIFIED, is_results_repo, read_board, score_results
 
+        folder = Path(args.results).expanduser()
+        if folder.is_dir() and not is_results_repo(folder) and not score_results(folder):
+            raise InputError(f"--results {args.results}: neither a results repo (leaderboard.parquet, submissions/ or "
+                             "imported/) nor a rexrank score --out folder (<dataset>.<task>.json results): nothing "
+                             "to show")
         try:
-            read_board(args.results)
+            board = read_board(args.results)
         except Exception as err:  # noqa: BLE001 - a missing folder, a Hub repo offline or without a board
             raise InputError(f"--results {args.results}: cannot read a board there ({type(err).__name__}: "
-                             f"{str(err)[:300]}); give a results repo folder or a Hub dataset ORG/NAME") from None
+                             f"{str(err)[:300]}); give a results repo folder, a rexrank score --out folder or a Hub "
+                             "dataset ORG/NAME") from None
+        if folder.is_dir() and not is_results_repo(folder):
+            mine = board[board["provenance"] == UNVERIFIED]
+            print(f"{args.results}: {len(mine)} result(s) of rexrank score shown as unverified rows beside the "
+                  "official ReXrank tables (not ranked; rexrank submit sends them to be re-scored)")
+            for left in board.attrs.get("unreadable") or []:
+                warn(f"left out: {left}")
     launch(args.results, args.port, demo=args.demo)
     return OK
 

@@ -4,14 +4,26 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 from rexrank import __version__, demo, stats
-from rexrank.cli.options import METRIC_SKIPPED, OK, judge_options, runtime_options, warn_all, whole
+from rexrank.cli.options import METRIC_SKIPPED, OK, judge_options, runtime_options, warn, warn_all, whole
+from rexrank.errors import InputError
 from rexrank.reports import TASKS
 from rexrank.results import ModelInfo, Result
 from rexrank.scorecard import CHUNK, MetricSet, result_paths, score_file
-from rexrank.scorers import AVAILABLE, COMPOSITES, JUDGED, METRICS, SCORERS, metric_class, parse_metrics
+from rexrank.scorers import (
+    ALIASES,
+    AVAILABLE,
+    COMPOSITES,
+    JUDGED,
+    METRICS,
+    SCORERS,
+    aliases,
+    metric_class,
+    parse_metrics,
+)
 from rexrank.shards import merge, parse_shard, shard_paths
 
 
@@ -24,8 +36,9 @@ def add(commands) -> None:
                        help="a folder of parquet (study_id, findings, impression), a ReXrank split .json, "
                             "a .jsonl, or a Hub dataset ORG/NAME")
     score.add_argument("--task", required=True, choices=TASKS)
-    score.add_argument("--metrics", help=f"comma-separated from {','.join(METRICS)}; default all: "
-                                         f"{','.join(AVAILABLE)} (judged metrics only when named)")
+    score.add_argument("--metrics", help=f"comma-separated from {','.join(METRICS)} (or their other names: "
+                                         f"{','.join(ALIASES)}); default all: {','.join(AVAILABLE)} (judged "
+                                         "metrics only when named)")
     score.add_argument("--out", default="rexrank-results", help="folder for the result JSON and per-study table")
     score.add_argument("--split", help="the split (default: what the data says: the records' split field, the "
                                        "folder's file names, an official split's study ids; else test); one that "
@@ -90,8 +103,9 @@ def format_result(result: Result) -> str:
         ci = "" if m.low is None or m.high is None else f"[{m.low:.4f}, {m.high:.4f}]"
         flag = "  (mean <= 0: inverse meaningless)" if m.non_positive_mean else ""
         lines.append(f"  {name:<12} {value:>8}  {ci:<19} {m.n or '':>6} {shown}{flag}".rstrip())
-    for name, why in result.skipped.items():
-        lines.append(f"  {name:<12} skipped: {why}")
+    if result.skipped:
+        lines += [not_run_here(result.skipped, indent="  "),
+                  "  (the reasons in full: the result JSON's skipped_metrics)"]
     for name, values in result.extras.items():
         lines.append(f"  {name}: {_show(values)}")
     lines += [f"  {name}: {m.signature}" for name, m in result.metrics.items() if m.signature]
@@ -125,14 +139,27 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    """Paired tests between two systems' per-study tables on the same split and task."""
-    import pandas as pd
+    """Paired tests between two systems' per-study tables on the same split and task: tables of other test sets or
+    tasks are refused, and metrics made otherwise (signatures differ) are left out, in one line each."""
+    from rexrank import per_study
+    from rexrank.compare import alike, paired
 
-    from rexrank.compare import paired
-
-    comparisons = paired(pd.read_parquet(args.a), pd.read_parquet(args.b), args.trials, args.seed,
-                         (str(args.a), str(args.b)))
-    print(f"A = {args.a}\nB = {args.b}\n{comparisons[0].of:,} paired studies; two-sided p-values; seed {args.seed}")
+    names = (str(args.a), str(args.b))
+    (a, made_a), (b, made_b) = per_study.read(args.a), per_study.read(args.b)
+    same = alike(made_a, made_b, names)
+    if same.unchecked:
+        warn(same.unchecked)
+    if same.differ:
+        first, (key_a, key_b) = next(iter(same.differ.items()))
+        warn(f"not compared, made otherwise in A than in B (their signatures differ): {', '.join(same.differ)} "
+             f"(e.g. {first}: A {key_a}, B {key_b})")
+        if not same.metrics:
+            raise InputError(f"{names[0]} and {names[1]}: no metric made alike in both (signatures differ: "
+                             f"{', '.join(same.differ)}): nothing to compare")
+    comparisons = paired(a, b, args.trials, args.seed, names, same.metrics)
+    where = f" · {made_a.dataset} {made_a.split} · {made_a.task}" if made_a else ""
+    print(f"A = {args.a}\nB = {args.b}\n{comparisons[0].of:,} paired studies{where}; two-sided p-values; "
+          f"seed {args.seed}")
     print(f"  {'metric':<12} {'A - B':>9}  {'95% CI of A - B':<21} {'p (bootstrap)':>13} {'p (AR)':>8}")
     for c in comparisons:
         boot, ar = c.bootstrap, c.randomisation
@@ -153,8 +180,9 @@ def cmd_metrics(args: argparse.Namespace) -> int:
         absent = ", ".join(c for c in getattr(metric, "needs", ()) if c not in SCORERS)
         state = ("  [judged by an LLM: --judge-url/--judge-model (GREEN also a local model)]" if name in JUDGED
                  else "" if name in AVAILABLE else f"  [needs {absent}: not in rexrank {__version__} yet]")
+        also = f"; also named {', '.join(aliases(name))}" if aliases(name) else ""
         print(f"{name:<12} v{metric.version}{needs}; dataset value: {dataset_value}; "
-              f"empty prediction: {metric.empty_prediction}{state}")
+              f"empty prediction: {metric.empty_prediction}{also}{state}")
     return OK
 
 
@@ -200,11 +228,24 @@ def format_board(results: list[Result]) -> str:
     return "\n".join(lines)
 
 
-def not_run_here(skipped: dict[str, str]) -> str:
-    """What did not run, in as few lines as there are fixes: the metrics whose models are not installed, those
-    whose weights are not downloaded (and the composites they take down), then any other reason, one line each."""
+DOWNLOAD = re.compile(r"`rexrank models download (\w+)`")  # how a missing model's reason names its fix
+OTHER_REASON = 160  # characters of any other reason shown; the whole of it stays in the result JSON
+
+
+def not_run_here(skipped: dict[str, str], indent: str = "") -> str:
+    """What did not run, in as few lines as there are fixes: the metrics whose models are not installed; those whose
+    weights are not here, in one line with the one command that fetches them all, then one line per missing model
+    with the metrics it takes down (composites included); then any other reason, one line each, cut short (the
+    full reasons are the result JSON's `skipped_metrics`)."""
+    from rexrank.models import MODELS
+
     install = [n for n, why in skipped.items() if "pip install" in why]
-    download = [n for n, why in skipped.items() if "models download" in why and n not in install]
+    models: dict[str, list[str]] = {}
+    for name, why in skipped.items():
+        if name not in install:
+            for key in DOWNLOAD.findall(why):
+                models.setdefault(key, []).append(name)
+    download = [n for n in skipped if n not in install and any(n in names for names in models.values())]
     lines = []
     if install:
         lines.append(f"not run here: {', '.join(install)}: the model metrics need torch and transformers: "
@@ -212,8 +253,17 @@ def not_run_here(skipped: dict[str, str]) -> str:
     if download:
         lines.append(f"not run here: {', '.join(download)} (weights not downloaded): `rexrank models download "
                      "--all` fetches them")
-    lines += [f"not run here: {name}: {why}" for name, why in skipped.items() if name not in install + download]
-    return "\n".join(lines)
+        for key, names in models.items():
+            what = MODELS[key.upper()].what.split(" (")[0] if key.upper() in MODELS else key
+            lines.append(f"  {key}: {what}, for {', '.join(dict.fromkeys(names))}")
+    for name, why in skipped.items():
+        if name in install + download:
+            continue
+        if name in COMPOSITES and why.startswith("needs "):  # its components' reasons are on their own lines
+            why = why.split(" (")[0]
+        short = why if len(why) <= OTHER_REASON else why[:OTHER_REASON - 1] + "\u2026 (in full in the result JSON)"
+        lines.append(f"not run here: {name}: {short}")
+    return "\n".join(indent + line for line in lines)
 
 
 def _demo_radrbench(out: Path) -> None:

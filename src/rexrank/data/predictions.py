@@ -89,6 +89,9 @@ def _from_rows(path: Path, rows) -> dict[str, object]:
     try:
         for number, record in rows:
             where = f"{path}:{number}"
+            if "study_id" not in record or not any(key in record for key in PREDICTION_KEYS):
+                raise InputError(f"{where}: expected the keys study_id and prediction (or model_prediction), found "
+                                 f"{_keys(record)}")
             study_id = record.get("study_id")
             if isinstance(study_id, bool) or not isinstance(study_id, str | int) or str(study_id).strip() == "":
                 raise InputError(f"{where}: study_id must be a non-empty string or integer, got {study_id!r}")
@@ -99,6 +102,13 @@ def _from_rows(path: Path, rows) -> dict[str, object]:
     except UnicodeDecodeError as err:
         raise InputError(f"{path}: not UTF-8 text: {err}") from None
     return predictions
+
+
+def _keys(record: dict, shown: int = 8) -> str:
+    """A row's keys as a user reads them: quoted, cut short, at most `shown` of them."""
+    keys = [repr(str(k)[:40]) for k in list(record)[:shown]]
+    more = f" and {len(record) - shown} more" if len(record) > shown else ""
+    return ", ".join(keys) + more if keys else "none"
 
 
 @dataclass(frozen=True)

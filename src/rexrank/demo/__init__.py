@@ -1,4 +1,5 @@
-"""The embedded demo: a synthetic split (`dataset.jsonl`) and three synthetic systems' predictions."""
+"""The embedded demo: a synthetic split (`dataset.jsonl`, and the same studies in ReXrank's split format as a template,
+`split.json`) and three synthetic systems' predictions."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 DATASET = HERE / "dataset.jsonl"
+SPLIT_TEMPLATE = HERE / "split.json"  # the demo's split as ReXrank's split JSON: a template for one's own
 NAME = "rexrank-demo"
 
 
@@ -20,6 +22,7 @@ def predictions(system: str, task: str) -> Path:
 
 
 def is_demo(source: str | Path) -> bool:
-    """Whether a split was read from the demo's own file. Its careful system copies reference sentences by design,
-    so the rule against near-copies of the references (`rexrank.rules.copies`) does not apply to it."""
-    return Path(source).resolve() == DATASET.resolve()
+    """Whether a split was read from the demo's own file (either of its two formats). Its careful system copies
+    reference sentences by design, so the rule against near-copies of the references (`rexrank.rules.copies`) does
+    not apply to it."""
+    return Path(source).resolve() in (DATASET.resolve(), SPLIT_TEMPLATE.resolve())

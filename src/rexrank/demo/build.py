@@ -108,10 +108,21 @@ def build(n: int = 48, seed: int = 7) -> None:
     predictions["demo-template"]["findings"][5]["prediction"] = ""  # shows how an empty report is handled
 
     write_jsonl(HERE / "dataset.jsonl", rows)
+    write_split_template(HERE / "split.json", rows)
     (HERE / "systems.json").write_text(json.dumps(SYSTEMS, indent=2) + "\n")
     for key, tasks in predictions.items():
         for task, records in tasks.items():
             write_jsonl(HERE / "predictions" / f"{key}.{task}.jsonl", records)
+
+
+def write_split_template(path: Path, rows: list[dict]) -> None:
+    """The demo's split in ReXrank's split format (`{study_id: {section_findings, section_impression, image_path}}`,
+    a missing section null), a template for a split of one's own: `rexrank score --dataset split.json` reads it as
+    it reads `dataset.jsonl`. The demo has no images: its image paths are placeholders."""
+    split = {row["study_id"]: {"section_findings": row["findings"], "section_impression": row["impression"],
+                               "image_path": [f"{row['study_id']}/frontal.png", f"{row['study_id']}/lateral.png"]}
+             for row in rows}
+    path.write_text(json.dumps(split, indent=2) + "\n", encoding="utf-8")
 
 
 def write_jsonl(path: Path, records: list[dict]) -> None:

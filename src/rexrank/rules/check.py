@@ -261,7 +261,7 @@ def check_submission(folder_or_paths: str | os.PathLike | Iterable[Touched | tup
             if key not in parsed["results"] or key not in parsed["predictions"]:
                 problems.append(f"{where}: without results/{key[0]}.{key[1]}.json and its predictions")
                 continue
-            found = per_study_problems(parsed["results"][key], table.table, parsed["predictions"][key])
+            found = per_study_problems(parsed["results"][key], table.table, parsed["predictions"][key], table.about)
             problems += [f"{where}: {p}" for p in found[:MAX_PROBLEMS_PER_FILE]]
         model = _model(root, submission_id, entries, problems) if any(e.kind == "model" for _, e in entries) else None
         for key in parsed["results"]:

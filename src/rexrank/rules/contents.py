@@ -205,10 +205,12 @@ def metric_problems(name: str, metric: MetricResult, scored: int | None) -> list
     return problems
 
 
-def per_study_problems(result: Result, table, predicted: tuple[str, ...]) -> list[str]:
+def per_study_problems(result: Result, table, predicted: tuple[str, ...], about=None) -> list[str]:
     """A per-study table against its result: exactly the columns rexrank writes (study_id, one float64 column per
     metric, the judged metrics' detail columns), its studies the predicted ones, and each metric's n and mean those
-    of its column, which has a score for every study (a judged study the judge could not read is at its worst)."""
+    of its column, which has a score for every study (a judged study the judge could not read is at its worst).
+    What the table records of how it was made (`about`, a `rules.parquet.About`), when it records it: the result's
+    dataset, split and task, and each metric's signature point key."""
     import numpy as np
     import pyarrow as pa
 
@@ -227,6 +229,17 @@ def per_study_problems(result: Result, table, predicted: tuple[str, ...]) -> lis
         if not fits:
             problems.append(f"column {column!r} is {_show(str(found), 30)}, expected "
                             f"{ {'score': 'double', 'number': 'a number', 'text': 'text'}[kind]}")
+    if about is not None:
+        recorded = {"dataset": (about.dataset, result.dataset), "split": (about.split, result.split),
+                    "task": (about.task, result.task)}
+        for field, (found, expected) in recorded.items():
+            if found != expected:
+                problems.append(f"records {field} {_show(found, 40)!r}, its result {_show(expected, 40)!r}")
+        for name in sorted(set(about.signatures) | set(result.metrics)):
+            made = result.metrics.get(name)
+            key = made.signature.point_key if made and made.signature else None
+            if about.signatures.get(name) != key:
+                problems.append(f"{_show(name, 40)}: the table records another signature than its result's")
     if problems:
         return problems
     ids = table.column("study_id").to_pylist()

@@ -31,6 +31,12 @@ MAX_ROWS = 100_000
 # A per-study table's cost, bounded before pyarrow decodes it (rules/parquet.py). rexrank writes study_id, one
 # column per metric and the judged metrics' detail columns: 26 today; 64 leaves room for metrics to come.
 MAX_COLUMNS = 64
+# What a per-study table records of how it was made (its `rexrank` file metadata: dataset, split, task, each metric's
+# signature point key): a key per field and a signature per metric column. rexrank's longest point key (RadCliQ-v1,
+# its three model components inside) is under 1 KiB.
+ABOUT_JSON = JsonLimits(64 * KiB, max_depth=2, max_items=8 + MAX_COLUMNS)
+MAX_ABOUT_TEXT = 128  # a dataset, split or task name, a metric's name, a version
+MAX_ABOUT_SIGNATURE = 4 * KiB
 MAX_ROW_GROUPS = 64  # pyarrow writes one per million rows; MAX_ROWS in 64 groups is still 1,563 rows each
 MAX_FOOTER = 1 * MiB  # the footer pyarrow parses first: a few KiB for rexrank's tables, plus pandas' note (256 KiB)
 MAX_PAGES = 2048  # pyarrow cuts a page at 1 MiB or 20,000 rows: 26 columns of MAX_ROWS rows take about 180

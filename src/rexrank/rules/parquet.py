@@ -4,13 +4,17 @@ then its text with the file's own dictionaries kept)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
 from rexrank.errors import InputError
 from rexrank.rules.contents import _study_id
 from rexrank.rules.limits import (
+    ABOUT_JSON,
     BATCH_BYTES,
+    MAX_ABOUT_SIGNATURE,
+    MAX_ABOUT_TEXT,
     MAX_BATCH_ROWS,
     MAX_CELL_TEXT,
     MAX_COLUMNS,
@@ -43,8 +47,61 @@ _PANDAS_TYPES = {"unicode", "string", "object", "empty", "bytes"} | {f"int{b}" f
     f"uint{b}" for b in (8, 16, 32, 64)} | {f"float{b}" for b in (16, 32, 64)}
 _NUMPY_TYPES = {"object", "str", "string", "float16", "float32", "float64", "Float32", "Float64"} | {
     f"{kind}{b}" for kind in ("int", "uint", "Int", "UInt") for b in (8, 16, 32, 64)}
-_FILE_METADATA = {b"pandas", b"ARROW:schema"}
+ABOUT_KEY = b"rexrank"  # how the table was made: `About`, written by rexrank.per_study
+_FILE_METADATA = {b"pandas", b"ARROW:schema", ABOUT_KEY}
 _FIELD_METADATA = {b"PARQUET:field_id"}
+_ABOUT_TEXTS = ("dataset", "split", "task")
+
+
+@dataclass(frozen=True)
+class About:
+    """What a per-study table records of how it was made: the dataset, split and task its studies are of, and each
+    metric column's signature point key (what made its per-study values). Two tables are compared only when these
+    agree (`rexrank.compare`)."""
+
+    dataset: str
+    split: str
+    task: str
+    signatures: dict[str, str]  # metric column -> Signature.point_key
+    rexrank: str = ""  # the version that wrote it
+
+    def to_json(self) -> bytes:
+        written = {"dataset": self.dataset, "split": self.split, "task": self.task, "signatures": self.signatures}
+        return json.dumps(written | ({"rexrank": self.rexrank} if self.rexrank else {}), ensure_ascii=False).encode()
+
+
+def _about_text(value: object, what: str, limit: int) -> str:
+    if not isinstance(value, str) or not value or len(value) > limit or not value.isprintable():
+        raise _Refused(f"rexrank metadata: {what} is not a printable text of 1 to {limit} characters "
+                       f"({_show(repr(value), 40)})")
+    return value
+
+
+def check_about(raw: bytes, columns: set[str] | None = None) -> About:
+    """The `rexrank` file metadata of a per-study table, from untrusted bytes: JSON parsed with ABOUT_JSON's limits,
+    exactly the keys `About` writes, each a bounded printable text, a signature only for a column of the table."""
+    try:
+        value = parse_json(raw, ABOUT_JSON)
+    except InputError as err:
+        raise _Refused(f"rexrank metadata: {err}") from None
+    if not isinstance(value, dict):
+        raise _Refused(f"rexrank metadata: expected a JSON object, got {type(value).__name__}")
+    keys = {*_ABOUT_TEXTS, "signatures", "rexrank"}
+    if set(value) - keys or set(_ABOUT_TEXTS) - set(value) or "signatures" not in value:
+        odd = sorted(set(value) - keys) or sorted({*_ABOUT_TEXTS, "signatures"} - set(value))
+        raise _Refused(f"rexrank metadata: expected the keys {', '.join(sorted(keys))} (rexrank optional), "
+                       f"not {_show(', '.join(map(str, odd)), 80)}")
+    texts = {key: _about_text(value[key], key, MAX_ABOUT_TEXT) for key in _ABOUT_TEXTS}
+    signatures = value["signatures"]
+    if not isinstance(signatures, dict):
+        raise _Refused("rexrank metadata: signatures is not an object of metric -> signature")
+    for metric, signature in signatures.items():
+        _about_text(metric, "a metric's name", MAX_ABOUT_TEXT)
+        _about_text(signature, f"{_show(metric, 40)}'s signature", MAX_ABOUT_SIGNATURE)
+        if columns is not None and metric not in columns:
+            raise _Refused(f"rexrank metadata: a signature for {_show(metric, 40)!r}, which is no column of the table")
+    version = _about_text(value["rexrank"], "rexrank", MAX_ABOUT_TEXT) if "rexrank" in value else ""
+    return About(**texts, signatures=dict(signatures), rexrank=version)
 
 
 def _check_pandas_metadata(raw: bytes) -> None:
@@ -199,7 +256,8 @@ def _count_decoded(parquet, schema, chunks, rows: dict[str, int], limit: int, le
 
 def check_per_study(data: bytes, budget: int | None = None) -> PerStudy:
     """A per-study table: parquet read by pyarrow from memory, flat string/number columns only (no extension
-    types, no dictionary, nested or binary columns), metadata limited to pandas' plain column notes; a `study_id`
+    types, no dictionary, nested or binary columns), metadata limited to pandas' plain column notes and rexrank's
+    record of how the table was made (`check_about`); a `study_id`
     text column, no nulls or repeats. What it costs is bounded before it is decoded: footer, rows, row groups,
     columns and pages; the sizes its page headers declare; each text's length; the size it decodes to (at most
     MAX_DECODED, or `budget` when smaller: what a pull request has left), counted in batches of bounded size before
@@ -234,6 +292,7 @@ def check_per_study(data: bytes, budget: int | None = None) -> PerStudy:
                 raise _Refused(f"column {_show(name, 40)!r} carries metadata (extension types are refused)")
         if len(schema) != meta.num_columns or {name for *_, name, _ in chunks} != names:
             raise _Refused("its columns are not its footer's column chunks (nested columns are refused)")
+        about = check_about(meta.metadata[ABOUT_KEY], names) if ABOUT_KEY in (meta.metadata or {}) else None
         if "study_id" not in names:
             raise _Refused("no study_id column")
         if not _text(schema.field("study_id").type):
@@ -266,7 +325,7 @@ def check_per_study(data: bytes, budget: int | None = None) -> PerStudy:
         if study in seen:
             raise InputError(f"row {row}: study {_show(study, 40)} listed twice")
         seen.add(study)
-    return PerStudy(tuple(ids), table, decoded)
+    return PerStudy(tuple(ids), table, decoded, about)
 
 
 @dataclass(frozen=True)
@@ -276,6 +335,7 @@ class PerStudy:
     ids: tuple[str, ...]
     table: Any  # pyarrow.Table
     decoded: int = 0  # bytes the table takes decoded, as `check_per_study` counted them before decoding it
+    about: About | None = None  # what it records of how it was made (None: written by an older rexrank, or by hand)
 
     def __eq__(self, other: object) -> bool:  # compared by its studies, as the tuple of ids it replaces was
         return self.ids == (other.ids if isinstance(other, PerStudy) else other)

@@ -26,19 +26,27 @@ COMPOSITES: dict[str, Composite] = {
 # Judged by an LLM: named explicitly, with a judge endpoint (GREEN also a local model); never part of `all`.
 JUDGED: dict[str, type[Judged]] = {"green": Green, "fineradscore": FineRadScore}
 METRICS = (*SCORERS, *COMPOSITES, *JUDGED)
-# Other names the same metrics have had: evaluate modules returned `sembscore` and `radgraph_combined` (the
-# CXR-Report-Metric column), where the command line, result files and the board say `semb_score` and `radgraph`.
-# Accepted wherever a metric is named; what rexrank writes is the name in METRICS.
-ALIASES = {"sembscore": "semb_score", "radgraph_combined": "radgraph"}
+# Other names of the same metrics: the `evaluate` modules' Space names (`rexrank/sembscore`, `rexrank/radcliq`, as
+# metrics/<name>/ is named) and the keys CXR-Report-Metric's tables use (`radgraph_combined`), where the command
+# line, result files and the board say `semb_score`, `radcliq_v1` and `radgraph`. Accepted wherever a metric is named
+# (`--metrics`, `compute`, `metric_class`); what rexrank writes is the name in METRICS.
+ALIASES = {"sembscore": "semb_score", "radgraph_combined": "radgraph", "radcliq": "radcliq_v1"}
+
+
+def aliases(name: str) -> tuple[str, ...]:
+    """The other names a metric is accepted under."""
+    return tuple(old for old, new in ALIASES.items() if new == name)
 
 
 def canonical(name: str) -> str:
     """The metric's one name (an alias mapped to it); anything else comes back as it is."""
     return ALIASES.get(name, name)
+
+
 # What `all` means: every metric this version computes without a judge (a composite needs its components).
 AVAILABLE = tuple(m for m in (*SCORERS, *COMPOSITES) if m in SCORERS or all(c in SCORERS for c in COMPOSITES[m].needs))
 
-__all__ = ["ALIASES", "AVAILABLE", "COMPOSITES", "JUDGED", "METRICS", "SCORERS", "Composite", "Judged",
+__all__ = ["ALIASES", "AVAILABLE", "aliases", "COMPOSITES", "JUDGED", "METRICS", "SCORERS", "Composite", "Judged",
            "MetricUnavailable", "Scorer", "canonical", "compute", "metric_class", "parse_metrics"]
 
 
@@ -89,6 +97,6 @@ def _scored(name: str, predictions: Sequence[str], references: Sequence[str], **
     per_sample = scorer.score(candidates, refs)
     mean = float(per_sample.mean()) if len(per_sample) else float("nan")
     out = {"signature": str(scorer.signature()), **scorer.extras(candidates, refs)}
-    for key in (name, *(old for old, new in ALIASES.items() if new == name)):
+    for key in (name, *aliases(name)):  # a scorer's output keeps its old keys (sembscore, radgraph_combined)
         out |= {key: mean, f"{key}_per_sample": per_sample.tolist()}
     return out
