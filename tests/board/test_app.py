@@ -485,7 +485,8 @@ def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_header
         pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
     from playwright.sync_api import sync_playwright
 
-    from rexrank.board.app import CONTROLS_LABEL, DETAILS_LABEL, PAGES, build, launch_options
+    from rexrank.board.app import build, launch_options
+    from rexrank.board.page import CONTROLS_LABEL, DETAILS_LABEL, PAGES
 
     demo = build(None, refresh_s=3600)
     demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=_free_port(), quiet=True,
@@ -649,7 +650,7 @@ def test_the_source_filter_in_a_browser_keeps_generated_rows_labels_them_and_say
         pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
     from playwright.sync_api import sync_playwright
 
-    from rexrank.board.app import DETAILS_LABEL
+    from rexrank.board.page import DETAILS_LABEL
 
     client, repo, board = app
     kept = views.table(board, "iu-xray", "findings", filters=views.Filters(source="generated"))
@@ -817,7 +818,7 @@ def test_the_board_keeps_its_promises_at_both_widths(tmp_path):
         pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
     from playwright.sync_api import sync_playwright
 
-    from rexrank.board.app import CONTROLS_LABEL, DETAILS_LABEL, LOADING
+    from rexrank.board.page import CONTROLS_LABEL, DETAILS_LABEL, LOADING
 
     board = sources.read_board(None)
     tips = about.metric_tooltips()

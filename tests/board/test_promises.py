@@ -100,10 +100,10 @@ def test_the_space_builds_without_torch(tmp_path):
 
 @pytest.mark.parametrize("width", ["DETAIL_WIDTHS", "METRIC_WIDTH"])
 def test_with_details_every_column_has_a_width(width):
-    from rexrank.board import app
+    from rexrank.board import answers, page
 
     shown = views.table(sources.read_board(None), "mimic-cxr", "findings", details=True)
-    frame = app._frame(shown)
+    frame = answers.frame(shown)
     assert len(frame.column_widths) == len(shown.columns) and "details" in frame.elem_classes
-    assert isinstance(getattr(app, width), dict | str)
+    assert isinstance(getattr(page, width), dict | str)
     assert pd.Series(frame.column_widths).str.endswith("px").all()

@@ -1,154 +1,18 @@
-"""The leaderboard Space's Gradio app (`space/app.py` and `rexrank leaderboard` run it). Wiring only: the board's
-loading is `rexrank.board.sources`, its shaping `rexrank.board.views` (and, per tab, `model_page`, `radrbench` and
-`about`), its figures `rexrank.board.figures`, its comparisons `rexrank.board.compare`."""
+"""The leaderboard Space's Gradio app (`space/app.py` and `rexrank leaderboard` run it): the page's layout and its
+wiring. What it answers is `rexrank.board.answers`, what it says and does in the browser `rexrank.board.page`; the
+board's loading is `rexrank.board.sources`, its shaping `rexrank.board.views` (and, per tab, `model_page`,
+`radrbench` and `about`), its figures `rexrank.board.figures`, its comparisons `rexrank.board.compare`."""
 
 from __future__ import annotations
 
-import atexit
-import json
 import os
-import shutil
-import tempfile
-from pathlib import Path
+from types import SimpleNamespace
 
-import pandas as pd
-
-from rexrank.board import about, compare, model_page, views
-from rexrank.board.figures import model_figure, radrbench_figure, stability_figure
-from rexrank.board.radrbench import RADRBENCH_VIEWS, radrbench_table
+from rexrank.board import about, model_page, page, views
+from rexrank.board.page import PAGES, address_js, launch_options
+from rexrank.board.radrbench import RADRBENCH_VIEWS
 from rexrank.board.schema import METRICS
 from rexrank.board.sources import DEMO, RESULTS_ENV, BoardSource, Results
-from rexrank.catalog import TEST_SETS
-from rexrank.text import to_markdown
-
-RADRBENCH_ABOUT = """
-**RadRBench-CXR** (the chest X-ray reasoning benchmark of ChestX-Reasoner): accuracy of each model's `<answer>`,
-read by one documented parser for every model (`rexrank score-radrbench`); an answer it cannot read (no `<answer>`
-tag, an unclosed tag, an empty output, a letter that is no option, two options where one is asked) counts as wrong
-and is counted under **Unreadable**. Each cell is the accuracy with a 95% bootstrap CI over that group's items;
-**Overall** is over every item. **Reasoning (RadRScore)** shows, for the models scored with an LLM judge
-(`--judge-url`), RadRScore and its parts over the items with reference reasoning: Rc (completeness: the share of the
-reference reasoning's observations the model recalls), Rf (factuality: the share of the model's observations the
-report supports) and Re (effectiveness: the share of its reasoning steps that are effective); RadRScore is their
-mean, each with a 95% CI over the items the judge scored. Submit with `rexrank score-radrbench --out
-my-results/` and `rexrank submit --results my-results/`.
-"""
-
-COMPARE_ABOUT = """
-Two models compared study by study on the same test split: for each metric **A − B** (every column is higher is
-better, so a positive difference favours A), its **paired bootstrap** 95% CI and p-value (both models resampled on
-the same study draws) and the **approximate randomisation** p-value (each study's pair of scores swapped at random),
-both two-sided. Paired tests see differences that overlapping CIs on the Leaderboard hide. A judged metric (GREEN,
-FineRadScore) is paired on the studies the judge scored for both. Only verified models are compared, on the
-per-study tables their reviews wrote; ReXrank's figures as published have none. `rexrank compare A.parquet
-B.parquet` gives the same numbers from the same tables.
-"""
-
-SUBMIT = """
-### Submit a model
-1. Score your predictions on each public test split, once per dataset and task, into one folder (`--dataset` is the
-   test split you built with `dataset_scripts/`, or its Hub dataset `ORG/NAME`):
-```bash
-pip install "rexrank[models,llm]"
-rexrank score --predictions my_model.mimic-cxr.findings.json --dataset datasets/mimic-cxr --task findings \\
-    --dataset-name mimic-cxr --model-name "My Model" --institution "My Lab" --url https://example.org/my-model \\
-    --out my-results/
-```
-2. Check, then open a pull request on the results repo (it is re-scored before it is merged; ReXGradient's private
-   test set is scored by the maintainers' gated job from the predictions you pass with `--private`):
-```bash
-rexrank submit --results my-results/ --name "My Model" --institution "My Lab" --url https://example.org/my-model \\
-    --dry-run
-rexrank submit --results my-results/ --name "My Model" --institution "My Lab" --url https://example.org/my-model \\
-    --private rexgradient.findings=gradient_predictions.json
-```
-`rexrank score --help` and `rexrank submit --help` list every option (`--repo`: the results repo, default
-`REXRANK_RESULTS_REPO` or `rexrank/results`).
-"""
-
-
-# The leaderboard's filters as the address names them (?access=api&mimic=no&source=generated), and their values.
-FILTERS = {"access": views.ACCESS_FILTER, "mimic": views.MIMIC_FILTER, "source": views.SOURCE_FILTER}
-PAGES = {"leaderboard": "Leaderboard", "overview": "Overview", "compare": "Compare", "radrbench": "RadRBench-CXR",
-         "model": "Model", "about": "About", "submit": "Submit"}  # the tabs: their ids in the address, their labels
-DETAILS_LABEL = "Details: source, institution, access, date, trained on, links, note"
-CONTROLS_LABEL = "Search, sort, filters and columns"  # the accordion over them: closed on a phone
-LOADING = "*Loading…*"  # what a tab shows until its numbers come (a link to it opens it before they do)
-LEGEND = ("**Source** says who made a row's numbers: *generated by maintainers* (they ran the submitted model on "
-          "the test set), *re-scored by maintainers* (the submitted predictions, scored again) or *as published, no "
-          "CI* (ReXrank's own figure, imported); the About tab says more. The maintainers' numbers carry their 95% "
-          "CI, `± half-width`, or `[low, high]` for a whole column when one of its CIs is not symmetric. A number "
-          "marked ≠ was made otherwise than the published figures (another judge, precision or weights): "
-          "**Details** says how. A blank rank is a row not ranked: **Details** says why. Click (or tap) Rank's or a "
-          "metric's header to sort by it, best first, as **Sort by** does; hover a header (or tap it) for what the "
-          "metric measures. ReXrank's rows' access and training data are rexrank's reading of each model's own "
-          "pages (the Model tab links them); *unknown* where those pages do not say.")
-# The tables in the page's own proportional font (Gradio's cells are monospace), numbers aligned; a header breaks
-# between words, never inside one; with Details on, the table scrolls sideways on a desktop too, its first three
-# columns (rank, rank range, model) staying in sight; on a phone the cells keep to one line (a header may take two)
-# and the table scrolls sideways. Then the note a tap on a header or a Source cell shows (nothing hovers on a touch
-# screen), and the mark on the sorted column.
-CSS = """
-.board table, .board [role=gridcell], .board [role=gridcell] *, .board th, .board th * {
-  font-family: var(--font) !important; }
-.board [role=gridcell] { font-variant-numeric: tabular-nums; }
-.board th, .board th * { word-break: normal !important; overflow-wrap: normal !important; hyphens: none !important; }
-.ranked th { cursor: pointer; }
-.ranked th[data-rexrank-sorted] .header-content::after { content: " ▾"; }
-#rexrank-tip { position: absolute; z-index: 1000; max-width: min(360px, calc(100vw - 8px)); padding: 8px 10px;
-  border-radius: 6px; background: var(--background-fill-primary); color: var(--body-text-color);
-  border: 1px solid var(--border-color-primary); box-shadow: 0 2px 8px rgba(0, 0, 0, .2); font-size: 14px;
-  line-height: 1.4; }
-#rexrank-tip a { text-decoration: underline; }
-@media (min-width: 641px) {
-  .ranked.details th:nth-child(-n+3), .ranked.details [role=gridcell]:nth-child(-n+3) {
-    position: sticky !important; z-index: 2; background: var(--background-fill-primary); }
-  .ranked.details th:nth-child(1), .ranked.details [role=gridcell]:nth-child(1) { left: 0; }
-  .ranked.details th:nth-child(2), .ranked.details [role=gridcell]:nth-child(2) { left: 64px; }
-  .ranked.details th:nth-child(3), .ranked.details [role=gridcell]:nth-child(3) { left: 160px; }
-}
-@media (max-width: 640px) {
-  h1 { font-size: 22px !important; line-height: 1.25 !important; }  /* Gradio prefixes it with its container */
-  #refresh { min-width: 72px !important; flex: 0 0 auto !important; align-self: flex-start; }  /* its word whole */
-  .board [role=gridcell], .board [role=gridcell] * { white-space: nowrap !important; }
-  .board th, .board th * { white-space: normal !important; }  /* a header on two lines, its words whole */
-  .figure { overflow-x: auto !important; }  /* a figure keeps a legible size and scrolls sideways, as tables do */
-  .figure .matplotlib { justify-content: flex-start !important; align-items: flex-start !important; }
-  .figure img { width: 760px !important; max-width: none !important; height: auto !important; }
-}
-"""
-# With Details on, each column's width: enough for its header's longest word and its usual text, so that a header
-# never breaks inside a word; the table then scrolls sideways (the CSS keeps the first three in sight).
-DETAIL_WIDTHS = {"Rank": "64px", "Rank range": "96px", "Model": "180px", "Source": "170px", "Institution": "170px",
-                 "Access": "120px", "Date": "90px", "Trained on": "260px", "Links": "120px", "Note": "380px"}
-METRIC_WIDTH = "150px"  # "1/FineRadScore" (bold, beside its menu button) and "0.919 [0.899, 0.941]" on a line
-
-
-def _frame(shown: pd.DataFrame):
-    """A table for display; the board's (`views.table`) as numbers shown as its text, so that sorting on a
-    column's header orders numbers, not strings."""
-    import gradio as gr
-
-    columns = shown.columns.tolist()
-    numeric = set(views.TITLES.values()) | {"Rank"} if "numbers" in shown.attrs else set()
-    types = ["markdown" if column in ("Model", "Links") else "number" if column in numeric else "str"
-             for column in columns]
-    value = shown
-    if numeric:
-        value = {"headers": columns, "data": shown.attrs["numbers"],
-                 "metadata": {"display_value": shown.to_numpy(dtype=object).tolist(), "styling": None}}
-    widths = None
-    if columns[:1] == ["Rank"] and "Note" in columns:  # the leaderboard with Details: every column sized
-        widths = [DETAIL_WIDTHS.get(c, METRIC_WIDTH) for c in columns]
-    elif columns[:1] == ["Rank"]:
-        narrow = {"Rank": "64px", "Rank range": "96px"}  # else their headers wrap a letter or two a line
-        widths = [narrow[c] for c in columns[:2] if c in narrow]
-    elif columns[:2] == ["Dataset", "Task"] and len(columns) > 2:  # a model's numbers: fit 1400 px, scroll on a phone
-        widths = ["120px", "170px", *["112px"] * (len(columns) - 2)]
-    extra = {}
-    if columns[:1] == ["Rank"] and "Model" in columns[:3]:  # the leaderboard's tables: Details or not, marked
-        extra["elem_classes"] = ["board", "ranked", *(["details"] if "Note" in columns else [])]
-    return gr.Dataframe(value=value, datatype=types, column_widths=widths, **extra)
 
 
 def build(results: Results = None, refresh_s: float = 300.0):
@@ -160,376 +24,223 @@ def build(results: Results = None, refresh_s: float = 300.0):
     who never opens one never waits for its figure."""
     import gradio as gr
 
+    from rexrank.board.answers import Answers
+
     source = BoardSource(results)
     source.load()
-    metric_choices = [(views.TITLES[m], m) for m in METRICS]
-    sort_choices = [("Rank (1/RadCliQ-v1)", "rank"), *metric_choices]
-    datasets, first_dataset = [(label, key) for key, label in views.DATASETS.items()], next(iter(views.DATASETS))
-    tasks, first_task = [(label, key) for key, label in views.TASKS.items()], next(iter(views.TASKS))
-    public = [(label, key) for label, key in datasets if not TEST_SETS[key].private]  # a private set: aggregates only
-
-    def chosen(metrics: list[str] | None) -> tuple[str, ...]:
-        return tuple(m for m in METRICS if m in (metrics or []))  # in ReXrank's order, whatever the ticking order
-
-    def filtered(access: str | None, mimic: str | None, provenance: str | None) -> views.Filters:
-        return views.Filters(access or views.ANY, mimic or views.ANY, provenance or views.ANY)
-
-    def tables(dataset: str, search: str, metrics: list[str], sort_by: str, details: bool = False,
-               access: str | None = None, mimic: str | None = None, provenance: str | None = None):
-        return tuple(_frame(views.table(source.board, dataset, task, search or "", chosen(metrics), sort_by or "rank",
-                                        details=bool(details), filters=filtered(access, mimic, provenance)))
-                     for task in views.TASKS)
-
-    exports = Path(tempfile.mkdtemp(prefix="rexrank-board-csv-"))  # one CSV per dataset, rewritten on each view
-    atexit.register(shutil.rmtree, exports, ignore_errors=True)
-
-    def empty_notes(dataset: str, search: str, metrics: list[str], sort_by: str, details: bool = False,
-                    access: str | None = None, mimic: str | None = None, provenance: str | None = None):
-        """Under each task's table, why it has no row (`views.no_rows`), hidden when it has some."""
-        notes = (views.no_rows(source.board, dataset, task, search or "", filtered(access, mimic, provenance))
-                 for task in views.TASKS)
-        return tuple(gr.Markdown(note, visible=bool(note)) for note in notes)
-
-    def view(*controls):
-        """The leaderboard's tables and, under each, what it says when it has no row."""
-        return (*tables(*controls), *empty_notes(*controls))
-
-    def export_csv(dataset: str, search: str, metrics: list[str], sort_by: str, details: bool = False,
-                   access: str | None = None, mimic: str | None = None, provenance: str | None = None):
-        """The dataset's two tasks as the tables show them, as numbers (value, low, high), for the download."""
-        frame = pd.concat([views.export(source.board, dataset, task, search or "", chosen(metrics), sort_by or "rank",
-                                        filtered(access, mimic, provenance)) for task in views.TASKS],
-                          ignore_index=True)
-        path = exports / f"rexrank-{dataset if dataset in views.DATASETS else 'board'}.csv"
-        frame.to_csv(path, index=False)
-        return gr.DownloadButton(value=str(path))
-
-    def asked(request) -> dict[str, str]:
-        return dict(request.query_params) if request else {}
-
-    def opening(dataset, search, metrics, sort_by, details, access, mimic, provenance, request):
-        """The first view: the leaderboard's controls as the address names them (anything it names that the board
-        does not have is ignored) and its tables for them, in one answer."""
-        wanted = asked(request)
-        if wanted.get("dataset") in views.DATASETS:
-            dataset = wanted["dataset"]
-        access, mimic, provenance = (wanted[key] if wanted.get(key) in allowed else value for (key, allowed), value
-                                     in zip(FILTERS.items(), (access, mimic, provenance)))
-        controls = (dataset, search, metrics, sort_by, details, access, mimic, provenance)
-        return (gr.Dropdown(value=dataset), gr.Dropdown(value=access), gr.Dropdown(value=mimic),
-                gr.Dropdown(value=provenance), *view(*controls))
-
-    def sorted_by_header(dataset, search, metrics, sort_by, *rest):
-        """A click on a column's header (the page's script puts its key in `sort_by`): the Sort control set to it
-        and the tables in its order."""
-        sort_by = sort_by if sort_by in dict(map(reversed, sort_choices)) else "rank"
-        return (gr.Dropdown(value=sort_by), *view(dataset, search, metrics, sort_by, *rest))
-
-    def pair_of(dataset: str, task: str, a: str | None, b: str | None) -> tuple[list[str], str | None, str | None]:
-        """The Compare tab's choices and its models A and B: kept when still on the board, else its first two
-        comparable."""
-        names = views.compare_choices(source.board, dataset, task)
-        a = a if a in names else (names[0] if names else None)
-        b = b if b in names and b != a else next((n for n in names if n != a), None)
-        return names, a, b
-
-    def pair_choices(dataset: str, task: str, a: str | None, b: str | None):
-        names, a, b = pair_of(dataset, task, a, b)
-        return gr.Dropdown(choices=names, value=a), gr.Dropdown(choices=names, value=b)
-
-    def compared(dataset: str, task: str, a: str | None, b: str | None):
-        heading, numbers = compare.compare(source.board, source.results, dataset, task, a or "", b or "")
-        return heading, _frame(numbers)
-
-    def open_compare(shown: bool, dataset: str, task: str, a: str | None, b: str | None, request):
-        """The Compare tab, the first time it is shown: the pair and test set the address names, compared."""
-        if shown:
-            return (gr.skip(),) * 6 + (True,)
-        wanted = asked(request)
-        dataset = wanted["dataset"] if wanted.get("dataset") in dict(map(reversed, public)) else dataset
-        task = wanted["task"] if wanted.get("task") in views.TASKS else task
-        names, a, b = pair_of(dataset, task, wanted.get("a") or a, wanted.get("b") or b)
-        return (gr.Dropdown(value=dataset), gr.Radio(value=task), gr.Dropdown(choices=names, value=a),
-                gr.Dropdown(choices=names, value=b), *compared(dataset, task, a, b), True)
-
-    # Gradio hands a function the request when its parameter is annotated gr.Request; `from __future__ import
-    # annotations` would leave a string it cannot resolve (gradio is imported here, not at the module's top).
-    for needs_request in (opening, open_compare):
-        needs_request.__annotations__["request"] = gr.Request
-
-    def overview(task: str):
-        return _frame(views.overview(source.board, task))
-
-    def stability(dataset: str, task: str):
-        title = f"Rank stability: {views.DATASETS.get(dataset, dataset)}, {views.TASKS.get(task, task)}"
-        return stability_figure(views.rank_ranges(source.board, dataset, task), title)
-
-    def open_overview(shown: bool, task: str, dataset: str):
-        """The Overview tab, the first time it is shown: mean ranks and the rank stability figure."""
-        return (gr.skip(), gr.skip(), True) if shown else (overview(task), stability(dataset, task), True)
-
-    def show_model(model: str | None):
-        """A model's figure, card, numbers and RadRBench-CXR figure; a name the board does not have says so."""
-        names = model_page.model_names(source.board, source.radrbench)
-        if model and model not in names:
-            card = (f"No model named **{to_markdown(model, 100)}** on this board: choose one above "
-                    f"({len(names)} model{'s' * (len(names) != 1)}).")
-            nothing = model_page.model_numbers(model_page.model_bars(source.board, ""))
-            hidden = gr.Plot(value=None, visible=False, elem_classes=["figure"])
-            return gr.Plot(value=None), card, _frame(nothing), hidden
-        bars = model_page.model_bars(source.board, model or "")
-        reasoning = source.radrbench[source.radrbench["model"] == (model or "")]
-        return (model_figure(bars), model_page.model_card(source.board, model or "", source.radrbench),
-                _frame(model_page.model_numbers(bars)),
-                gr.Plot(radrbench_figure(reasoning), visible=not reasoning.empty, elem_classes=["figure"]))
-
-    def open_model(model: str | None, shown: str | None, request):
-        """The Model tab when it is shown: the model chosen, else the one the address names (a name the board does
-        not have is answered as such), else the board's first; nothing again for the one already shown."""
-        wanted = model or asked(request).get("model")
-        names = model_page.model_names(source.board, source.radrbench)
-        if not wanted:
-            wanted = names[0] if names else None
-        if shown is not None and wanted == shown:
-            return (gr.skip(),) * 6
-        return (gr.Dropdown(value=wanted if wanted in names else None), *show_model(wanted), wanted)
-
-    open_model.__annotations__["request"] = gr.Request
-
-    def chose_model(model: str | None):
-        return (*show_model(model), model)
-
-    def model_choices(model: str | None):
-        names = model_page.model_names(source.board, source.radrbench)
-        return gr.Dropdown(choices=names, value=model if model in names else None)
-
-    def refreshed(model: str | None, dataset: str, task: str):
-        return model_choices(model), stability(dataset, task)
-
-    def radrbench(view_: str, search: str):
-        return _frame(radrbench_table(source.radrbench, view_ or "task", search or ""))
-
-    def radrbench_plot():
-        return radrbench_figure(source.radrbench)
-
-    def open_radrbench(shown: bool, view_: str, search: str):
-        """The RadRBench-CXR tab, the first time it is shown: its table and figure."""
-        return (gr.skip(), gr.skip(), True) if shown else (radrbench(view_, search), radrbench_plot(), True)
-
-    def refresh(dataset: str, search: str, metrics: list[str], sort_by: str, details: bool, access: str, mimic: str,
-                provenance: str, task: str, view_: str, radr_search: str):
-        _, banner = source.load()
-        return (gr.Markdown(banner, visible=bool(banner)),
-                *tables(dataset, search, metrics, sort_by, details, access, mimic, provenance),
-                overview(task), radrbench(view_, radr_search), radrbench_plot())
-
+    answers = Answers(source)
+    ui = SimpleNamespace(pages={}, task_pages={}, boards=[], empty=[])
     with gr.Blocks(title="rexrank leaderboard", analytics_enabled=False) as demo:
         with gr.Row():
             # non-breaking hyphens (U+2011): a phone's narrow title breaks between words, not into "X-" and "ray"
             gr.Markdown("# rexrank: AI\u2011generated chest X\u2011ray reports, ranked\n"
                         f"Results from **{source.name}**; ranked by 1/RadCliQ-v1, with 95% CIs on every number "
                         "rexrank scored.")
-            refresh_button = gr.Button("Refresh", scale=0, min_width=80, size="sm", elem_id="refresh")
-        banner = gr.Markdown(source.banner, visible=bool(source.banner))
-        pages = {}
+            ui.refresh = gr.Button("Refresh", scale=0, min_width=80, size="sm", elem_id="refresh")
+        ui.banner = gr.Markdown(source.banner, visible=bool(source.banner))
         with gr.Tabs(overflow_behavior="wrap"):  # on a phone every tab in sight (on more rows), none in a menu
-            with gr.Tab(PAGES["leaderboard"], id="leaderboard") as pages["leaderboard"]:
-                with gr.Row(equal_height=False):
-                    dataset = gr.Dropdown(datasets, value=first_dataset, label="Dataset", scale=1, min_width=180)
-                    with gr.Column(scale=6, min_width=320):
-                        # on a phone the page's script closes it, so that the table comes first (`launch_options`)
-                        with gr.Accordion(CONTROLS_LABEL, open=True, elem_id="view-controls"):
-                            with gr.Row():
-                                search = gr.Textbox(label="Search model or institution", scale=2)
-                                sort_by = gr.Dropdown(sort_choices, value="rank", label="Sort by (best first)",
-                                                      scale=1, min_width=200, elem_id="sort-by")
-                                access = gr.Dropdown([(label, key) for key, label in views.ACCESS_FILTER.items()],
-                                                     value=views.ANY, label="Access", scale=1, min_width=120)
-                                mimic = gr.Dropdown([(label, key) for key, label in views.MIMIC_FILTER.items()],
-                                                    value=views.ANY, label="Trained on MIMIC-CXR", scale=1,
-                                                    min_width=120)
-                                provenance = gr.Dropdown([(label, key) for key, label in views.SOURCE_FILTER.items()],
-                                                         value=views.ANY, label="Source", scale=1, min_width=230)
-                            with gr.Row():  # columns: on a phone the second goes below the first, not squeezed
-                                with gr.Column(scale=4, min_width=320):
-                                    metrics = gr.CheckboxGroup(metric_choices, value=list(METRICS),
-                                                               label="Metric columns")
-                                with gr.Column(scale=1, min_width=240):
-                                    details = gr.Checkbox(value=False, label=DETAILS_LABEL)
-                # what a click on a column's header presses (the page's script): the Sort control, set to that column
-                header_sort = gr.Button("Sort by the header clicked", visible="hidden", elem_id="header-sort")
-                boards, empty = [], []  # each task's table, and what it says when it has no row
-                task_pages = {}
-                with gr.Tabs():
-                    for key, label in views.TASKS.items():
-                        with gr.Tab(label, id=key) as task_pages[key]:
-                            boards.append(gr.Dataframe(label=label, interactive=False, wrap=True,
-                                                       elem_classes=["board", "ranked"]))
-                            empty.append(gr.Markdown(visible=False, elem_classes=["board-empty"]))
-                with gr.Row():
-                    with gr.Column(scale=4, min_width=320):
-                        gr.Markdown(LEGEND)
-                    with gr.Column(scale=0, min_width=200):
-                        download = gr.DownloadButton("Download this view (CSV)", size="sm")
-            with gr.Tab(PAGES["overview"], id="overview") as pages["overview"]:
-                with gr.Row():
-                    overview_task = gr.Radio([(label, key) for key, label in views.TASKS.items()],
-                                             value=next(iter(views.TASKS)), label="Task")
-                    stability_dataset = gr.Dropdown(datasets, value=first_dataset, label="Rank stability on")
-                overview_table = gr.Dataframe(label="Mean rank across datasets", interactive=False,
-                                              elem_classes=["board"])
-                stability_plot = gr.Plot(label="Rank stability on the chosen dataset (1/RadCliQ-v1, 95% CIs)",
-                                         elem_classes=["figure"])
-            with gr.Tab(PAGES["compare"], id="compare") as pages["compare"]:
-                with gr.Row():
-                    pair_dataset = gr.Dropdown(public, value=public[0][1], label="Test set")
-                    pair_task = gr.Radio(tasks, value=first_task, label="Task")
-                with gr.Row():
-                    # any name is taken (a link's, the API's): one not on the board is answered as such
-                    pair_names = views.compare_choices(source.board, public[0][1], first_task)
-                    model_a = gr.Dropdown(pair_names, label="A (verified models first)", allow_custom_value=True)
-                    model_b = gr.Dropdown(pair_names, label="B", allow_custom_value=True)
-                pair_heading = gr.Markdown(LOADING)
-                pair_table = gr.Dataframe(label="A − B per metric, paired tests", interactive=False, wrap=True,
-                                          elem_classes=["board"])
-                gr.Markdown(COMPARE_ABOUT)
-            with gr.Tab(PAGES["radrbench"], id="radrbench") as pages["radrbench"]:
-                with gr.Row():
-                    radr_view = gr.Radio([(label, key) for key, label in RADRBENCH_VIEWS.items()], value="task",
-                                         label="Columns", scale=2)
-                    radr_search = gr.Textbox(label="Search model or institution", scale=2)
-                radr_table = gr.Dataframe(label="RadRBench-CXR, 95% CIs", interactive=False, wrap=True,
-                                          elem_classes=["board"])
-                radr_plot = gr.Plot(label="Accuracy per task type, 95% CIs", elem_classes=["figure"])
-                gr.Markdown(RADRBENCH_ABOUT)
-            with gr.Tab(PAGES["model"], id="model") as pages["model"]:
-                names = model_page.model_names(source.board, source.radrbench)
-                # no model until the tab is shown: then the address's (a link's) or the board's first, never another
-                # model's card under the name a link asked for
-                model = gr.Dropdown(names, value=None, label="Model")
-                model_card = gr.Markdown(LOADING)
-                model_plot = gr.Plot(label="Each metric across datasets and tasks, with 95% CIs",
-                                     elem_classes=["figure"])
-                model_table = gr.Dataframe(label="The numbers", interactive=False, wrap=True, elem_classes=["board"])
-                model_radr = gr.Plot(label="RadRBench-CXR accuracy per task type, 95% CIs", visible=False,
-                                     elem_classes=["figure"])
-            with gr.Tab(PAGES["about"], id="about") as pages["about"]:
+            _leaderboard_tab(ui)
+            _overview_tab(ui)
+            _compare_tab(ui, answers)
+            _radrbench_tab(ui)
+            _model_tab(ui, source)
+            with gr.Tab(PAGES["about"], id="about") as ui.pages["about"]:
                 gr.Markdown(about.about())
-            with gr.Tab(PAGES["submit"], id="submit") as pages["submit"]:
-                gr.Markdown(SUBMIT)
+            with gr.Tab(PAGES["submit"], id="submit") as ui.pages["submit"]:
+                gr.Markdown(page.SUBMIT)
         # what each tab has shown in this page (the first showing fills it, the next ones ask nothing)
-        overview_shown, compare_shown, radrbench_shown = gr.State(False), gr.State(False), gr.State(False)
-        model_shown = gr.State(None)
-
-        controls = [dataset, search, metrics, sort_by, details, access, mimic, provenance]
-        pair = [pair_dataset, pair_task, model_a, model_b]
-        filters = dict(zip(FILTERS, (access, mimic, provenance)))
-        # The first view: the tables of the view the address names (?dataset=&task=&access=&mimic=&source=), in one
-        # answer, then the CSV of that view for the download. The other tabs fill themselves when first shown.
-        csv = dict(fn=export_csv, inputs=controls, outputs=download, api_visibility="private")
-        first = demo.load(opening, controls, [dataset, *filters.values(), *boards, *empty], api_visibility="private")
-        first.then(**csv)
-        # the tabs: the address says which is shown (launch_options), each change rewrites it
-        for name, tab in pages.items():
-            tab.select(None, None, None, js=address_js("tab", repr(name)))
-        for key, tab in task_pages.items():
-            tab.select(None, None, None, js=address_js("task", repr(key)))
-        model_view = [model_plot, model_card, model_table, model_radr]
-        pages["overview"].select(open_overview, [overview_shown, overview_task, stability_dataset],
-                                 [overview_table, stability_plot, overview_shown], api_visibility="private")
-        pages["compare"].select(open_compare, [compare_shown, *pair], [*pair, pair_heading, pair_table, compare_shown],
-                                api_visibility="private")
-        pages["radrbench"].select(open_radrbench, [radrbench_shown, radr_view, radr_search],
-                                  [radr_table, radr_plot, radrbench_shown], api_visibility="private")
-        pages["model"].select(open_model, [model, model_shown], [model, *model_view, model_shown],
-                              api_visibility="private")
-        dataset.change(None, dataset, None, js=address_js("dataset"))
-        model.change(None, model, None, js=address_js("model"))
-        for key, control in (*filters.items(), ("a", model_a), ("b", model_b)):
-            control.input(None, control, None, js=address_js(key))
-        model_a.input(compared, pair, [pair_heading, pair_table], api_visibility="private")
-        model_b.input(compared, pair, [pair_heading, pair_table], api_name="compare")  # also the pair's API
-        for key, control in (("dataset", pair_dataset), ("task", pair_task)):
-            control.input(None, control, None, js=address_js(key))
-            control.input(pair_choices, pair, [model_a, model_b], api_visibility="private").then(
-                compared, pair, [pair_heading, pair_table], api_visibility="private").then(
-                None, model_a, None, js=address_js("a")).then(None, model_b, None, js=address_js("b"))
-        # A control the visitor changes redraws the tables. Those the page itself sets (the first view from the
-        # address, Sort from a header's click) answer only the visitor's changes (`input`), so that setting them asks
-        # for nothing more; the others answer any change (a Textbox's `input` misses a paste in some browsers).
-        notes = dict(fn=empty_notes, inputs=controls, outputs=empty, api_visibility="private")
-        dataset.input(tables, controls, boards, api_name="tables").then(**notes)
-        dataset.input(export_csv, controls, download, api_name="export")
-        for control in (sort_by, access, mimic, provenance):
-            control.input(tables, controls, boards, api_visibility="private").then(**notes).then(**csv)
-        for control in (search, metrics, details):
-            control.change(tables, controls, boards, api_visibility="private").then(**notes).then(**csv)
-        header_sort.click(sorted_by_header, controls, [sort_by, *boards, *empty], api_visibility="private",
-                          js="(...v) => { v[3] = window.rexrankHeaderSort ?? v[3]; return v; }").then(**csv)
-        overview_task.change(overview, overview_task, overview_table, api_name="overview")
-        radr_view.change(radrbench, [radr_view, radr_search], radr_table, api_name="radrbench")
-        radr_search.change(radrbench, [radr_view, radr_search], radr_table, api_visibility="private")
-        refresh_args = dict(fn=refresh, inputs=[*controls, overview_task, radr_view, radr_search],
-                            outputs=[banner, *boards, overview_table, radr_table, radr_plot])
-        model.input(chose_model, model, [*model_view, model_shown], api_name="model")
-        stability_dataset.change(stability, [stability_dataset, overview_task], stability_plot, api_name="stability")
-        overview_task.change(stability, [stability_dataset, overview_task], stability_plot, api_visibility="private")
-        after = dict(fn=refreshed, inputs=[model, stability_dataset, overview_task], outputs=[model, stability_plot],
-                     api_visibility="private")
-        refresh_button.click(**refresh_args, api_name="refresh").then(**after).then(**csv).then(**notes)
-        gr.Timer(refresh_s).tick(**refresh_args, api_visibility="private").then(**after).then(**notes)
+        ui.overview_shown, ui.compare_shown, ui.radrbench_shown = gr.State(False), gr.State(False), gr.State(False)
+        ui.model_shown = gr.State(None)
+        _wire_leaderboard(demo, ui, answers)
+        _wire_tabs(ui, answers, refresh_s)
     return demo
+
+
+def _choices(labels: dict[str, str]) -> list[tuple[str, str]]:
+    return [(label, key) for key, label in labels.items()]
+
+
+def _leaderboard_tab(ui: SimpleNamespace) -> None:
+    import gradio as gr
+
+    with gr.Tab(PAGES["leaderboard"], id="leaderboard") as ui.pages["leaderboard"]:
+        with gr.Row(equal_height=False):
+            ui.dataset = gr.Dropdown(_choices(views.DATASETS), value=next(iter(views.DATASETS)), label="Dataset",
+                                     scale=1, min_width=180)
+            with gr.Column(scale=6, min_width=320):
+                # on a phone the page's script closes it, so that the table comes first (`launch_options`)
+                with gr.Accordion(page.CONTROLS_LABEL, open=True, elem_id="view-controls"):
+                    with gr.Row():
+                        ui.search = gr.Textbox(label="Search model or institution", scale=2)
+                        ui.sort_by = gr.Dropdown([("Rank (1/RadCliQ-v1)", "rank"), *_metric_choices()],
+                                                 value="rank", label="Sort by (best first)", scale=1, min_width=200,
+                                                 elem_id="sort-by")
+                        ui.access = gr.Dropdown(_choices(views.ACCESS_FILTER), value=views.ANY, label="Access",
+                                                scale=1, min_width=120)
+                        ui.mimic = gr.Dropdown(_choices(views.MIMIC_FILTER), value=views.ANY,
+                                               label="Trained on MIMIC-CXR", scale=1, min_width=120)
+                        ui.provenance = gr.Dropdown(_choices(views.SOURCE_FILTER), value=views.ANY, label="Source",
+                                                    scale=1, min_width=230)
+                    with gr.Row():  # columns: on a phone the second goes below the first, not squeezed
+                        with gr.Column(scale=4, min_width=320):
+                            ui.metrics = gr.CheckboxGroup(_metric_choices(), value=list(METRICS),
+                                                          label="Metric columns")
+                        with gr.Column(scale=1, min_width=240):
+                            ui.details = gr.Checkbox(value=False, label=page.DETAILS_LABEL)
+        # what a click on a column's header presses (the page's script): the Sort control, set to that column
+        ui.header_sort = gr.Button("Sort by the header clicked", visible="hidden", elem_id="header-sort")
+        with gr.Tabs():
+            for key, label in views.TASKS.items():
+                with gr.Tab(label, id=key) as ui.task_pages[key]:
+                    ui.boards.append(gr.Dataframe(label=label, interactive=False, wrap=True,
+                                                  elem_classes=["board", "ranked"]))
+                    ui.empty.append(gr.Markdown(visible=False, elem_classes=["board-empty"]))  # when it has no row
+        with gr.Row():
+            with gr.Column(scale=4, min_width=320):
+                gr.Markdown(page.LEGEND)
+            with gr.Column(scale=0, min_width=200):
+                ui.download = gr.DownloadButton("Download this view (CSV)", size="sm")
+
+
+def _metric_choices() -> list[tuple[str, str]]:
+    return [(views.TITLES[m], m) for m in METRICS]
+
+
+def _overview_tab(ui: SimpleNamespace) -> None:
+    import gradio as gr
+
+    with gr.Tab(PAGES["overview"], id="overview") as ui.pages["overview"]:
+        with gr.Row():
+            ui.overview_task = gr.Radio(_choices(views.TASKS), value=next(iter(views.TASKS)), label="Task")
+            ui.stability_dataset = gr.Dropdown(_choices(views.DATASETS), value=next(iter(views.DATASETS)),
+                                               label="Rank stability on")
+        ui.overview_table = gr.Dataframe(label="Mean rank across datasets", interactive=False, elem_classes=["board"])
+        ui.stability_plot = gr.Plot(label="Rank stability on the chosen dataset (1/RadCliQ-v1, 95% CIs)",
+                                    elem_classes=["figure"])
+
+
+def _compare_tab(ui: SimpleNamespace, answers) -> None:
+    import gradio as gr
+
+    public, first_task = answers.public, next(iter(views.TASKS))
+    with gr.Tab(PAGES["compare"], id="compare") as ui.pages["compare"]:
+        with gr.Row():
+            ui.pair_dataset = gr.Dropdown(public, value=public[0][1], label="Test set")
+            ui.pair_task = gr.Radio(_choices(views.TASKS), value=first_task, label="Task")
+        with gr.Row():
+            # any name is taken (a link's, the API's): one not on the board is answered as such
+            names = views.compare_choices(answers.source.board, public[0][1], first_task)
+            ui.model_a = gr.Dropdown(names, label="A (verified models first)", allow_custom_value=True)
+            ui.model_b = gr.Dropdown(names, label="B", allow_custom_value=True)
+        ui.pair_heading = gr.Markdown(page.LOADING)
+        ui.pair_table = gr.Dataframe(label="A − B per metric, paired tests", interactive=False, wrap=True,
+                                     elem_classes=["board"])
+        gr.Markdown(page.COMPARE_ABOUT)
+
+
+def _radrbench_tab(ui: SimpleNamespace) -> None:
+    import gradio as gr
+
+    with gr.Tab(PAGES["radrbench"], id="radrbench") as ui.pages["radrbench"]:
+        with gr.Row():
+            ui.radr_view = gr.Radio(_choices(RADRBENCH_VIEWS), value="task", label="Columns", scale=2)
+            ui.radr_search = gr.Textbox(label="Search model or institution", scale=2)
+        ui.radr_table = gr.Dataframe(label="RadRBench-CXR, 95% CIs", interactive=False, wrap=True,
+                                     elem_classes=["board"])
+        ui.radr_plot = gr.Plot(label="Accuracy per task type, 95% CIs", elem_classes=["figure"])
+        gr.Markdown(page.RADRBENCH_ABOUT)
+
+
+def _model_tab(ui: SimpleNamespace, source: BoardSource) -> None:
+    import gradio as gr
+
+    with gr.Tab(PAGES["model"], id="model") as ui.pages["model"]:
+        names = model_page.model_names(source.board, source.radrbench)
+        # no model until the tab is shown: then the address's (a link's) or the board's first, never another
+        # model's card under the name a link asked for
+        ui.model = gr.Dropdown(names, value=None, label="Model")
+        ui.model_card = gr.Markdown(page.LOADING)
+        ui.model_plot = gr.Plot(label="Each metric across datasets and tasks, with 95% CIs", elem_classes=["figure"])
+        ui.model_table = gr.Dataframe(label="The numbers", interactive=False, wrap=True, elem_classes=["board"])
+        ui.model_radr = gr.Plot(label="RadRBench-CXR accuracy per task type, 95% CIs", visible=False,
+                                elem_classes=["figure"])
+
+
+def _wire_leaderboard(demo, ui: SimpleNamespace, answers) -> None:
+    """The first view, the address, and the leaderboard's controls."""
+    controls = [ui.dataset, ui.search, ui.metrics, ui.sort_by, ui.details, ui.access, ui.mimic, ui.provenance]
+    filters = dict(zip(page.FILTERS, (ui.access, ui.mimic, ui.provenance)))
+    ui.controls, ui.csv = controls, dict(fn=answers.export_csv, inputs=controls, outputs=ui.download,
+                                         api_visibility="private")
+    ui.notes = dict(fn=answers.empty_notes, inputs=controls, outputs=ui.empty, api_visibility="private")
+    # The first view: the tables of the view the address names (?dataset=&task=&access=&mimic=&source=), in one
+    # answer, then the CSV of that view for the download. The other tabs fill themselves when first shown.
+    first = demo.load(answers.opening, controls, [ui.dataset, *filters.values(), *ui.boards, *ui.empty],
+                      api_visibility="private")
+    first.then(**ui.csv)
+    # the tabs: the address says which is shown (launch_options), each change rewrites it
+    for name, tab in ui.pages.items():
+        tab.select(None, None, None, js=address_js("tab", repr(name)))
+    for key, tab in ui.task_pages.items():
+        tab.select(None, None, None, js=address_js("task", repr(key)))
+    ui.dataset.change(None, ui.dataset, None, js=address_js("dataset"))
+    for key, control in filters.items():
+        control.input(None, control, None, js=address_js(key))
+    # A control the visitor changes redraws the tables. Those the page itself sets (the first view from the
+    # address, Sort from a header's click) answer only the visitor's changes (`input`), so that setting them asks
+    # for nothing more; the others answer any change (a Textbox's `input` misses a paste in some browsers).
+    ui.dataset.input(answers.tables, controls, ui.boards, api_name="tables").then(**ui.notes)
+    ui.dataset.input(answers.export_csv, controls, ui.download, api_name="export")
+    for control in (ui.sort_by, ui.access, ui.mimic, ui.provenance):
+        control.input(answers.tables, controls, ui.boards, api_visibility="private").then(**ui.notes).then(**ui.csv)
+    for control in (ui.search, ui.metrics, ui.details):
+        control.change(answers.tables, controls, ui.boards, api_visibility="private").then(**ui.notes).then(**ui.csv)
+    ui.header_sort.click(answers.sorted_by_header, controls, [ui.sort_by, *ui.boards, *ui.empty],
+                         api_visibility="private",
+                         js="(...v) => { v[3] = window.rexrankHeaderSort ?? v[3]; return v; }").then(**ui.csv)
+
+
+def _wire_tabs(ui: SimpleNamespace, answers, refresh_s: float) -> None:
+    """Each other tab's first showing and controls, and the refresh (button and timer)."""
+    import gradio as gr
+
+    pair = [ui.pair_dataset, ui.pair_task, ui.model_a, ui.model_b]
+    model_view = [ui.model_plot, ui.model_card, ui.model_table, ui.model_radr]
+    ui.pages["overview"].select(answers.open_overview, [ui.overview_shown, ui.overview_task, ui.stability_dataset],
+                                [ui.overview_table, ui.stability_plot, ui.overview_shown], api_visibility="private")
+    ui.pages["compare"].select(answers.open_compare, [ui.compare_shown, *pair],
+                               [*pair, ui.pair_heading, ui.pair_table, ui.compare_shown], api_visibility="private")
+    ui.pages["radrbench"].select(answers.open_radrbench, [ui.radrbench_shown, ui.radr_view, ui.radr_search],
+                                 [ui.radr_table, ui.radr_plot, ui.radrbench_shown], api_visibility="private")
+    ui.pages["model"].select(answers.open_model, [ui.model, ui.model_shown], [ui.model, *model_view, ui.model_shown],
+                             api_visibility="private")
+    ui.model.change(None, ui.model, None, js=address_js("model"))
+    for key, control in (("a", ui.model_a), ("b", ui.model_b)):
+        control.input(None, control, None, js=address_js(key))
+    compared = dict(fn=answers.compared, inputs=pair, outputs=[ui.pair_heading, ui.pair_table])
+    ui.model_a.input(**compared, api_visibility="private")
+    ui.model_b.input(**compared, api_name="compare")  # also the pair's API
+    for key, control in (("dataset", ui.pair_dataset), ("task", ui.pair_task)):
+        control.input(None, control, None, js=address_js(key))
+        control.input(answers.pair_choices, pair, [ui.model_a, ui.model_b], api_visibility="private").then(
+            **compared, api_visibility="private").then(
+            None, ui.model_a, None, js=address_js("a")).then(None, ui.model_b, None, js=address_js("b"))
+    ui.overview_task.change(answers.overview, ui.overview_task, ui.overview_table, api_name="overview")
+    ui.radr_view.change(answers.radrbench, [ui.radr_view, ui.radr_search], ui.radr_table, api_name="radrbench")
+    ui.radr_search.change(answers.radrbench, [ui.radr_view, ui.radr_search], ui.radr_table, api_visibility="private")
+    ui.model.input(answers.chose_model, ui.model, [*model_view, ui.model_shown], api_name="model")
+    stability = dict(fn=answers.stability, inputs=[ui.stability_dataset, ui.overview_task], outputs=ui.stability_plot)
+    ui.stability_dataset.change(**stability, api_name="stability")
+    ui.overview_task.change(**stability, api_visibility="private")
+    refresh = dict(fn=answers.refresh, inputs=[*ui.controls, ui.overview_task, ui.radr_view, ui.radr_search],
+                   outputs=[ui.banner, *ui.boards, ui.overview_table, ui.radr_table, ui.radr_plot])
+    after = dict(fn=answers.refreshed, inputs=[ui.model, ui.stability_dataset, ui.overview_task],
+                 outputs=[ui.model, ui.stability_plot], api_visibility="private")
+    ui.refresh.click(**refresh, api_name="refresh").then(**after).then(**ui.csv).then(**ui.notes)
+    gr.Timer(refresh_s).tick(**refresh, api_visibility="private").then(**after).then(**ui.notes)
 
 
 def main(results: str | None = None, port: int | None = None, demo: bool = False) -> None:
     """The app on `results` (default REXRANK_RESULTS, else the official ReXrank tables), or the demo board."""
     results = DEMO if demo else results if results is not None else os.environ.get(RESULTS_ENV)
     build(results, float(os.environ.get("REXRANK_REFRESH_S", "300"))).launch(server_port=port, **launch_options())
-
-
-def address_js(key: str, value: str = "v") -> str:
-    """A browser-side handler that sets `key` in the page's address to `value` (a JS expression; `v` is the
-    event's input), without reloading."""
-    return (f"(v) => {{ const u = new URL(window.location.href); u.searchParams.set({key!r}, {value}); "
-            "window.history.replaceState(null, '', u); return []; }")
-
-
-def tabs_from_address_js(labels: dict[str, str]) -> str:
-    """Page-load code that clicks the tabs the address names (`tab`, `task`; ids -> labels) until they stay chosen
-    (the page's first loads redraw the tabs, and a tab chosen from the server on load is not shown by Gradio 6); an
-    id it does not know is ignored."""
-    return ("() => { const labels = " + json.dumps(labels).replace("<", "\\u003c") + ";\n"
-            "const q = new URLSearchParams(window.rexrankAddress ?? window.location.search);\n"
-            "const wanted = [q.get('tab'), q.get('task')].filter(id => id && Object.hasOwn(labels, id));\n"
-            "let tries = 0, steady = 0; const timer = setInterval(() => {  // the first loads redraw the tabs\n"
-            "  const tabs = [...document.querySelectorAll('[role=tab]')];\n"
-            "  const found = wanted.map(id => tabs.find(b => b.textContent.trim() === labels[id])).filter(Boolean);\n"
-            "  const off = found.filter(t => t.getAttribute('aria-selected') !== 'true');\n"
-            "  off.forEach(t => t.click()); steady = off.length ? 0 : steady + 1;\n"
-            "  if (steady > 10 || ++tries > 100) clearInterval(timer);\n"
-            "}, 100); return []; }")
-
-
-PHONE = "(max-width: 640px)"  # where the CSS lays the page out for a phone
-
-
-def controls_on_a_phone_js() -> str:
-    """Page-load code that, on a phone, closes the accordion over the search, sort, filters and columns (they took
-    about 1,000 px above the table), unless the address sets a filter: then they stay in sight."""
-    return ("() => { if (!window.matchMedia(" + json.dumps(PHONE) + ").matches) return [];\n"
-            "const q = new URLSearchParams(window.rexrankAddress ?? window.location.search);\n"
-            "if (" + json.dumps(list(FILTERS)) + ".some(key => q.has(key))) return [];\n"
-            "let tries = 0; const timer = setInterval(() => {\n"
-            "  const toggle = document.querySelector('#view-controls > .label-wrap');\n"
-            "  if (toggle?.classList.contains('open')) toggle.click();\n"
-            "  if (toggle || ++tries > 200) clearInterval(timer);\n"
-            "}, 25); return []; }")
-
-
-def launch_options() -> dict[str, str]:
-    """What `launch()` of the built app takes beside the address (Gradio 6 moved page CSS and head there)."""
-    # The head keeps the address as the link gave it: the first tab's select event rewrites it before the page's js.
-    head = "<script>window.rexrankAddress = window.location.search;</script>" + about.header_tooltips_script()
-    js = (f"() => {{ ({tabs_from_address_js(PAGES | views.TASKS)})(); ({controls_on_a_phone_js()})(); "
-          "return []; }")
-    return {"css": CSS, "head": head, "js": js}
