@@ -14,8 +14,11 @@ from fixtures.reference_venv import run_job
 
 pytest.importorskip("spacy")  # the models extra
 
-from rexrank.ratescore_sentences import matches  # noqa: E402
-from rexrank.ratescore_sentences import ratescore_sentences, split  # noqa: E402
+from rexrank.ratescore_sentences import (  # noqa: E402
+    matches,  # noqa: E402
+    ratescore_sentences,
+    split,
+)
 
 PYTHON = os.environ.get("REXRANK_REFERENCE_PYTHON") or str(ROOT / ".venv-reference" / "bin" / "python")
 

@@ -26,17 +26,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rexrank import __version__
-from rexrank.catalog import DATASETS, PRIVATE_DATASETS, PUBLIC_DATASETS, TEST_SETS  # noqa: F401 (read from here too)
+from rexrank.catalog import DATASETS, PRIVATE_DATASETS, PUBLIC_DATASETS, TEST_SETS
 from rexrank.data.known import recognise
 from rexrank.data.split import jsonl_records, listing
 from rexrank.errors import InputError
 from rexrank.reports import REFERENCE_TEXT, TASKS, text_settings
 from rexrank.results import Result
+from rexrank.rules.layout import CARD, RADRBENCH_RESULT, SUBMISSION_ID, SUBMISSIONS
 from rexrank.scorers import METRICS, metric_class
-
-SUBMISSIONS = "submissions"
-CARD = "submission.json"
-ID = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
 
 
 @dataclass(frozen=True)
@@ -55,7 +52,7 @@ class ModelCard:
     def submission_id(self) -> str:
         """`my-org-my-model`: institution and name, lower case, runs of other characters as one hyphen."""
         slug = re.sub(r"[^a-z0-9]+", "-", f"{self.institution} {self.name}".lower()).strip("-")[:64].strip("-")
-        if not ID.match(slug):
+        if not SUBMISSION_ID.match(slug):
             raise InputError(f"cannot make a submission id from name {self.name!r} and institution "
                              f"{self.institution!r}: give a name with letters or digits")
         return slug
@@ -159,9 +156,6 @@ def _split_problems(name: str, dataset: str, result: Result, predictions: Path) 
     return []
 
 
-RADRBENCH_RESULT = "radrbench-cxr.accuracy.json"
-# RadRScore and its components, as that file's `radrscore.rows` name them (`rexrank.radrbench.score.reasoning_rows`).
-RADRSCORE_PARTS = ("radrscore", "completeness", "factuality", "effectiveness")
 
 
 def _radrbench_piece(results_dir: Path) -> tuple[list[Piece], list[str]]:

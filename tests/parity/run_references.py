@@ -15,7 +15,8 @@ packages that can on the GPU, default "cpu"):
                     "timing": bool}  (compute_score's list and seconds; unless timing, per text its entities
       and their BioLORD vectors, one report per run_ner call so that none is dropped)
       "rush": {"texts": [...]}  (per text the sentences RaTEScore's sentence_split keeps, each text split
-      as the first of a fresh process: C rand(), which orders PyRuSH's overlap index, reset; see rexrank.ratescore_sentences)
+      as the first of a fresh process: C rand(), which orders PyRuSH's overlap index, reset; see
+      rexrank.ratescore_sentences)
 -- f1chexbert reads bert-base-uncased from the HF cache and its
 checkpoint from appdirs' user_cache_dir("chexbert"), which the caller lays out (HF_HOME, XDG_CACHE_HOME).
 """

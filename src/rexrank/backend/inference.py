@@ -37,7 +37,7 @@ from rexrank.inference.contract import MODEL_FOLDER, check_model
 from rexrank.inference.environment import BuildFailed, build
 from rexrank.inference.runner import fetch_weights, infer
 from rexrank.rules import SubmissionRejected
-from rexrank.submission import SUBMISSIONS
+from rexrank.rules.layout import SUBMISSIONS
 from rexrank.text import code_block, to_markdown
 
 SMOKE_STUDIES = 8

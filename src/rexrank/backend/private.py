@@ -38,15 +38,16 @@ from rexrank import stats
 from rexrank.backend import ledger
 from rexrank.backend.names import name_key
 from rexrank.backend.pull import open_submission
+from rexrank.catalog import PRIVATE_DATASETS
 from rexrank.data import align, load_predictions, load_split
 from rexrank.data.predictions import Aligned
 from rexrank.errors import InputError
 from rexrank.reports import MalformedReference
 from rexrank.results import BOARD_DECIMALS, MetricResult, ModelInfo, Result
 from rexrank.rules import SubmissionRejected
+from rexrank.rules.layout import SUBMISSIONS
 from rexrank.scorecard import MetricSet, score
 from rexrank.scorers import JUDGED
-from rexrank.submission import PRIVATE_DATASETS, SUBMISSIONS
 from rexrank.text import to_markdown
 
 DATASET = PRIVATE_DATASETS[0]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from rexrank.backend.ledger import Ledger
 from rexrank.rules import Checked, SubmissionRejected, Touched, check_submission
-from rexrank.submission import SUBMISSIONS
+from rexrank.rules.layout import SUBMISSIONS
 
 
 @dataclass(frozen=True)
@@ -153,7 +153,7 @@ def _main_cards(api, repo_id: str, main: str, files: list[str], ledger: Ledger) 
 
     from rexrank.errors import InputError
     from rexrank.rules import check_card
-    from rexrank.submission import CARD
+    from rexrank.rules.layout import CARD
 
     names = {}
     for path in files:

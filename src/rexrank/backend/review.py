@@ -17,6 +17,7 @@ from pathlib import Path
 from rexrank import stats
 from rexrank.backend import ledger
 from rexrank.backend.pull import open_submission
+from rexrank.catalog import PUBLIC_DATASETS
 from rexrank.data import align, load_predictions, load_split
 from rexrank.data.identity import identify
 from rexrank.demo import is_demo
@@ -24,9 +25,9 @@ from rexrank.official import SPLITS
 from rexrank.results import ModelInfo, Result
 from rexrank.rules import SubmissionRejected
 from rexrank.rules.copies import copy_problem
+from rexrank.rules.layout import SUBMISSIONS
 from rexrank.scorecard import MetricSet, file_sha256, score
 from rexrank.scorers import AVAILABLE, JUDGED
-from rexrank.submission import PUBLIC_DATASETS, SUBMISSIONS
 from rexrank.text import to_markdown
 
 

@@ -260,7 +260,7 @@ class Worker:
 
     def _carries_private(self, api, num: int) -> bool:
         from rexrank.backend.pull import read_pull_request
-        from rexrank.submission import PRIVATE_DATASETS
+        from rexrank.catalog import PRIVATE_DATASETS
 
         touched = read_pull_request(api, self.settings.results_repo, num).touched
         return any(f"/predictions/{d}." in t.path for t in touched for d in PRIVATE_DATASETS if t.change != "deleted")

@@ -35,9 +35,10 @@ from rexrank.board.schema import (
 from rexrank.errors import InputError
 from rexrank.files import atomic_path, write_text
 from rexrank.official import departures
+from rexrank.radrbench import RADRSCORE_PARTS
 from rexrank.results import COMPUTED, Result, ResultError
+from rexrank.rules.layout import CARD, RADRBENCH_RESULT, SUBMISSIONS
 from rexrank.rules.limits import CARD_JSON, parse_json
-from rexrank.submission import CARD, RADRBENCH_RESULT, RADRSCORE_PARTS, SUBMISSIONS
 
 
 def _row(result: Result, submission: str | None, card: dict) -> dict:

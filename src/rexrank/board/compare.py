@@ -21,9 +21,8 @@ from rexrank.compare import paired
 from rexrank.errors import InputError
 from rexrank.reports import TASKS as TASK_NAMES
 from rexrank.results import COMPUTED
-from rexrank.rules.layout import MAX_BYTES, SUBMISSION_ID
+from rexrank.rules.layout import MAX_BYTES, SUBMISSION_ID, SUBMISSIONS
 from rexrank.rules.parquet import check_per_study
-from rexrank.submission import SUBMISSIONS
 from rexrank.text import to_markdown
 
 COLUMNS = ("Metric", "A − B", "95% CI of A − B", "p (bootstrap)", "p (AR)", "Studies", "Note")

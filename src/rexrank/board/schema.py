@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from rexrank.catalog import BOARD_METRICS
-from rexrank.submission import RADRSCORE_PARTS
+from rexrank.radrbench import RADRSCORE_PARTS
 
 BOARD = "leaderboard.parquet"
 RADRBENCH_BOARD = "radrbench.parquet"

@@ -29,7 +29,7 @@ from rexrank.board.schema import (
 )
 from rexrank.catalog import TEST_SETS
 from rexrank.reports import TASKS
-from rexrank.submission import SUBMISSIONS
+from rexrank.rules.layout import SUBMISSIONS
 from rexrank.text import sanitize_text
 
 RESULTS_ENV = "REXRANK_RESULTS"

@@ -3,6 +3,8 @@ every model (`answers`), the benchmark's tables (`score`); its judged reasoning 
 others (`rexrank.scorers.radrscore`). Not a report benchmark: these score a model's
 `<think>...</think><answer>...</answer>` outputs on the benchmark's questions."""
 
+# RadRScore and its components, as a RadRBench-CXR result's `radrscore.rows` name them (`score.reasoning_rows`).
+RADRSCORE_PARTS = ("radrscore", "completeness", "factuality", "effectiveness")
 CITATION = """\
 @article{fan2025chestx,
   title={ChestX-Reasoner: Advancing Radiology Foundation Models with Reasoning through Step-by-Step Verification},

@@ -8,21 +8,24 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from rexrank.catalog import DATASETS, PRIVATE_DATASETS
 from rexrank.errors import InputError
 from rexrank.inference.contract import MAX_DEPTH as MODEL_DEPTH
 from rexrank.inference.contract import MAX_FILE_BYTES as MODEL_FILE_BYTES
 from rexrank.inference.contract import MAX_FILES as MODEL_FILES
 from rexrank.inference.contract import MODEL_FOLDER, TEXT_SUFFIXES
 from rexrank.reports import TASKS
-from rexrank.submission import CARD, DATASETS, ID, PRIVATE_DATASETS, SUBMISSIONS
 
+SUBMISSIONS = "submissions"  # submissions/<id>/: one folder per submission
+CARD = "submission.json"  # its model card
+SUBMISSION_ID = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")  # a folder's name
 MAINTAINER_FILES = ("README.md", "leaderboard.parquet", "radrbench.parquet")
-SUBMISSION_ID = ID
 _FOLDERS = {"results": "json", "per_study": "parquet", "predictions": "jsonl"}
 _LAYOUT_FILE = re.compile(r"(results|per_study|predictions)/([a-z0-9-]+)\.([a-z_]+)\.(json|parquet|jsonl)")
 # RadRBench-CXR accuracy, as `rexrank score-radrbench` writes it (one file: the answers are scored by rule, so the
 # numbers need no per-item table to be reviewed; the model's outputs stay with its authors).
-RADRBENCH_FILE = "radrbench/radrbench-cxr.accuracy.json"
+RADRBENCH_RESULT = "radrbench-cxr.accuracy.json"
+RADRBENCH_FILE = f"radrbench/{RADRBENCH_RESULT}"
 LAYOUT_HELP = ("submission.json, results|per_study|predictions/<dataset>.<task>.json|parquet|jsonl, "
                f"{RADRBENCH_FILE}, {MODEL_FOLDER}/... (a code submission: docs/submitting.md)")
 

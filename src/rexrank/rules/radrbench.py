@@ -7,11 +7,11 @@ import math
 import re
 
 from rexrank.errors import InputError
+from rexrank.radrbench import RADRSCORE_PARTS
 from rexrank.rules.contents import MEAN_SLACK
 from rexrank.rules.layout import KiB
 from rexrank.rules.limits import MAX_PROBLEMS_PER_FILE, MAX_RADRBENCH_ROWS, RADRBENCH_JSON, JsonLimits, parse_json
 from rexrank.scorers import metric_class
-from rexrank.submission import RADRSCORE_PARTS
 from rexrank.text import shown as _show
 
 _RADRBENCH_KEYS = {"dataset", "model", "signature", "missing_outputs", "rows", "radrscore", "ratescore"}
