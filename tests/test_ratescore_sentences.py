@@ -14,11 +14,7 @@ from fixtures.reference_venv import run_job
 
 pytest.importorskip("spacy")  # the models extra
 
-from rexrank.ratescore_sentences import (  # noqa: E402
-    matches,  # noqa: E402
-    ratescore_sentences,
-    split,
-)
+from rexrank.ratescore_sentences import matches, ratescore_sentences, split  # noqa: E402
 
 PYTHON = os.environ.get("REXRANK_REFERENCE_PYTHON") or str(ROOT / ".venv-reference" / "bin" / "python")
 
