@@ -168,7 +168,7 @@ def test_a_model_metric_within_float32_rounding_agrees_and_one_beyond_is_named(t
     """BERTScore on a tiny random RoBERTa: the CSV holds rexrank's own per-study values as float32 (what
     bert-score's tensor writes), moved by 3e-5 (within the 1e-4 of float32 rounding across stacks), and one study
     by 5e-3."""
-    from rexrank.scorers import compute
+    from rexrank.hf_metric import compute
 
     monkeypatch.setenv("REXRANK_CACHE", str(tmp_path / "features.sqlite"))
     split, predictions = files

@@ -2,8 +2,7 @@
 
 import evaluate
 
-from rexrank.hf_metric import CXR_REPORT_METRIC_CITATION, REXRANK_CITATION, report_metric_info
-from rexrank.scorers import compute
+from rexrank.hf_metric import CXR_REPORT_METRIC_CITATION, REXRANK_CITATION, compute, report_metric_info
 
 _CITATION = """\
 @inproceedings{papineni2002bleu,

@@ -3,8 +3,7 @@ OpenAI-compatible endpoint."""
 
 import evaluate
 
-from rexrank.hf_metric import REXRANK_CITATION, report_metric_info
-from rexrank.scorers import compute
+from rexrank.hf_metric import REXRANK_CITATION, compute, report_metric_info
 from rexrank.scorers.fineradscore import MAX_TOKENS
 
 _CITATION = """\

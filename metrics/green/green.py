@@ -2,8 +2,7 @@
 
 import evaluate
 
-from rexrank.hf_metric import REXRANK_CITATION, report_metric_info
-from rexrank.scorers import compute
+from rexrank.hf_metric import REXRANK_CITATION, compute, report_metric_info
 
 _CITATION = """\
 @inproceedings{ostmeier-etal-2024-green,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from rexrank.scorers import compute
+from rexrank.hf_metric import compute
 
 
 def score(prediction: str, reasoning: str, report: str) -> dict:

@@ -3,9 +3,8 @@
 import datasets
 import evaluate
 
-from rexrank.hf_metric import report_metric_info
+from rexrank.hf_metric import compute, report_metric_info
 from rexrank.radrbench import CITATION
-from rexrank.scorers import compute
 
 _CITATION = CITATION
 

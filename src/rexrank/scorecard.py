@@ -1,11 +1,9 @@
-"""Run a set of metrics over (study_id, reference, prediction) rows: per-study table, aggregates, signatures.
-
-`score_file` is the whole job behind `rexrank score`: load, check, score, write.
+"""Run a set of metrics over (study_id, reference, prediction) rows: per-study table, aggregates, signatures;
+in chunks, checkpointed so that a killed run continues. Writing a result's files is `rexrank.result_set`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import functools
 import hashlib
@@ -21,16 +19,11 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from rexrank import __version__, per_study, shards, stats
-from rexrank.data import align, load_predictions, load_split
-from rexrank.data.identity import identify
-from rexrank.demo import is_demo
-from rexrank.errors import InputError
-from rexrank.files import Locked, atomic_path, exclusive, write_text
+from rexrank import __version__, per_study, stats
+from rexrank.files import atomic_path, write_text
 from rexrank.llm.guard import DataUse
 from rexrank.reports import check_pairs
-from rexrank.results import MetricResult, ModelInfo, Result
-from rexrank.rules.copies import copy_problem
+from rexrank.results import MetricResult
 from rexrank.scorers import COMPOSITES, JUDGED, SCORERS, Judged, MetricUnavailable, Scorer, metric_class
 from rexrank.signature import Signature
 
@@ -294,93 +287,6 @@ def estimates(per_study: pd.DataFrame, signatures: dict[str, Signature], resampl
         results[name] = MetricResult.from_estimate(stats.estimate(values, metric_class(name).statistic, resamples,
                                                                   seed), signature)
     return results
-
-
-def result_paths(out: Path, dataset: str, task: str) -> tuple[Path, Path, Path]:
-    """Where a result JSON, its per-study table and the predictions it scored go: `<out>/<dataset>.<task>.json`,
-    `.per_study.parquet` and `.predictions.jsonl` (what `rexrank submit` uploads)."""
-    stem = out / f"{dataset}.{task}"
-    return stem.with_name(f"{stem.name}.json"), stem.with_name(f"{stem.name}.per_study.parquet"), \
-        stem.with_name(f"{stem.name}.predictions.jsonl")
-
-
-def write_predictions(path: Path, study_ids: Sequence[str], predictions: Sequence[str]) -> None:
-    write_text(path, "".join(json.dumps({"study_id": s, "prediction": p}, ensure_ascii=False) + "\n"
-                             for s, p in zip(study_ids, predictions)))
-
-
-def write_result_set(out: Path, result: Result, card: Scorecard, study_ids: Sequence[str],
-                     predictions: Sequence[str]) -> Result:
-    """The three files of a result: per-study table and predictions first, then the result JSON naming both by
-    sha256. A run killed in between leaves a JSON whose hashes disagree with the files beside it, which `rexrank
-    submit` refuses. Returns the result as written."""
-    json_path, table_path, predictions_path = result_paths(out, result.dataset, result.task)
-    card.write_per_study(table_path, result.dataset, result.split, result.task)
-    write_predictions(predictions_path, study_ids, predictions)
-    result = replace(result, companions={"per_study.parquet": file_sha256(table_path),
-                                         "predictions.jsonl": file_sha256(predictions_path)})
-    result.write(json_path)
-    return result
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-@contextlib.contextmanager
-def writing(out: Path, dataset: str, task: str, part: str = ""):
-    """Hold `<out>/.partial/<dataset>.<task><part>.lock` while one run scores into `out` and writes its files: a
-    second run of the same dataset and task into the same folder (another system's, say) stops at once with the
-    first's pid, instead of clearing its checkpoint and mixing their chunks and files. Other tasks and shards have
-    files of their own and run beside it."""
-    stem, partial = f"{dataset}.{task}{part}", out / ".partial"
-    made = [] if out.exists() else [out]  # a run that ends before writing anything leaves no folder behind
-    try:
-        with exclusive(partial / f"{stem}.lock"):
-            yield
-    except Locked as held:
-        pid = "" if held.pid is None else f" (pid {held.pid})"
-        raise InputError(f"another rexrank score is writing {out / stem}{pid}: wait for it to end, or give this run "
-                         "its own --out") from None
-    finally:
-        for folder in (partial, *made):  # only if empty: a kept checkpoint, or another run's, stays
-            with contextlib.suppress(OSError):
-                folder.rmdir()
-
-
-def score_file(predictions: Path, dataset: str, task: str, metrics: Sequence[str] | MetricSet, out: Path,
-               model: ModelInfo, split: str | None = None, dataset_name: str | None = None,
-               resamples: int = stats.RESAMPLES, seed: int = stats.SEED,
-               shard: tuple[int, int] | None = None) -> Result:
-    """Score one predictions file on one split and task; write the result JSON and per-study table. With `shard`
-    (I, N), score the I-th of N blocks of the studies and write that shard for `rexrank merge` instead. The result's
-    dataset and split are what the split is (`load_split`: an official split's ids name it), `split` and
-    `dataset_name` checked against it."""
-    test_split = load_split(dataset, split, dataset_name)
-    aligned = align(test_split.references(task), load_predictions(predictions), str(predictions))
-    rows = aligned.rows if shard is None else shards.shard_rows(aligned.rows, *shard)
-    # The data-use guard decides by what the split is (its build metadata, its study ids), not by its file's name.
-    part = f".shard-{shard[0]}-of-{shard[1]}" if shard else ""
-    checkpoint = out / ".partial" / f"{test_split.dataset}.{task}{part}"  # a killed run continues from here
-    warnings = [f"{dataset}: {note}" for note in test_split.notes] + [f"{predictions}: {w}" for w in aligned.warnings]
-    if not is_demo(test_split.source) and (copied := copy_problem(*(aligned.rows[c].tolist() for c in (
-            "study_id", "prediction", "reference")))):
-        warnings.append(f"{predictions}: {copied}; the leaderboard's review refuses such a set")
-    with writing(out, test_split.dataset, task, part):
-        card = score(rows, metrics, resamples, seed, dataset=identify(test_split), checkpoint=checkpoint,
-                     text=aligned.text)
-        result = Result(model, test_split.dataset, test_split.split, task, card.metrics, aligned.counts,
-                        card.skipped, warnings=warnings, extras=card.extras)
-        if shard is not None:
-            shards.write_shard(out, result, card.per_study, rows, *shard)
-        else:
-            result = write_result_set(out, result, card, aligned.rows["study_id"], aligned.rows["prediction"])
-        shutil.rmtree(checkpoint, ignore_errors=True)
-    return result
 
 
 def composite_report(name: str, predictions: Sequence[str], references: Sequence[str],

@@ -1,5 +1,5 @@
 """Data-parallel scoring: each process scores one shard of the studies, `merge` joins the per-study tables and
-computes every dataset value and CI once, after the join, as an unsharded run does.
+computes every dataset value and CI once, after the join, as an unsharded run does (`rexrank.result_set.merge`).
 
 A shard is a contiguous block of the task's studies in split order (`--shard I/N`, 0-based; `--shard auto` takes
 I and N from `RANK` and `WORLD_SIZE`, which `torchrun` and `accelerate launch` set, one shard per process or GPU).
@@ -19,8 +19,7 @@ import pandas as pd
 
 from rexrank.errors import InputError
 from rexrank.files import write_text
-from rexrank.results import ModelInfo, Result
-from rexrank.signature import Signature
+from rexrank.results import Result
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -65,42 +64,3 @@ def write_shard(out: Path, result: Result, per_study: pd.DataFrame, predictions:
             "signatures": {name: m.signature.to_dict() for name, m in result.metrics.items()}}
     write_text(meta_path, json.dumps(meta, indent=2) + "\n")
     return table_path
-
-
-def merge(shards: list[Path], out: Path, resamples: int, seed: int) -> Result:
-    """Join the shards (their sidecar JSONs or tables) of one run; write the result as `rexrank score` does."""
-    from rexrank.scorecard import Scorecard, estimates, write_result_set, writing
-
-    metas = {}
-    for path in shards:
-        meta_path = path.with_suffix(".json")
-        if not meta_path.is_file():
-            raise InputError(f"{path}: no shard sidecar {meta_path.name} beside it (written by rexrank score --shard)")
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        metas[tuple(meta["shard"])] = (meta, meta_path.with_suffix(".parquet"))
-    counts = {n for _, n in metas}
-    if len(counts) != 1:
-        raise InputError(f"shards of different runs: split into {', '.join(map(str, sorted(counts)))}")
-    count = counts.pop()
-    missing = [i for i in range(count) if (i, count) not in metas]
-    if missing:
-        raise InputError(f"shard(s) {', '.join(f'{i}/{count}' for i in missing)} missing; nothing merged")
-    first = metas[(0, count)][0]
-    for (i, _), (meta, _) in metas.items():
-        for key in ("dataset", "task", "split", "signatures", "model"):
-            if meta[key] != first[key]:
-                raise InputError(f"shard {i}/{count} differs from shard 0/{count} in its {key}: not one run")
-    table = pd.concat([pd.read_parquet(metas[(i, count)][1]) for i in range(count)], ignore_index=True)
-    if len(table) != first["counts"].get("scored", len(table)) or table["study_id"].duplicated().any():
-        raise InputError(f"the shards hold {len(table)} studies, the run scored {first['counts'].get('scored')}")
-    signatures = {name: Signature.from_dict(detail) for name, detail in first["signatures"].items()}
-    per_study = table.drop(columns=["prediction"])
-    warnings = list(first["warnings"])
-    if first["extras"]:
-        warnings.append(f"corpus-level extras ({', '.join(first['extras'])}) need every study at once; not computed "
-                        "for a sharded run")
-    card = Scorecard(per_study, estimates(per_study, signatures, resamples, seed), first["skipped"])
-    result = Result(ModelInfo(**first["model"]), first["dataset"], first["split"], first["task"], card.metrics,
-                    first["counts"], card.skipped, warnings=warnings)
-    with writing(out, result.dataset, result.task):  # not while a rexrank score writes the same files
-        return write_result_set(out, result, card, table["study_id"], table["prediction"])

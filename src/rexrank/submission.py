@@ -227,7 +227,7 @@ def _check_result(name: str, result: Result, predictions: Path) -> list[str]:
 def _one_set(name: str, result: Result, files: list[Path]) -> list[str]:
     """The result's files are the ones it was written with (its `companions` hashes): a run killed between writes,
     or a file replaced by hand, leaves a set whose parts disagree."""
-    from rexrank.scorecard import file_sha256
+    from rexrank.files import file_sha256
 
     problems = []
     for path in files:
@@ -253,7 +253,7 @@ def private_predictions(path: Path, dataset: str, task: str, into: Path) -> Piec
            if not isinstance(p, str)]
     if bad:
         raise InputError(f"{path}: {len(bad)} problem(s):\n{listing(bad)}")
-    from rexrank.scorecard import write_predictions
+    from rexrank.result_set import write_predictions
 
     target = into / f"{dataset}.{task}.predictions.jsonl"
     write_predictions(target, list(predictions), list(predictions.values()))

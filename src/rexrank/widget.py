@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rexrank.scorers import compute
+from rexrank.hf_metric import compute
 
 
 def metric_widget(name: str, title: str, card: Path, example: tuple[str, str]):

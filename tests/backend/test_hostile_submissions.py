@@ -118,7 +118,7 @@ def forged_radcliq(results, dataset="iu-xray", per_study=1e-6):
             estimate, Signature("radcliq_v1", "1", settings=texts, components=components))}
         from dataclasses import replace
 
-        from rexrank.scorecard import file_sha256
+        from rexrank.files import file_sha256
         replace(result, metrics=metrics, companions={
             "per_study.parquet": file_sha256(table_path),
             "predictions.jsonl": file_sha256(results / f"{dataset}.{task}.predictions.jsonl")}).write(json_path)

@@ -11,7 +11,7 @@ import yaml
 from conftest import ROOT
 
 from rexrank.errors import InputError
-from rexrank.scorers import compute
+from rexrank.hf_metric import compute
 
 MODULES = sorted(p.name for p in (ROOT / "metrics").iterdir() if p.is_dir())
 

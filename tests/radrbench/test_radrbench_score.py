@@ -133,8 +133,8 @@ def test_an_outputs_file_of_another_shape_is_refused_by_name(tmp_path):
 def test_the_free_text_task_gets_ratescore_beside_exact_match(radrbench_built, tmp_path, capsys, local_models):
     """As ChestX-Reasoner scores it: RaTEScore of the answer against the reference answer, per source and over all;
     checked by the submission rules and carried to the board."""
+    from rexrank.hf_metric import compute
     from rexrank.radrbench.answers import answer_text
-    from rexrank.scorers import compute
 
     folder = radrbench_built[0]
     items = load_items(folder)

@@ -668,7 +668,7 @@ def test_safe_url_accepts_http_links(url, expected):
 def test_what_rexrank_score_writes_passes(tmp_path):
     """The rules accept the files `rexrank score` really writes (result, pandas-written table, predictions)."""
     import rexrank.demo
-    from rexrank.scorecard import score_file
+    from rexrank.result_set import score_file
 
     demo = Path(rexrank.demo.__file__).parent
     out = tmp_path / "out"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from fixtures.reports import reports
 
-from rexrank.scorers import compute
+from rexrank.hf_metric import compute
 from rexrank.scorers.bertscore import BASELINE, PUBLISHED, BertScore, idf_weights, pair_scores, rescale
 
 bert_score = pytest.importorskip("bert_score")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
-from rexrank.scorers import compute
+from rexrank.hf_metric import compute
 from rexrank.scorers.bleu import Bleu2, bleu2_pair, ngrams, tokenize
 
 WORDS = ("the lungs are clear no pleural effusion pneumothorax heart size is normal mild cardiomegaly "

@@ -29,10 +29,11 @@ import pandas as pd
 import pytest
 
 from rexrank.cache import FeatureCache
+from rexrank.hf_metric import compute
 from rexrank.llm import Judge
 from rexrank.radrbench import answers
 from rexrank.rules.contents import BOUND_SLACK
-from rexrank.scorers import COMPOSITES, JUDGED, SCORERS, Composite, Judged, Scorer, compute
+from rexrank.scorers import COMPOSITES, JUDGED, SCORERS, Composite, Judged, Scorer
 from rexrank.scorers import radrscore as radr
 from rexrank.scorers.bertscore import BASELINE, rescale
 from rexrank.scorers.fineradscore import FineRadScore, split_lines

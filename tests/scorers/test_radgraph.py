@@ -6,7 +6,7 @@ import torch
 from fixtures.reports import reports
 
 from rexrank.errors import MetricUnavailable
-from rexrank.scorers import compute
+from rexrank.hf_metric import compute
 from rexrank.scorers.radgraph import Graph, RadGraphF1, from_arrays, radgraph_f1, to_arrays
 
 ODD = ["", "a", ".", "\u200b hernia", "ÉMILE's naïve café\u00a0x-ray;  résumé", "1.5-cm nodule (R/L)!"]

@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 from fixtures.reports import reports
 
+from rexrank.hf_metric import compute
 from rexrank.models.ratescore import merge_entities
-from rexrank.scorers import Scorer, compute
+from rexrank.scorers import Scorer
 from rexrank.scorers.ratescore import WEIGHTS, RaTEScore
 
 

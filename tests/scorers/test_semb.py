@@ -8,8 +8,8 @@ import torch
 from fixtures.reports import reports
 
 from rexrank.errors import MetricUnavailable
+from rexrank.hf_metric import compute
 from rexrank.models.conditions import NEGATIVE, POSITIVE, UNCERTAIN
-from rexrank.scorers import compute
 from rexrank.scorers.semb import SembScore, label_f1
 
 TEXTS = reports(30, seed=5, long_every=11) + ["", "  Heart size is normal.\n\nNo   effusion.  ", "NO EFFUSION."]

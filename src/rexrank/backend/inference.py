@@ -169,9 +169,10 @@ def _public(api, repo_id, num, model, test_set: Public, environment, cache, work
 
     from rexrank.data import align, load_predictions, load_split
     from rexrank.data.identity import identify
+    from rexrank.files import file_sha256
     from rexrank.official import SPLITS
     from rexrank.results import ModelInfo, Result
-    from rexrank.scorecard import MetricSet, file_sha256, score
+    from rexrank.scorecard import MetricSet, score
     from rexrank.scorers import JUDGED
 
     with tempfile.TemporaryDirectory(prefix="rexrank-public-") as tmp:

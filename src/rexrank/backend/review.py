@@ -21,12 +21,13 @@ from rexrank.catalog import PUBLIC_DATASETS
 from rexrank.data import align, load_predictions, load_split
 from rexrank.data.identity import identify
 from rexrank.demo import is_demo
+from rexrank.files import file_sha256
 from rexrank.official import SPLITS
 from rexrank.results import ModelInfo, Result
 from rexrank.rules import SubmissionRejected
 from rexrank.rules.copies import copy_problem
 from rexrank.rules.layout import SUBMISSIONS
-from rexrank.scorecard import MetricSet, file_sha256, score
+from rexrank.scorecard import MetricSet, score
 from rexrank.scorers import AVAILABLE, JUDGED
 from rexrank.text import to_markdown
 

@@ -11,8 +11,9 @@ from rexrank import __version__, demo, stats
 from rexrank.cli.options import METRIC_SKIPPED, OK, judge_options, runtime_options, warn, warn_all, whole
 from rexrank.errors import InputError
 from rexrank.reports import TASKS
+from rexrank.result_set import merge, result_paths, score_file
 from rexrank.results import ModelInfo, Result
-from rexrank.scorecard import CHUNK, MetricSet, result_paths, score_file
+from rexrank.scorecard import CHUNK, MetricSet
 from rexrank.scorers import (
     ALIASES,
     AVAILABLE,
@@ -24,7 +25,7 @@ from rexrank.scorers import (
     metric_class,
     parse_metrics,
 )
-from rexrank.shards import merge, parse_shard, shard_paths
+from rexrank.shards import parse_shard, shard_paths
 
 
 def add(commands) -> None:

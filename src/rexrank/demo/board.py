@@ -18,12 +18,12 @@ from rexrank import demo
 from rexrank.backend import ledger
 from rexrank.board.schema import METRICS
 from rexrank.catalog import TASK_TITLES, TEST_SETS
-from rexrank.files import write_text
+from rexrank.files import file_sha256, write_text
 from rexrank.radrbench import RADRSCORE_PARTS
 from rexrank.reports import text_settings
 from rexrank.results import MetricResult, ModelInfo, Result
 from rexrank.rules.layout import CARD, SUBMISSIONS
-from rexrank.scorecard import estimates, file_sha256
+from rexrank.scorecard import estimates
 from rexrank.scorers import JUDGED
 from rexrank.signature import Signature
 

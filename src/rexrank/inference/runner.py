@@ -145,7 +145,7 @@ def infer(submission: str | Path, dataset: str | Path, image_root: str | Path, o
     predictions = {}
     for i, block in enumerate(blocks):
         predictions |= read_save(work / f"block-{i}" / "output" / SAVE, block, max_output)
-    from rexrank.scorecard import write_predictions
+    from rexrank.result_set import write_predictions
 
     write_predictions(out, list(records), [predictions[s] for s in records])
     kept = []

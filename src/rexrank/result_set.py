@@ -1,0 +1,142 @@
+"""A result set on disk: the three files of one result (its JSON, per-study table and the predictions it scored),
+written so that a killed run is never taken for a finished one, under a lock so that two runs never write one;
+`score_file`, the whole job behind `rexrank score` (load, check, score, write); and `merge`, which joins the shards
+of one run (`rexrank.shards`) into the result an unsharded run writes."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+
+from rexrank import shards, stats
+from rexrank.data import align, load_predictions, load_split
+from rexrank.data.identity import identify
+from rexrank.demo import is_demo
+from rexrank.errors import InputError
+from rexrank.files import Locked, exclusive, file_sha256, write_text
+from rexrank.results import ModelInfo, Result
+from rexrank.rules.copies import copy_problem
+from rexrank.scorecard import MetricSet, Scorecard, estimates, score
+from rexrank.signature import Signature
+
+
+def result_paths(out: Path, dataset: str, task: str) -> tuple[Path, Path, Path]:
+    """Where a result JSON, its per-study table and the predictions it scored go: `<out>/<dataset>.<task>.json`,
+    `.per_study.parquet` and `.predictions.jsonl` (what `rexrank submit` uploads)."""
+    stem = out / f"{dataset}.{task}"
+    return stem.with_name(f"{stem.name}.json"), stem.with_name(f"{stem.name}.per_study.parquet"), \
+        stem.with_name(f"{stem.name}.predictions.jsonl")
+
+
+def write_predictions(path: Path, study_ids: Sequence[str], predictions: Sequence[str]) -> None:
+    write_text(path, "".join(json.dumps({"study_id": s, "prediction": p}, ensure_ascii=False) + "\n"
+                             for s, p in zip(study_ids, predictions)))
+
+
+def write_result_set(out: Path, result: Result, card: Scorecard, study_ids: Sequence[str],
+                     predictions: Sequence[str]) -> Result:
+    """The three files of a result: per-study table and predictions first, then the result JSON naming both by
+    sha256. A run killed in between leaves a JSON whose hashes disagree with the files beside it, which `rexrank
+    submit` refuses. Returns the result as written."""
+    json_path, table_path, predictions_path = result_paths(out, result.dataset, result.task)
+    card.write_per_study(table_path, result.dataset, result.split, result.task)
+    write_predictions(predictions_path, study_ids, predictions)
+    result = replace(result, companions={"per_study.parquet": file_sha256(table_path),
+                                         "predictions.jsonl": file_sha256(predictions_path)})
+    result.write(json_path)
+    return result
+
+
+@contextlib.contextmanager
+def writing(out: Path, dataset: str, task: str, part: str = ""):
+    """Hold `<out>/.partial/<dataset>.<task><part>.lock` while one run scores into `out` and writes its files: a
+    second run of the same dataset and task into the same folder (another system's, say) stops at once with the
+    first's pid, instead of clearing its checkpoint and mixing their chunks and files. Other tasks and shards have
+    files of their own and run beside it."""
+    stem, partial = f"{dataset}.{task}{part}", out / ".partial"
+    made = [] if out.exists() else [out]  # a run that ends before writing anything leaves no folder behind
+    try:
+        with exclusive(partial / f"{stem}.lock"):
+            yield
+    except Locked as held:
+        pid = "" if held.pid is None else f" (pid {held.pid})"
+        raise InputError(f"another rexrank score is writing {out / stem}{pid}: wait for it to end, or give this run "
+                         "its own --out") from None
+    finally:
+        for folder in (partial, *made):  # only if empty: a kept checkpoint, or another run's, stays
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
+
+def score_file(predictions: Path, dataset: str, task: str, metrics: Sequence[str] | MetricSet, out: Path,
+               model: ModelInfo, split: str | None = None, dataset_name: str | None = None,
+               resamples: int = stats.RESAMPLES, seed: int = stats.SEED,
+               shard: tuple[int, int] | None = None) -> Result:
+    """Score one predictions file on one split and task; write the result JSON and per-study table. With `shard`
+    (I, N), score the I-th of N blocks of the studies and write that shard for `rexrank merge` instead. The result's
+    dataset and split are what the split is (`load_split`: an official split's ids name it), `split` and
+    `dataset_name` checked against it."""
+    test_split = load_split(dataset, split, dataset_name)
+    aligned = align(test_split.references(task), load_predictions(predictions), str(predictions))
+    rows = aligned.rows if shard is None else shards.shard_rows(aligned.rows, *shard)
+    # The data-use guard decides by what the split is (its build metadata, its study ids), not by its file's name.
+    part = f".shard-{shard[0]}-of-{shard[1]}" if shard else ""
+    checkpoint = out / ".partial" / f"{test_split.dataset}.{task}{part}"  # a killed run continues from here
+    warnings = [f"{dataset}: {note}" for note in test_split.notes] + [f"{predictions}: {w}" for w in aligned.warnings]
+    if not is_demo(test_split.source) and (copied := copy_problem(*(aligned.rows[c].tolist() for c in (
+            "study_id", "prediction", "reference")))):
+        warnings.append(f"{predictions}: {copied}; the leaderboard's review refuses such a set")
+    with writing(out, test_split.dataset, task, part):
+        card = score(rows, metrics, resamples, seed, dataset=identify(test_split), checkpoint=checkpoint,
+                     text=aligned.text)
+        result = Result(model, test_split.dataset, test_split.split, task, card.metrics, aligned.counts,
+                        card.skipped, warnings=warnings, extras=card.extras)
+        if shard is not None:
+            shards.write_shard(out, result, card.per_study, rows, *shard)
+        else:
+            result = write_result_set(out, result, card, aligned.rows["study_id"], aligned.rows["prediction"])
+        shutil.rmtree(checkpoint, ignore_errors=True)
+    return result
+
+
+def merge(shards: list[Path], out: Path, resamples: int, seed: int) -> Result:
+    """Join the shards (their sidecar JSONs or tables) of one run; write the result as `rexrank score` does."""
+    metas = {}
+    for path in shards:
+        meta_path = path.with_suffix(".json")
+        if not meta_path.is_file():
+            raise InputError(f"{path}: no shard sidecar {meta_path.name} beside it (written by rexrank score --shard)")
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        metas[tuple(meta["shard"])] = (meta, meta_path.with_suffix(".parquet"))
+    counts = {n for _, n in metas}
+    if len(counts) != 1:
+        raise InputError(f"shards of different runs: split into {', '.join(map(str, sorted(counts)))}")
+    count = counts.pop()
+    missing = [i for i in range(count) if (i, count) not in metas]
+    if missing:
+        raise InputError(f"shard(s) {', '.join(f'{i}/{count}' for i in missing)} missing; nothing merged")
+    first = metas[(0, count)][0]
+    for (i, _), (meta, _) in metas.items():
+        for key in ("dataset", "task", "split", "signatures", "model"):
+            if meta[key] != first[key]:
+                raise InputError(f"shard {i}/{count} differs from shard 0/{count} in its {key}: not one run")
+    table = pd.concat([pd.read_parquet(metas[(i, count)][1]) for i in range(count)], ignore_index=True)
+    if len(table) != first["counts"].get("scored", len(table)) or table["study_id"].duplicated().any():
+        raise InputError(f"the shards hold {len(table)} studies, the run scored {first['counts'].get('scored')}")
+    signatures = {name: Signature.from_dict(detail) for name, detail in first["signatures"].items()}
+    per_study = table.drop(columns=["prediction"])
+    warnings = list(first["warnings"])
+    if first["extras"]:
+        warnings.append(f"corpus-level extras ({', '.join(first['extras'])}) need every study at once; not computed "
+                        "for a sharded run")
+    card = Scorecard(per_study, estimates(per_study, signatures, resamples, seed), first["skipped"])
+    result = Result(ModelInfo(**first["model"]), first["dataset"], first["split"], first["task"], card.metrics,
+                    first["counts"], card.skipped, warnings=warnings)
+    with writing(out, result.dataset, result.task):  # not while a rexrank score writes the same files
+        return write_result_set(out, result, card, table["study_id"], table["prediction"])
