@@ -380,7 +380,8 @@ def test_rexrank_score_without_a_judge_skips_fineradscore_only(tmp_path, capsys,
     for key in ("REXRANK_JUDGE_URL", "REXRANK_JUDGE_MODEL"):
         monkeypatch.delenv(key, raising=False)
     assert score(tmp_path, "--metrics", "fineradscore,bleu2") == 3
-    assert "fineradscore skipped: FineRadScore needs an LLM judge" in capsys.readouterr().out
+    assert ("not run here: fineradscore (no LLM judge): give --judge-url URL --judge-model NAME (or "
+            "REXRANK_JUDGE_URL and REXRANK_JUDGE_MODEL; the key in OPENAI_API_KEY)\n") in capsys.readouterr().out
     result = Result.read(tmp_path / "dataset.findings.json")
     assert set(result.metrics) == {"bleu2"} and "fineradscore" in result.skipped
 

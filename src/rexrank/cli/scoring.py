@@ -236,8 +236,9 @@ OTHER_REASON = 160  # characters of any other reason shown; the whole of it stay
 def not_run_here(skipped: dict[str, str], indent: str = "") -> str:
     """What did not run, in as few lines as there are fixes: the metrics whose models are not installed; those whose
     weights are not here, in one line with the one command that fetches them all, then one line per missing model
-    with the metrics it takes down (composites included); then any other reason, one line each, cut short (the
-    full reasons are the result JSON's `skipped_metrics`)."""
+    with the metrics it takes down (composites included); those that need an LLM judge, in one line with the options
+    that give one; then any other reason, one line each, cut short (the full reasons are the result JSON's
+    `skipped_metrics`)."""
     from rexrank.models import MODELS
 
     install = [n for n, why in skipped.items() if "pip install" in why]
@@ -247,6 +248,7 @@ def not_run_here(skipped: dict[str, str], indent: str = "") -> str:
             for key in DOWNLOAD.findall(why):
                 models.setdefault(key, []).append(name)
     download = [n for n in skipped if n not in install and any(n in names for names in models.values())]
+    unjudged = [n for n, why in skipped.items() if n not in install + download and "--judge-url" in why]
     lines = []
     if install:
         lines.append(f"not run here: {', '.join(install)}: the model metrics need torch and transformers: "
@@ -257,8 +259,11 @@ def not_run_here(skipped: dict[str, str], indent: str = "") -> str:
         for key, names in models.items():
             what = MODELS[key.upper()].what.split(" (")[0] if key.upper() in MODELS else key
             lines.append(f"  {key}: {what}, for {', '.join(dict.fromkeys(names))}")
+    if unjudged:
+        lines.append(f"not run here: {', '.join(unjudged)} (no LLM judge): give --judge-url URL --judge-model NAME "
+                     "(or REXRANK_JUDGE_URL and REXRANK_JUDGE_MODEL; the key in OPENAI_API_KEY)")
     for name, why in skipped.items():
-        if name in install + download:
+        if name in install + download + unjudged:
             continue
         if name in COMPOSITES and why.startswith("needs "):  # its components' reasons are on their own lines
             why = why.split(" (")[0]
