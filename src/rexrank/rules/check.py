@@ -182,22 +182,44 @@ def check_submission(folder_or_paths: str | os.PathLike | Iterable[Touched | tup
     if not isinstance(submission_id, str) or not SUBMISSION_ID.match(submission_id):
         raise SubmissionRejected(str(submission_id), [
             f"submission id {_show(submission_id, 70)!r} is not 1-64 lower-case letters, digits and inner hyphens"])
+    touched, root = _listed(folder_or_paths, root, submission_id, problems)
+    entries = _entries(touched, submission_id, maintained, problems)
+    if not touched and not problems:
+        problems.append("the pull request changes nothing")
+    problems += _ownership(submission_id, touched, entries, owner, author)
+    parsed, model = _contents(root, entries, submission_id, maintained, problems) if root is not None else (
+        {kind: {} for kind in MAX_BYTES}, None)
+    if problems:
+        raise SubmissionRejected(submission_id, problems)
+    return Checked(submission_id, tuple(t.path for t, _ in entries if t.change != "deleted"),
+                   tuple(t.path for t, _ in entries if t.change == "deleted"), root is not None,
+                   card=next(iter(parsed["card"].values()), None), results=parsed["results"],
+                   predictions=parsed["predictions"], per_study=parsed["per_study"],
+                   radrbench=next(iter(parsed["radrbench"].values()), None), model=model)
+
+
+def _listed(folder_or_paths, root, submission_id: str, problems: list[str]) -> tuple[list[Touched], Path | None]:
+    """The touched paths (a local folder walked, or the list given) and the folder holding their contents."""
     if isinstance(folder_or_paths, str | os.PathLike):
         folder = Path(folder_or_paths)
         if folder.is_symlink() or not folder.is_dir():
             raise SubmissionRejected(submission_id, [f"{_show(str(folder))}: not a folder (or a symlink)"])
         if root is not None:
             raise InputError("root= goes with a list of touched paths; a folder is its own root")
-        touched, root = _walk(folder, problems), folder
-    else:
-        touched = []
-        for number, item in enumerate(folder_or_paths):
-            if number >= MAX_FILES * 4:
-                problems.append(f"more than {MAX_FILES * 4} touched paths listed (stopped looking)")
-                break
-            touched.append(_touched(item))
-    root = Path(root) if root is not None else None
+        return _walk(folder, problems), folder
+    touched = []
+    for number, item in enumerate(folder_or_paths):
+        if number >= MAX_FILES * 4:
+            problems.append(f"more than {MAX_FILES * 4} touched paths listed (stopped looking)")
+            break
+        touched.append(_touched(item))
+    return touched, Path(root) if root is not None else None
 
+
+def _entries(touched: list[Touched], submission_id: str, maintained: dict[str, str],
+             problems: list[str]) -> list[tuple[Touched, _Entry]]:
+    """Each touched path that is a clean path of the layout, of an allowed size, with its kind; the count and size
+    bounds on them all."""
     entries: list[tuple[Touched, _Entry]] = []
     seen: set[str] = set()
     total = 0
@@ -232,49 +254,42 @@ def check_submission(folder_or_paths: str | os.PathLike | Iterable[Touched | tup
                 problems.append(f"{where}: empty file")
                 continue
         entries.append((item, entry))
-
     if len(touched) > MAX_FILES:
         problems.append(f"{len(touched)} paths touched, more than the {MAX_FILES} a submission can have")
     if total > MAX_TOTAL_BYTES:
         problems.append(f"{total} bytes in all, more than the {MAX_TOTAL_BYTES} allowed")
-    if not touched and not problems:
-        problems.append("the pull request changes nothing")
-    problems += _ownership(submission_id, touched, entries, owner, author)
+    return entries
 
-    parsed: dict[str, dict] = {"card": {}, "results": {}, "predictions": {}, "per_study": {}, "radrbench": {},
-                               "private_result": {}, "model": {}}
-    model = None
-    if root is not None:
-        decoded_left = MAX_TOTAL_DECODED  # the per-study tables are held together until checked against results
-        for item, entry in entries:
-            if item.change == "deleted":
-                continue
-            try:
-                parsed[entry.kind][entry.key] = found = _read_entry(root, item, entry, maintained.get(item.path),
-                                                                    decoded_left)
-            except InputError as err:
-                problems.append(f"{_show(item.path)}: {_show(str(err), 600)}")
-            else:
-                decoded_left -= found.decoded if isinstance(found, PerStudy) else 0
-        for key, table in parsed["per_study"].items():
-            where = f"per_study/{key[0]}.{key[1]}.parquet"
-            if key not in parsed["results"] or key not in parsed["predictions"]:
-                problems.append(f"{where}: without results/{key[0]}.{key[1]}.json and its predictions")
-                continue
-            found = per_study_problems(parsed["results"][key], table.table, parsed["predictions"][key], table.about)
-            problems += [f"{where}: {p}" for p in found[:MAX_PROBLEMS_PER_FILE]]
-        model = _model(root, submission_id, entries, problems) if any(e.kind == "model" for _, e in entries) else None
-        for key in parsed["results"]:
-            if key not in parsed["per_study"] or key not in parsed["predictions"]:
-                problems.append(f"results/{key[0]}.{key[1]}.json: without its per-study table and predictions "
-                                "(a result is checked against both)")
-    if problems:
-        raise SubmissionRejected(submission_id, problems)
-    return Checked(submission_id, tuple(t.path for t, _ in entries if t.change != "deleted"),
-                   tuple(t.path for t, _ in entries if t.change == "deleted"), root is not None,
-                   card=next(iter(parsed["card"].values()), None), results=parsed["results"],
-                   predictions=parsed["predictions"], per_study=parsed["per_study"],
-                   radrbench=next(iter(parsed["radrbench"].values()), None), model=model)
+
+def _contents(root: Path, entries: list[tuple[Touched, _Entry]], submission_id: str, maintained: dict[str, str],
+              problems: list[str]) -> tuple[dict[str, dict], Model | None]:
+    """Each file read with its limits and checked, then checked against the others (a per-study table against its
+    result and predictions); kind -> key -> what was read, and the code submission's model, if any."""
+    parsed: dict[str, dict] = {kind: {} for kind in MAX_BYTES}
+    decoded_left = MAX_TOTAL_DECODED  # the per-study tables are held together until checked against results
+    for item, entry in entries:
+        if item.change == "deleted":
+            continue
+        try:
+            parsed[entry.kind][entry.key] = found = _read_entry(root, item, entry, maintained.get(item.path),
+                                                                decoded_left)
+        except InputError as err:
+            problems.append(f"{_show(item.path)}: {_show(str(err), 600)}")
+        else:
+            decoded_left -= found.decoded if isinstance(found, PerStudy) else 0
+    for key, table in parsed["per_study"].items():
+        where = f"per_study/{key[0]}.{key[1]}.parquet"
+        if key not in parsed["results"] or key not in parsed["predictions"]:
+            problems.append(f"{where}: without results/{key[0]}.{key[1]}.json and its predictions")
+            continue
+        found = per_study_problems(parsed["results"][key], table.table, parsed["predictions"][key], table.about)
+        problems += [f"{where}: {p}" for p in found[:MAX_PROBLEMS_PER_FILE]]
+    model = _model(root, submission_id, entries, problems) if any(e.kind == "model" for _, e in entries) else None
+    for key in parsed["results"]:
+        if key not in parsed["per_study"] or key not in parsed["predictions"]:
+            problems.append(f"results/{key[0]}.{key[1]}.json: without its per-study table and predictions "
+                            "(a result is checked against both)")
+    return parsed, model
 
 
 def _ownership(submission_id: str, touched: list[Touched], entries: list[tuple[Touched, _Entry]],
