@@ -94,25 +94,9 @@ def score(
     point key with these (docs/metrics.md §0)."""
     metric_set = metrics if isinstance(metrics, MetricSet) else MetricSet(metrics, progress=False)
     predictions, references = rows["prediction"].tolist(), rows["reference"].tolist()
-    chunk = metric_set.chunk
     skipped: dict[str, str] = dict(metric_set.unavailable)
     scorers = [name for name in _plan(metric_set.metrics) if name in metric_set.scorers]
-    saved = Checkpoint(checkpoint, _run_key(rows, metric_set, scorers, chunk)) if checkpoint and scorers else None
-    parts: list[Chunk] = []
-    starts = range(0, max(len(rows), 1), chunk)
-    kept = f" ({len(saved.resumed)} chunks kept from {saved.folder})" if saved and saved.resumed else ""
-    with tqdm(total=len(rows), desc=f"studies{kept}", unit="study", leave=False,
-              disable=None if metric_set.progress and len(starts) > 1 else True) as bar:
-        for i, start in enumerate(starts):
-            done = saved.load(i) if saved else None
-            if done is None:
-                done = _score_chunk(metric_set, scorers, predictions[start:start + chunk],
-                                    references[start:start + chunk])
-                if saved:
-                    saved.save(i, done)
-            parts.append(done)
-            _give_back_memory()
-            bar.update(min(chunk, len(rows) - start))
+    parts = _chunks(rows, metric_set, scorers, checkpoint)
     columns: dict[str, object] = {}
     detail: dict[str, list] = {}
     signatures: dict[str, Signature] = {}
@@ -156,6 +140,29 @@ def score(
     ordered = {name: columns[name] for name in _plan(metric_set.metrics) if name in columns}
     per_study = pd.DataFrame({"study_id": rows["study_id"].tolist(), **ordered, **detail})
     return Scorecard(per_study, estimates(per_study, signatures, resamples, seed), skipped, extras)
+
+
+def _chunks(rows: pd.DataFrame, metric_set: MetricSet, scorers: list[str], checkpoint: Path | None) -> list[Chunk]:
+    """The per-text scorers' columns, chunk by chunk, each chunk freed once scored; a chunk a checkpoint keeps is
+    read back instead."""
+    predictions, references, chunk = rows["prediction"].tolist(), rows["reference"].tolist(), metric_set.chunk
+    saved = Checkpoint(checkpoint, _run_key(rows, metric_set, scorers, chunk)) if checkpoint and scorers else None
+    parts: list[Chunk] = []
+    starts = range(0, max(len(rows), 1), chunk)
+    kept = f" ({len(saved.resumed)} chunks kept from {saved.folder})" if saved and saved.resumed else ""
+    with tqdm(total=len(rows), desc=f"studies{kept}", unit="study", leave=False,
+              disable=None if metric_set.progress and len(starts) > 1 else True) as bar:
+        for i, start in enumerate(starts):
+            done = saved.load(i) if saved else None
+            if done is None:
+                done = _score_chunk(metric_set, scorers, predictions[start:start + chunk],
+                                    references[start:start + chunk])
+                if saved:
+                    saved.save(i, done)
+            parts.append(done)
+            _give_back_memory()
+            bar.update(min(chunk, len(rows) - start))
+    return parts
 
 
 @functools.cache
