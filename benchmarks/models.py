@@ -6,7 +6,7 @@ Models: distilroberta-base and bert-base shapes (768 hidden; 6 and 12 layers), r
 trained on the synthetic sentences (whole words, so token counts are close to the real vocabularies').
 Measured, on the same pairs and threads:
 - BERTScore: rexrank cold (empty feature cache), rexrank warm (a second system against the same references),
-  bert-score 0.3.13 in this process (`bert_score.score`, batch 64, layer 5, rescaled);
+  bert-score 0.3.13 in this process (`bert_score.score`, batch 64, rexrank's layer, rescaled);
 - CheXbert: rexrank cold and warm (embeddings and labels from one pass), f1chexbert 0.0.2 in the reference
   venv (transformers 4; timed inside that process around the `get_label` of every reference and candidate,
   which is `F1CheXbert.forward` before its sklearn report; model loading excluded);
@@ -44,6 +44,7 @@ from fixtures.tiny_models import (  # noqa: E402
 from synthetic import pairs, varied_pairs  # noqa: E402
 
 from rexrank.cache import FeatureCache  # noqa: E402
+from rexrank.scorers.bertscore import LAYER  # noqa: E402
 from rexrank.scorers.radgraph import tokenize_report  # noqa: E402
 
 ENV = {"roberta": "REXRANK_MODEL_BERTSCORE", "checkpoint": "REXRANK_MODEL_CHEXBERT",
@@ -66,10 +67,10 @@ def name_to_rexrank(**models: Path) -> None:
 
 def encoders(work: Path, layers: int | None = None) -> tuple[Path, Path, Path]:
     """Real-size random distilroberta-base and bert-base (with a CheXbert checkpoint on it), named to rexrank;
-    `layers`: that many layers each instead of the real 6 and 12 (the same width, so the same features; at least 5
-    for distilroberta, whose layer 5 BERTScore reads)."""
-    roberta = build_roberta(work / "distilroberta", layers=max(layers or 6, 5), hidden=768, heads=12, intermediate=3072,
-                            vocab_size=5000, model_vocab=50265)
+    `layers`: that many layers each instead of the real 6 and 12 (the same width, so the same features; at least the
+    layer BERTScore reads for distilroberta)."""
+    roberta = build_roberta(work / "distilroberta", layers=max(layers or 6, LAYER), hidden=768, heads=12,
+                            intermediate=3072, vocab_size=5000, model_vocab=50265)
     bert = build_bert_base(work / "bert-base-uncased", hidden=768, layers=layers or 12, heads=12, intermediate=3072,
                            vocab_size=5000, model_vocab=30522, whole_words_below=100)
     checkpoint = build_chexbert_checkpoint(work / "chexbert" / "chexbert.pth", bert)
@@ -138,8 +139,8 @@ def bare_seconds(metric: str, scorer, texts: list[str]) -> float:
 
 def bert_score_seconds(work: Path, roberta: Path, cands: list[str], refs: list[str], device: str | None = None
                        ) -> float:
-    """bert-score (`bert_score.score`, batch 64, layer 5) on the pairs, in this process, load and warm-up excluded;
-    on a copy of the model whose tokenizer adds the prefix space bert-score's RoBERTa expects."""
+    """bert-score (`bert_score.score`, batch 64, rexrank's layer) on the pairs, in this process, load and warm-up
+    excluded; on a copy of the model whose tokenizer adds the prefix space bert-score's RoBERTa expects."""
     import bert_score
 
     oracle = work / "oracle"
@@ -149,7 +150,7 @@ def bert_score_seconds(work: Path, roberta: Path, cands: list[str], refs: list[s
     settings = json.loads((oracle / "tokenizer_config.json").read_text())
     (oracle / "tokenizer_config.json").write_text(json.dumps(settings | {"add_prefix_space": True}))
     squeeze = [re.sub(r" +", " ", t) for t in cands], [re.sub(r" +", " ", t) for t in refs]
-    run = {"model_type": str(oracle), "num_layers": 5, "device": device}
+    run = {"model_type": str(oracle), "num_layers": LAYER, "device": device}
     bert_score.score(squeeze[0][:8], squeeze[1][:8], **run)  # load, warm up
     return timed(lambda: bert_score.score(*squeeze, batch_size=64, **run))[0]
 

@@ -12,7 +12,7 @@ from conftest import ROOT
 from fixtures.reference_venv import hf_cache_entry, run_job
 from fixtures.reports import reports
 
-from rexrank.scorers.bertscore import BASELINE, BertScore, clean
+from rexrank.scorers.bertscore import BASELINE, LAYER, BertScore, clean
 from rexrank.scorers.radgraph import Graph, RadGraphF1, tokenize_report
 from rexrank.scorers.ratescore import RaTEScore
 from rexrank.scorers.semb import SembScore, binary_labels
@@ -48,8 +48,8 @@ def answers(tiny_roberta, tiny_bert_base, tiny_chexbert, tiny_radgraph, tiny_rat
     hf_cache_entry(work / "hf", "bert-base-uncased", tiny_bert_base)
     (work / "xdg" / "chexbert").mkdir(parents=True)
     (work / "xdg" / "chexbert" / "chexbert.pth").write_bytes(tiny_chexbert.read_bytes())
-    job = {"bertscore": {"model": str(tiny_roberta), "baseline": str(baseline), "candidates": CANDIDATES,
-                         "references": REFERENCES},
+    job = {"bertscore": {"model": str(tiny_roberta), "layer": LAYER, "baseline": str(baseline),
+                         "candidates": CANDIDATES, "references": REFERENCES},
            "f1chexbert": {"texts": TEXTS},
            "radgraph": {"model": str(tiny_radgraph), "texts": GRAPH_TEXTS,
                         "reward_pairs": [GRAPH_TEXTS[:10], GRAPH_TEXTS[10:20]]},

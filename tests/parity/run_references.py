@@ -35,7 +35,7 @@ if "bertscore" in job:
     spec = job["bertscore"]
     squeeze = [[re.sub(r" +", " ", t) for t in spec[side]] for side in ("candidates", "references")]
     for idf in (False, True):
-        p, r, f = bert_score.score(*squeeze, model_type=spec["model"], num_layers=5, idf=idf, batch_size=64,
+        p, r, f = bert_score.score(*squeeze, model_type=spec["model"], num_layers=spec["layer"], idf=idf, batch_size=64,
                                    lang="en", rescale_with_baseline=True, baseline_path=spec["baseline"])
         out[f"bertscore_idf={idf}"] = f.tolist()
     tokenizer = bert_score.utils.get_tokenizer(spec["model"], use_fast=False)
@@ -44,7 +44,7 @@ if "bertscore" in job:
     # GPT2Tokenizer, not for a RobertaTokenizer, which stopped being one in transformers 4.17. That check, here:
     bert_score.utils.RobertaTokenizer = type("NotARobertaTokenizer", (), {})
     for idf in (False, True):
-        p, r, f = bert_score.score(*squeeze, model_type=spec["model"], num_layers=5, idf=idf, batch_size=64,
+        p, r, f = bert_score.score(*squeeze, model_type=spec["model"], num_layers=spec["layer"], idf=idf, batch_size=64,
                                    lang="en", rescale_with_baseline=True, baseline_path=spec["baseline"])
         out[f"bertscore_0.3.11_idf={idf}"] = f.tolist()
     out["bertscore_0.3.11_tokens"] = [bert_score.utils.sent_encode(tokenizer, t) for t in squeeze[0] + squeeze[1]]

@@ -10,7 +10,17 @@ import pytest
 from fixtures.reports import reports
 
 from rexrank.hf_metric import compute
-from rexrank.scorers.bertscore import BASELINE, PUBLISHED, BertScore, idf_weights, pair_scores, rescale
+from rexrank.scorers.bertscore import (
+    BASELINE,
+    BASELINES,
+    LAYER,
+    MODEL,
+    PUBLISHED,
+    BertScore,
+    idf_weights,
+    pair_scores,
+    rescale,
+)
 
 bert_score = pytest.importorskip("bert_score")
 
@@ -33,10 +43,10 @@ def oracle_model(tiny_roberta, tmp_path_factory):
 
 
 def oracle(oracle_model, candidates, references, idf, rescale_with_baseline=True, folder=None, baseline=None):
-    """CXR-Report-Metric: collapse runs of spaces, then bert-score (layer 5, rescaled)."""
+    """CXR-Report-Metric: collapse runs of spaces, then bert-score (its layer, rescaled)."""
     folder, baseline = folder or oracle_model[0], baseline or oracle_model[1]
     squeeze = [re.sub(r" +", " ", t) for t in candidates], [re.sub(r" +", " ", t) for t in references]
-    p, r, f = bert_score.score(*squeeze, model_type=folder, num_layers=5, idf=idf, batch_size=64, lang="en",
+    p, r, f = bert_score.score(*squeeze, model_type=folder, num_layers=LAYER, idf=idf, batch_size=64, lang="en",
                                rescale_with_baseline=rescale_with_baseline, baseline_path=baseline)
     return p.numpy(), r.numpy(), f.numpy()
 
@@ -141,8 +151,22 @@ def test_the_reference_side_is_computed_once(local_models):
 def test_compute_and_signature_name_the_weights(local_models, tiny_roberta):
     out = compute("bertscore", ["Heart size is normal."], ["Heart size is normal."])
     assert out["bertscore"] == pytest.approx(1.0, abs=1e-5)
-    assert re.fullmatch(r"bertscore:1\|model:local:[0-9a-f]{12}\|layer:5\|idf:no\|space:lead\|trunc:512\|specials:w0\|"
-                        r"rescale:F:0.8473319\|rexrank:0\.1\.0", out["signature"])
+    assert re.fullmatch(rf"bertscore:1\|model:local:[0-9a-f]{{12}}\|layer:{LAYER}\|idf:no\|space:lead\|trunc:512\|"
+                        rf"specials:w0\|rescale:F:{re.escape(str(BASELINE['F']))}\|rexrank:0\.1\.0", out["signature"])
+
+
+def test_the_baselines_are_bert_scores_file_row_by_row_and_the_words_follow_the_layer():
+    """Every layer's (P, R, F) of bert-score's distilroberta-base file, as the installed bert-score ships it, so
+    another LAYER finds its baseline; the empty prediction's words and the summary are made from LAYER and it."""
+    import csv
+    from importlib.resources import files
+
+    shipped = files("bert_score") / "rescale_baseline" / "en" / f"{MODEL}.tsv"
+    rows = list(csv.DictReader(shipped.read_text().splitlines()))
+    assert {(MODEL, int(row["LAYER"])): {k: float(row[k]) for k in "PRF"} for row in rows} == BASELINES
+    assert BASELINE == BASELINES[(MODEL, LAYER)]
+    empty = rescale(0.0, BASELINE["F"])
+    assert f"= {empty:.4f}" in BertScore.empty_prediction and f"layer {LAYER}," in BertScore.summary
 
 
 def test_a_model_folder_without_tokenizer_is_named(local_models, tiny_roberta, tmp_path, monkeypatch):

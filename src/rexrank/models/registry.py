@@ -46,7 +46,7 @@ MODELS: dict[str, ModelSpec] = {spec.key: spec for spec in (
     ModelSpec(
         "BERTSCORE", "distilbert/distilroberta-base", "fb53ab8802853c8e4fbdbcd0529f21fc6f459b2b",
         ("config.json", "model.safetensors", "vocab.json", "merges.txt", "tokenizer.json", "tokenizer_config.json"),
-        "BERTScore encoder (distilroberta-base, layer 5)",
+        "BERTScore encoder (distilroberta-base)",
         ("README.md", "config.json", "merges.txt", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
          "vocab.json"),
         "each file's size and sha256 at fb53ab88 recorded by a public download manifest (github.com/shubsharan/"

@@ -13,7 +13,7 @@ The stack's choices that move the number, each an option and each in the signatu
 the published figures were made with, and why the defaults are these): the leading space (`prefix_space`, signed
 `space:lead|none`), idf (`idf`, `idf:no|refs`), the special tokens (`specials`: "weight0" as bert-score, match
 targets that weigh 0, or "drop", not matched at all, `specials:w0|drop`), truncation (`max_tokens`, `trunc:512`)
-and the baseline (`baseline`: bert-score's layer-5 F, another b, or None for raw F; `rescale:F:<b>|no`).
+and the baseline (`baseline`: bert-score's F for the layer, another b, or None for raw F; `rescale:F:<b>|no`).
 """
 
 from __future__ import annotations
@@ -29,16 +29,27 @@ from rexrank.models import models_extra, resolve
 from rexrank.scorers.base import Scorer
 from rexrank.signature import Signature
 
-# bert-score's `rescale_baseline/en/distilroberta-base.tsv`, row LAYER=5 (P, R, F). The file has one version: git
-# blob 4213b57 from its first commit (7aeb635, 2020-01-10) to bert-score's head, the same bytes in the 0.3.11 and
-# 0.3.13 wheels.
-BASELINE = {"P": 0.84732, "R": 0.84759504, "F": 0.8473319}
-LAYER = 5
+MODEL = "distilroberta-base"  # CXR-Report-Metric's model_type; the weights are rexrank.models' BERTSCORE
+LAYER = 5  # CXR-Report-Metric's: the hidden states BERTScore reads
+# bert-score's `rescale_baseline/en/distilroberta-base.tsv`, (model, layer) -> its row's P, R, F. The file has one
+# version: git blob 4213b57 from its first commit (7aeb635, 2020-01-10) to bert-score's head, the same bytes in the
+# 0.3.11 and 0.3.13 wheels.
+BASELINES = {
+    (MODEL, 0): {"P": 0.42608285, "R": 0.4272089, "F": 0.42462298},
+    (MODEL, 1): {"P": 0.7367886, "R": 0.7370362, "F": 0.736573},
+    (MODEL, 2): {"P": 0.79922664, "R": 0.799593, "F": 0.7991632},
+    (MODEL, 3): {"P": 0.8329021, "R": 0.8333321, "F": 0.83291864},
+    (MODEL, 4): {"P": 0.8442, "R": 0.84462386, "F": 0.84425896},
+    (MODEL, 5): {"P": 0.84732, "R": 0.84759504, "F": 0.8473319},
+    (MODEL, 6): {"P": 0.89334005, "R": 0.8935088, "F": 0.8933471},
+}
+BASELINE = BASELINES[(MODEL, LAYER)]
 MAX_TOKENS = 512  # distilroberta-base's model_max_length, where bert-score truncates
 SPECIALS = {"weight0": "w0", "drop": "drop"}  # option -> signature value
-# CXR-Report-Metric's `add_bertscore_col` on its pinned stack (bert-score 0.3.11, transformers 3.0.1), as signed.
-PUBLISHED = {"layer": str(LAYER), "idf": "no", "space": "lead", "trunc": str(MAX_TOKENS), "specials": "w0",
-             "rescale": f"F:{BASELINE['F']}"}
+# CXR-Report-Metric's `add_bertscore_col` on its pinned stack (bert-score 0.3.11, transformers 3.0.1), as signed:
+# how ReXrank's figures were made, a fact apart from LAYER (another layer here is a number made otherwise).
+PUBLISHED = {"layer": "5", "idf": "no", "space": "lead", "trunc": "512", "specials": "w0",
+             "rescale": f"F:{BASELINES[(MODEL, 5)]['F']}"}
 _DEPARTS = {
     "idf": {"refs": "with idf weights from the references, CXR-Report-Metric without (USE_IDF = False)"},
     "space": {"none": "tokenised without RoBERTa's leading space, CXR-Report-Metric's pinned stack with it"},
@@ -131,10 +142,13 @@ def rescale(value: float, baseline: float) -> float:
 
 class BertScore(Scorer):
     name = "bertscore"
+    title = "BertScore"
     version = "1"
+    published = PUBLISHED
     # No bounds: raw F is 2PR/(P+R), unbounded when P and R have opposite signs (cosines can be negative).
-    empty_prediction = "raw F 0, rescaled (0 - 0.8473319) / (1 - 0.8473319) = -5.5502"
-    summary = ("BERTScore F1 with distilroberta-base (layer 5, no idf), rescaled with bert-score's baseline: token "
+    empty_prediction = (f"raw F 0, rescaled (0 - {BASELINE['F']}) / (1 - {BASELINE['F']}) = "
+                        f"{rescale(0.0, BASELINE['F']):.4f}")
+    summary = (f"BERTScore F1 with {MODEL} (layer {LAYER}, no idf), rescaled with bert-score's baseline: token "
                "embeddings matched by cosine.")
     section = "§2"
 
