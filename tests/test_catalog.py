@@ -13,7 +13,7 @@ def test_every_official_size_is_the_number_of_ids_rexrank_ships():
 
 
 def test_the_board_metrics_are_metrics_and_the_sets_partition_into_public_and_private():
-    assert {m.name for m in catalog.BOARD_METRICS} <= set(METRICS)
+    assert set(catalog.BOARD_METRICS) <= set(METRICS)
     assert set(catalog.PUBLIC_DATASETS).isdisjoint(catalog.PRIVATE_DATASETS)
     assert set(catalog.DATASETS) == set(catalog.TEST_SETS) and catalog.PRIVATE_DATASETS == ("rexgradient",)
 

@@ -124,7 +124,7 @@ def test_a_verified_number_made_otherwise_than_the_published_says_how():
     from rexrank.official import departures
     from rexrank.reports import text_settings
     from rexrank.scorers import fineradscore, green
-    from rexrank.scorers.fineradscore.prompt import SYNTHETIC, Shots
+    from rexrank.scorers.fineradscore.prompt import REFERENCE_SHOTS, SYNTHETIC, Shots
     from rexrank.signature import Signature
 
     def judge(model):
@@ -151,8 +151,37 @@ def test_a_verified_number_made_otherwise_than_the_published_says_how():
     # a name that merely contains the model's is another model
     assert departures(scored(green.signature(judge("evil/StanfordAIMI/GREEN-RadLlama2-7b-tuned")))) != []
 
-    reference = Shots("reference@0123456", SYNTHETIC.messages)
+    reference = Shots(REFERENCE_SHOTS, SYNTHETIC.messages)
     assert departures(scored(fineradscore.signature(judge("gpt-4-0613"), reference))) == []
     assert departures(scored(fineradscore.signature(judge("llama-3-70b"), SYNTHETIC))) == [
-        "FineRadScore with synthetic-v1 examples, the published with the reference's",
-        "FineRadScore by judge:llama-3-70b:t=0:max_tokens=1024, the published by a GPT-4 model"]
+        "FineRadScore by judge:llama-3-70b:t=0:max_tokens=1024, the published by a GPT-4 model",
+        "FineRadScore with synthetic-v1 examples, the published with the reference's"]
+
+
+def test_every_signed_setting_is_compared_with_how_the_published_figures_were_made():
+    """Issue 32: a BERTScore of another layer (or any setting other than the record's) is marked beside the imported
+    numbers, not only another precision, weights or judge; a setting ReXrank never published is not held against it."""
+    from rexrank.models.registry import MODELS
+    from rexrank.official import departures
+    from rexrank.reports import text_settings
+    from rexrank.scorers.bertscore import BASELINES, MODEL
+    from rexrank.signature import Signature
+
+    def scored(metric, models=None, **settings):
+        return Signature(metric, "1", models=models or {}, settings={**settings, **text_settings("findings")})
+
+    pinned = {"model": f"{MODELS['BERTSCORE'].repo_id}@{MODELS['BERTSCORE'].revision[:12]}"}
+    layer6 = f"F:{BASELINES[(MODEL, 6)]['F']}"
+    assert departures(scored("bertscore", pinned, layer="6", rescale=layer6)) == [
+        "bertscore layer 6, the published 5",
+        f"bertscore rescaled with {layer6}, the published rescaled with F:0.8473319"]
+    assert departures(scored("bleu2", tok="lower+dot", smooth="method1:eps=0.1")) == []
+    assert departures(scored("bleu2", tok="13a", smooth="method1:eps=0.1")) == [
+        "bleu2 tok 13a, the published lower+dot"]
+    assert departures(scored("radgraph", sets="cxr-report-metric", empty="0", beam="4")) == [
+        "radgraph beam 4, a setting the published figures' record does not have"]
+    # which ratescore release scored ReXrank's figures is not published: either set of weights is as good a guess
+    assert departures(scored("ratescore", weights="short", align="position")) == []
+    # a composite's departing component is named with its own setting
+    assert departures(Signature("radcliq_v1", "1", settings=text_settings("findings"), components=(
+        scored("bertscore", pinned, layer="6"),))) == ["bertscore layer 6, the published 5"]

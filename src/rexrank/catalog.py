@@ -184,15 +184,7 @@ TASK_TITLES = {"findings": "Findings", "findings_impression": "Findings + Impres
 ACCESS = {"open-weights": "open weights", "api": "API"}
 
 
-@dataclass(frozen=True)
-class BoardMetric:
-    name: str  # in results and on the command line
-    title: str  # as ReXrank's tables head its column ("1/RadCliQ-v1": the board shows 1 / mean)
-
-
-# The board's columns, in the order of ReXrank's tables.
-BOARD_METRICS: tuple[BoardMetric, ...] = (
-    BoardMetric("bleu2", "BLEU"), BoardMetric("bertscore", "BertScore"), BoardMetric("semb_score", "SembScore"),
-    BoardMetric("radgraph", "RadGraph"), BoardMetric("radcliq_v1", "1/RadCliQ-v1"),
-    BoardMetric("ratescore", "RaTEScore"), BoardMetric("green", "GREEN"), BoardMetric("fineradscore", "1/FineRadScore"),
-)
+# The board's columns, in the order of ReXrank's tables (each metric's title and whether it is shown as 1/mean are
+# its scorer's: `rexrank.scorers.shown`).
+BOARD_METRICS: tuple[str, ...] = ("bleu2", "bertscore", "semb_score", "radgraph", "radcliq_v1", "ratescore", "green",
+                                  "fineradscore")

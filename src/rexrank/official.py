@@ -31,14 +31,17 @@ from rexrank.errors import InputError
 from rexrank.models.registry import MODELS
 from rexrank.reports import FINDINGS, FINDINGS_IMPRESSION, MISSING, PREDICTION_TEXT, REFERENCE_TEXT
 from rexrank.results import MetricResult, ModelInfo, Result
+from rexrank.scorers import inverted, metric_class, shown
 from rexrank.scorers.bertscore import departures as bertscore_departures
 from rexrank.scorers.radcliq import COMPONENTS, RADCLIQ_V1
 from rexrank.signature import Signature
 
 HEADER = ("Rank", "Date", "Model Name", "Institution", "Model URL", "BLEU", "BertScore", "SembScore", "RadGraph",
           "1/RadCliQ-v1", "RaTEScore", "GREEN", "1/FineRadScore")
-METRIC_COLUMNS = {m.title: m.name for m in BOARD_METRICS}  # a table's column -> our metric name
-INVERSE_COLUMNS = ("1/RadCliQ-v1", "1/FineRadScore")  # published as 1 / mean
+# A table's column -> our metric name: the board's metrics these tables publish (a board column they lack is blank in
+# the imported rows).
+METRIC_COLUMNS = {shown(m): m for m in BOARD_METRICS if shown(m) in HEADER}
+INVERSE_COLUMNS = tuple(c for c, m in METRIC_COLUMNS.items() if inverted(m))  # published as 1 / mean
 DATASETS = {t.official_key: t.name for t in TEST_SETS.values()}  # a table's file key -> our dataset name
 SPLITS = {t.name: t.split for t in TEST_SETS.values()}
 _NAME = re.compile(r"^(findings_)?result_(" + "|".join(DATASETS) + r")$")
@@ -262,16 +265,44 @@ def _made(signature: Signature) -> list[str]:
         if not (backend.startswith(pinned) or asked in {n.casefold() for n in (_GREEN.repo_id, *_GREEN.names)}):
             out.append(f"GREEN by {backend or 'an unnamed backend'}, the published by {_GREEN.repo_id}")
     elif signature.metric == "fineradscore":
-        if not signature.settings.get("shots", "").startswith("reference@"):
-            out.append(f"FineRadScore with {signature.settings.get('shots', 'unnamed')} examples, the published "
-                       "with the reference's")
+        if "shots" not in signature.settings:
+            out.append("FineRadScore with unnamed examples, the published with the reference's")
         if not asked.startswith("gpt-4"):
             out.append(f"FineRadScore by {backend or 'an unnamed judge'}, the published by a GPT-4 model")
     else:
         out += [f"{signature.metric} {name} {model}, the published the pinned weights"
                 for name, model in signature.models.items() if model not in _PINNED]
-    if signature.metric == "bertscore":  # the stack's choices: leading space, idf, special tokens, truncation, baseline
-        out += bertscore_departures(signature.settings)
+    out += _settings(signature)
     for component in signature.components:
         out += _made(component)
+    return out
+
+
+# Compared by _texts, the precision by _made; and the demo's mark, which says where its numbers come from (the
+# board's Source says it too), not how they were made.
+_TEXT_KEYS = ("refs", "missing", "preds", "dtype", "demo")
+_PHRASES = {("fineradscore", "shots"): "FineRadScore with {made} examples, the published with the reference's"}
+
+
+def _settings(signature: Signature) -> list[str]:
+    """Every setting a number signs against its metric's record of how the published figures were made (the
+    scorer's `published`): a value the record holds and the number does not, or a setting the record lacks (made
+    some way the record cannot vouch for). A setting the record leaves None is not published: nothing to compare."""
+    try:
+        published = metric_class(signature.metric).published
+    except KeyError:  # not a metric of this rexrank (RadRScore's parts, say): nothing recorded
+        return []
+    # BERTScore words its stack's choices itself, and reads one signed before it was an option as published
+    bertscore = signature.metric == "bertscore"
+    out = bertscore_departures(signature.settings) if bertscore else []
+    for key, made in signature.settings.items():
+        if key in _TEXT_KEYS or (key in published and (bertscore or published[key] in (None, made))):
+            continue
+        phrase = _PHRASES.get((signature.metric, key))
+        if phrase:
+            out.append(phrase.format(made=made))
+        elif key in published:
+            out.append(f"{signature.metric} {key} {made}, the published {published[key]}")
+        else:
+            out.append(f"{signature.metric} {key} {made}, a setting the published figures' record does not have")
     return out

@@ -15,6 +15,7 @@ do in a real run. Every report here is synthetic, written for this file.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import math
 import re
@@ -31,9 +32,10 @@ import pytest
 from rexrank.cache import FeatureCache
 from rexrank.hf_metric import compute
 from rexrank.llm import Judge
+from rexrank.official import departures
 from rexrank.radrbench import answers
 from rexrank.rules.contents import BOUND_SLACK
-from rexrank.scorers import COMPOSITES, JUDGED, SCORERS, Composite, Judged, Scorer
+from rexrank.scorers import COMPOSITES, JUDGED, METRICS, SCORERS, Composite, Judged, Scorer
 from rexrank.scorers import radrscore as radr
 from rexrank.scorers.bertscore import BASELINE, rescale
 from rexrank.scorers.fineradscore import FineRadScore, split_lines
@@ -690,6 +692,27 @@ def test_the_signature_round_trips_and_is_the_same_for_the_same_settings(case, c
     assert str(case.signature(ctx)) == str(signature)  # built again with the same settings: signed alike
     # Batch size (a judge's concurrency) never changes the number, so it is not in the key.
     assert case.signature(ctx, batch=1).point_key == signature.point_key
+
+
+@pytest.mark.parametrize("case", cases("signature"))
+def test_every_signed_setting_is_in_the_record_of_how_the_published_figures_were_made(case, ctx):
+    """`rexrank.official.departures` compares each signed setting with the metric's `published` record, so a setting
+    the record lacks would mark every number of the metric as made otherwise: a new setting needs its record too.
+    A per-text scorer's defaults are the published settings wherever the record knows them."""
+    from rexrank.reports import text_settings
+    from rexrank.scorers import metric_class
+
+    if case.name not in METRICS:
+        pytest.skip(f"{case.name}: not a board metric of the registry, no published figures to depart from")
+    signature, published = case.signature(ctx), metric_class(case.name).published
+    assert set(signature.settings) - {"dtype"} <= set(published), (signature.settings, published)
+    for component in signature.components:
+        assert set(component.settings) <= set(metric_class(component.metric).published), component
+    if isinstance(case, ScorerCase):
+        made = dataclasses.replace(signature, settings={**signature.settings, **text_settings("findings")})
+        assert [d for d in departures(made) if not d.endswith("the published the pinned weights")] == []  # (tiny ones)
+        assert departures(dataclasses.replace(made, settings={**made.settings, "new": "1"})) == [
+            *departures(made), f"{case.name} new 1, a setting the published figures' record does not have"]
 
 
 @pytest.mark.parametrize("case", cases("variant"))

@@ -13,13 +13,13 @@ ABOUT_LINK = "?tab=about"  # the About tab, as a link opens it (the address carr
 def metric_tooltips() -> dict[str, str]:
     """Each board metric's column title -> its hover (and, on a touch screen, tap) text, from the metric registry: what
     it measures, that higher is better, and that the About tab, a page of this board, has its definition."""
-    from rexrank.scorers import metric_class
+    from rexrank.scorers import inverted, metric_class, shown
 
     tips = {}
     for metric in BOARD_METRICS:
-        cls = metric_class(metric.name)
-        inverse = " Shown as 1/mean, so that higher is better too." if metric.title.startswith("1/") else ""
-        tips[metric.title] = (f"{cls.summary} Higher is better.{inverse} The About tab has its definition and the "
+        cls = metric_class(metric)
+        inverse = " Shown as 1/mean, so that higher is better too." if inverted(metric) else ""
+        tips[shown(metric)] = (f"{cls.summary} Higher is better.{inverse} The About tab has its definition and the "
                               "metric table.")
     return tips
 
@@ -116,13 +116,13 @@ def about() -> str:
     """The About tab: how rows are ranked, then a row per board metric from the metric registry (what it measures,
     what an empty prediction scores, where docs/metrics.md defines it), then what a signature is, with a real one."""
     from rexrank.board import views
-    from rexrank.scorers import metric_class
+    from rexrank.scorers import metric_class, shown
     from rexrank.scorers.bleu import Bleu2
 
     rows = []
     for metric in BOARD_METRICS:
-        cls = metric_class(metric.name)
-        rows.append(f"| {metric.title} | {cls.summary} | {cls.empty_prediction} | docs/metrics.md {cls.section} |")
+        cls = metric_class(metric)
+        rows.append(f"| {shown(metric)} | {cls.summary} | {cls.empty_prediction} | docs/metrics.md {cls.section} |")
     # BLEU-2's signature needs no runtime: made without __init__, which imports torch (the Space installs none, and
     # importing it was 1.3 s of every start)
     example = object.__new__(Bleu2).signature().with_bootstrap(1000, 0)

@@ -11,7 +11,7 @@ from rexrank.radrbench import RADRSCORE_PARTS
 BOARD = "leaderboard.parquet"
 RADRBENCH_BOARD = "radrbench.parquet"
 RANK_BY = "radcliq_v1"
-METRICS = tuple(m.name for m in BOARD_METRICS)  # the board's columns, in ReXrank's order
+METRICS = BOARD_METRICS  # the board's columns, in ReXrank's order
 
 # `note`: what an imported row's file says of it (a published value its components contradict, say);
 # `per_study_sha256`: the per-study table a verified result names (what the Compare tab may read), else blank;

@@ -19,11 +19,12 @@ import pandas as pd
 from rexrank.board.schema import METRICS, RANK_BY
 from rexrank.catalog import ACCESS, BOARD_METRICS, TASK_TITLES, TEST_SETS
 from rexrank.results import BOARD_DECIMALS, COMPUTED
+from rexrank.scorers import shown
 from rexrank.text import safe_url, sanitize_text, to_markdown
 
 DATASETS = {name: t.title for name, t in TEST_SETS.items()}
 TASKS = TASK_TITLES
-TITLES = {m.name: m.title for m in BOARD_METRICS}  # as ReXrank's tables name them
+TITLES = {m: shown(m) for m in BOARD_METRICS}  # as ReXrank's tables name them
 
 
 PLUS_MINUS, BRACKETS = "±", "[]"  # the two ways a CI is written: `0.919 ± 0.020`, `0.919 [0.899, 0.941]`

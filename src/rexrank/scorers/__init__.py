@@ -16,8 +16,8 @@ from rexrank.scorers.semb import SembScore
 SCORERS: dict[str, type[Scorer]] = {"bleu2": Bleu2, "bertscore": BertScore, "semb_score": SembScore,
                                     "radgraph": RadGraphF1, "ratescore": RaTEScore}
 COMPOSITES: dict[str, Composite] = {
-    "radcliq_v1": RadCliQ("radcliq_v1", RADCLIQ_V1),
-    "radcliq_v0": RadCliQ("radcliq_v0", RADCLIQ_V0),
+    "radcliq_v1": RadCliQ("radcliq_v1", "RadCliQ-v1", RADCLIQ_V1),
+    "radcliq_v0": RadCliQ("radcliq_v0", "RadCliQ-v0", RADCLIQ_V0),
 }
 # Judged by an LLM: named explicitly, with a judge endpoint (GREEN also a local model); never part of `all`.
 JUDGED: dict[str, type[Judged]] = {"green": Green, "fineradscore": FineRadScore}
@@ -43,13 +43,25 @@ def canonical(name: str) -> str:
 AVAILABLE = tuple(m for m in (*SCORERS, *COMPOSITES) if m in SCORERS or all(c in SCORERS for c in COMPOSITES[m].needs))
 
 __all__ = ["ALIASES", "AVAILABLE", "aliases", "COMPOSITES", "JUDGED", "METRICS", "SCORERS", "Composite", "Judged",
-           "MetricUnavailable", "Scorer", "canonical", "compute", "metric_class", "parse_metrics"]
+           "MetricUnavailable", "Scorer", "canonical", "inverted", "metric_class", "parse_metrics", "shown"]
 
 
 def metric_class(name: str) -> type[Scorer] | Composite | type[Judged]:
     """The class or composite behind a metric name or alias (its statistic, version, empty-prediction rule)."""
     name = canonical(name)
     return SCORERS.get(name) or JUDGED.get(name) or COMPOSITES[name]
+
+
+def inverted(name: str) -> bool:
+    """Whether a metric's value is shown as 1 / its mean (RadCliQ, FineRadScore): decided by its statistic alone."""
+    return metric_class(name).statistic == "inverse_mean"
+
+
+def shown(name: str) -> str:
+    """A metric's value as the board, ReXrank's tables and the reports name it: its title, 1/ before it when the
+    value is 1 / the mean ("1/RadCliQ-v1")."""
+    title = metric_class(name).title
+    return f"1/{title}" if inverted(name) else title
 
 
 def parse_metrics(text: str | None) -> list[str]:

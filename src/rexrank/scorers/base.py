@@ -26,8 +26,12 @@ UNBOUNDED = (-math.inf, math.inf)
 
 class Scorer:
     name: ClassVar[str]
+    title: ClassVar[str]  # as ReXrank's tables head its column, without the 1/ an inverse_mean statistic adds
     version: ClassVar[str]
-    statistic: ClassVar[str] = "mean"  # how the dataset value is made from per-study scores
+    statistic: ClassVar[str] = "mean"  # how the dataset value is made from per-study scores: mean or inverse_mean
+    # How ReXrank's published figures were made, as this metric signs each setting (None: not published, so not
+    # compared); `rexrank.official.departures` compares every signed setting with it.
+    published: ClassVar[dict[str, str | None]] = {}
     bounds: ClassVar[tuple[float, float]] = UNBOUNDED  # every per-study score lies here (what the math guarantees)
     empty_prediction: ClassVar[str] = ""  # what an empty candidate scores, in words (docs/metrics.md)
     summary: ClassVar[str] = ""  # what it measures, in a line (the board's About tab)
@@ -92,7 +96,9 @@ class Scorer:
 
 class Composite:
     name: ClassVar[str]
+    title: ClassVar[str]
     version: ClassVar[str]
+    published: ClassVar[dict[str, str | None]] = {}
     needs: ClassVar[tuple[str, ...]]
     statistic: ClassVar[str] = "mean"
     bounds: ClassVar[tuple[float, float]] = UNBOUNDED
@@ -187,7 +193,9 @@ class Judged:
     read, with the problem in a detail column), per-study detail columns, and counts."""
 
     name: ClassVar[str]
+    title: ClassVar[str]
     version: ClassVar[str]
+    published: ClassVar[dict[str, str | None]] = {}
     statistic: ClassVar[str] = "mean"
     bounds: ClassVar[tuple[float, float]] = UNBOUNDED
     details: ClassVar[dict[str, str]] = {}  # per-study detail columns beside the score: name -> "number" or "text"

@@ -66,6 +66,8 @@ def bleu2_pair(candidate: Ngrams, reference: Ngrams) -> float:
 
 class Bleu2(Scorer):
     name = "bleu2"
+    title = "BLEU"
+    published = {"tok": "lower+dot", "smooth": "method1:eps=0.1"}
     version = "1"
     bounds = (0.0, 1.0)
     empty_prediction = "0: no unigram can match"

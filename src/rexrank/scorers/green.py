@@ -335,6 +335,8 @@ class Green(Judged):
     """GREEN in the scorecard, through a judge endpoint or the local model (docs/metrics.md §7)."""
 
     name = "green"
+    title = "GREEN"
+    published = {"prompt": PROMPT_VERSION, "words": str(MAX_WORDS)}
     version = VERSION
     bounds = (0.0, 1.0)  # matched / (matched + errors)
     details = {f"green.{key}": "number" for key in COUNT_KEYS}

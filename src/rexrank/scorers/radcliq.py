@@ -73,8 +73,8 @@ class RadCliQ(Composite):
                "counts; the board shows 1 / the mean (higher is better).")
     section = "§5"
 
-    def __init__(self, name: str, model: LinearComposite):
-        self.name, self.model = name, model
+    def __init__(self, name: str, title: str, model: LinearComposite):
+        self.name, self.title, self.model = name, title, model
 
     def combine(self, columns: Mapping[str, np.ndarray]) -> np.ndarray:
         return self.model([columns[name] for name in COMPONENTS])

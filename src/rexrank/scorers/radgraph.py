@@ -132,6 +132,8 @@ def from_arrays(arrays: Sequence[np.ndarray]) -> Graph:
 
 class RadGraphF1(Scorer):
     name = "radgraph"
+    title = "RadGraph"
+    published = {"sets": "cxr-report-metric", "empty": "0"}
     version = "1"
     bounds = (0.0, 1.0)
     cacheable = True

@@ -55,6 +55,7 @@ def label_f1(candidate_classes: Sequence[np.ndarray], reference_classes: Sequenc
 
 class SembScore(Scorer):
     name = "semb_score"
+    title = "SembScore"
     version = "1"
     bounds = (-1.0, 1.0)  # a cosine
     cacheable = True

@@ -48,6 +48,7 @@ from rexrank.scorers.fineradscore.prompt import (
     PROMPT_VERSION,
     QUERY,
     REFERENCE,
+    REFERENCE_SHOTS,
     REPAIR,
     SYNTHETIC,
     ZERO_SHOT,
@@ -230,6 +231,9 @@ class FineRadScore(Judged):
     """FineRadScore in the scorecard, through a judge endpoint (docs/metrics.md §8)."""
 
     name = "fineradscore"
+    title = "FineRadScore"
+    # ReXrank stores the maximum severity per study; whether its judge was given a repair turn is not published.
+    published = {"prompt": PROMPT_VERSION, "shots": REFERENCE_SHOTS, "agg": "max", "repair": None}
     version = VERSION
     statistic = "inverse_mean"  # the board's 1/FineRadScore
     bounds = (0.0, math.inf)  # severities 0-4, per study their max or their sum
