@@ -1,0 +1,57 @@
+"""Writes each metric card's "At a glance" block (`python metrics/cards.py`) from what the metric's scorer says of
+itself: its name and other names, the board's title (1/ where its value is 1 / the mean), its statistic, the range of
+a study's score, what an empty prediction scores, its version, what it measures and where docs/metrics.md defines it.
+Generated so that it cannot drift from the scorer: tests/metrics/test_cards.py fails when a card's block is not what
+this writes. RadRScore's card has none: it is RadRBench-CXR's metric, not a report metric of the registry."""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+from pathlib import Path
+
+from rexrank.scorers import aliases, canonical, metric_class, shown
+
+HERE = Path(__file__).parent
+BEGIN = "<!-- at a glance: written by metrics/cards.py from the metric's scorer; edit the scorer, then run it -->"
+END = "<!-- end of at a glance -->"
+CARDS = ("bleu2", "bertscore", "sembscore", "radgraph", "radcliq", "ratescore", "green", "fineradscore")  # folders
+
+
+def _bound(x: float) -> str:
+    return "∞" if math.isinf(x) else f"{x:g}"
+
+
+def glance(folder: str) -> str:
+    name = canonical(folder)
+    cls = metric_class(name)
+    low, high = cls.bounds
+    scale = "unbounded" if (low, high) == (-math.inf, math.inf) else f"[{_bound(low)}, {_bound(high)}]"
+    value = "1 / the mean over studies" if cls.statistic == "inverse_mean" else "the mean over studies"
+    other = ", ".join(f"`{a}`" for a in aliases(name)) or "none"
+    rows = [("name", f"`{name}` (other names: {other})"), ("on the board", f"{shown(name)}, {value}; higher is better"),
+            ("a study's score", scale), ("an empty prediction", cls.empty_prediction), ("version", cls.version),
+            ("what it measures", cls.summary), ("defined in", f"rexrank's docs/metrics.md {cls.section}")]
+    body = "\n".join(f"| {key} | {text} |" for key, text in rows)
+    return f"{BEGIN}\n## At a glance\n\n| | |\n|---|---|\n{body}\n{END}"
+
+
+def card(folder: str, text: str) -> str:
+    """The card with its block written anew, just below its title."""
+    block = glance(folder)
+    if BEGIN in text:
+        return re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, text, count=1, flags=re.S)
+    title = re.search(r"^# .*\n", text, flags=re.M)
+    return f"{text[:title.end()]}\n{block}\n{text[title.end():]}"
+
+
+def main() -> int:
+    for folder in CARDS:
+        path = HERE / folder / "README.md"
+        path.write_text(card(folder, path.read_text(encoding="utf-8")), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
