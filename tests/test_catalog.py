@@ -20,12 +20,12 @@ def test_the_board_metrics_are_metrics_and_the_sets_partition_into_public_and_pr
 
 def test_what_other_modules_name_comes_from_the_catalog():
     from rexrank import official, submission
-    from rexrank.board import schema, views
+    from rexrank.board import views
     from rexrank.llm.guard import credentialed
 
-    assert views.DATASETS == {n: t.title for n, t in catalog.TEST_SETS.items()}
-    assert official.DATASETS["gradienthealth"] == "rexgradient" and official.SPLITS["chexpert-plus"] == "valid"
-    assert submission.DATASETS == catalog.DATASETS and schema.METRICS[4] == "radcliq_v1"
+    assert views.DATASET_TITLES == {n: t.title for n, t in catalog.TEST_SETS.items()}
+    assert official.TABLE_KEYS["gradienthealth"] == "rexgradient" and official.SPLITS["chexpert-plus"] == "valid"
+    assert submission.DATASETS == catalog.DATASETS and catalog.BOARD_METRICS[4] == "radcliq_v1"
     assert [credentialed(t.name) for t in catalog.TEST_SETS.values()] == ["ReXGradient", "MIMIC-CXR", None,
                                                                           "CheXpert Plus"]
 

@@ -42,9 +42,9 @@ HEADER = ("Rank", "Date", "Model Name", "Institution", "Model URL", "BLEU", "Ber
 # the imported rows).
 METRIC_COLUMNS = {shown(m): m for m in BOARD_METRICS if shown(m) in HEADER}
 INVERSE_COLUMNS = tuple(c for c, m in METRIC_COLUMNS.items() if inverted(m))  # published as 1 / mean
-DATASETS = {t.official_key: t.name for t in TEST_SETS.values()}  # a table's file key -> our dataset name
+TABLE_KEYS = {t.official_key: t.name for t in TEST_SETS.values()}  # a table's file key -> our dataset name
 SPLITS = {t.name: t.split for t in TEST_SETS.values()}
-_NAME = re.compile(r"^(findings_)?result_(" + "|".join(DATASETS) + r")$")
+_NAME = re.compile(r"^(findings_)?result_(" + "|".join(TABLE_KEYS) + r")$")
 SOURCE = "rexrank.ai official table"
 SHIPPED = Path(__file__).parent / "resources" / "official"  # the tables of SHIPPED_AS_OF, imported
 SHIPPED_AS_OF = "2025-09"
@@ -160,8 +160,8 @@ def dataset_and_task(path: str | os.PathLike) -> tuple[str, str]:
     match = _NAME.match(Path(path).stem)
     if not match:
         raise InputError(f"{path}: expected findings_result_<dataset>.csv or result_<dataset>.csv with <dataset> "
-                         f"one of {', '.join(DATASETS)}")
-    return DATASETS[match.group(2)], FINDINGS if match.group(1) else FINDINGS_IMPRESSION
+                         f"one of {', '.join(TABLE_KEYS)}")
+    return TABLE_KEYS[match.group(2)], FINDINGS if match.group(1) else FINDINGS_IMPRESSION
 
 
 def _half_unit(decimals: int) -> Decimal:

@@ -118,7 +118,7 @@ def test_a_hub_results_repo_downloads_only_the_board_and_survives_the_hub_going_
 def test_the_embedded_demo_board_covers_every_dataset_and_task():
     sources._demo.cache_clear()
     board = sources.read_board(sources.DEMO)
-    for dataset in views.DATASETS:
+    for dataset in views.DATASET_TITLES:
         for task in views.TASKS:
             shown = views.table(board, dataset, task)
             assert shown["Rank"].tolist() == ["1", "2", "3", "4"]
@@ -629,7 +629,7 @@ def test_the_address_carries_the_view_and_a_link_opens_it(app):
             page.goto(client.src + "?tab=%3Cscript%3E&dataset=nowhere&model=%22%3E%3Cimg%3E&access=%3Cimg%3E"
                       "&source=imported%22")  # ignored, not run
             page.get_by_role("tab", name="Leaderboard", selected=True).wait_for(timeout=30_000)
-            assert page.get_by_label("Dataset").input_value() == views.DATASETS[next(iter(views.DATASETS))]
+            assert page.get_by_label("Dataset").input_value() == views.DATASET_TITLES[next(iter(views.DATASET_TITLES))]
             assert [page.get_by_role("combobox", name=name, exact=True).input_value()
                     for name in ("Access", "Source")] == ["any", "any"]
 

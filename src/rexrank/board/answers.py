@@ -15,9 +15,8 @@ from rexrank.board import compare, model_page, views
 from rexrank.board.figures import model_figure, radrbench_figure, stability_figure
 from rexrank.board.page import DETAIL_WIDTHS, FILTERS, METRIC_WIDTH
 from rexrank.board.radrbench import radrbench_table
-from rexrank.board.schema import METRICS
 from rexrank.board.sources import BoardSource
-from rexrank.catalog import TEST_SETS
+from rexrank.catalog import BOARD_METRICS, TEST_SETS
 from rexrank.text import to_markdown
 
 
@@ -56,9 +55,9 @@ class Answers:
 
     def __init__(self, source: BoardSource):
         self.source = source
-        self.sort_keys = {"rank", *METRICS}
+        self.sort_keys = {"rank", *BOARD_METRICS}
         # a private set shows aggregates only: nothing to compare study by study
-        self.public = [(label, key) for key, label in views.DATASETS.items() if not TEST_SETS[key].private]
+        self.public = [(label, key) for key, label in views.DATASET_TITLES.items() if not TEST_SETS[key].private]
         self.exports = Path(tempfile.mkdtemp(prefix="rexrank-board-csv-"))  # one CSV per dataset, rewritten per view
         atexit.register(shutil.rmtree, self.exports, ignore_errors=True)
 
@@ -66,7 +65,7 @@ class Answers:
 
     @staticmethod
     def _metrics(metrics: list[str] | None) -> tuple[str, ...]:
-        return tuple(m for m in METRICS if m in (metrics or []))  # in ReXrank's order, whatever the ticking order
+        return tuple(m for m in BOARD_METRICS if m in (metrics or []))  # in ReXrank's order, whatever the ticking order
 
     @staticmethod
     def _filters(access: str | None, mimic: str | None, provenance: str | None) -> views.Filters:
@@ -96,7 +95,7 @@ class Answers:
         filters = self._filters(access, mimic, provenance)
         table = pd.concat([views.export(self.source.board, dataset, task, search or "", self._metrics(metrics),
                                         sort_by or "rank", filters) for task in views.TASKS], ignore_index=True)
-        path = self.exports / f"rexrank-{dataset if dataset in views.DATASETS else 'board'}.csv"
+        path = self.exports / f"rexrank-{dataset if dataset in views.DATASET_TITLES else 'board'}.csv"
         table.to_csv(path, index=False)
         return gr.DownloadButton(value=str(path))
 
@@ -105,7 +104,7 @@ class Answers:
         """The first view: the leaderboard's controls as the address names them (anything it names that the board
         does not have is ignored) and its tables for them, in one answer."""
         wanted = _asked(request)
-        if wanted.get("dataset") in views.DATASETS:
+        if wanted.get("dataset") in views.DATASET_TITLES:
             dataset = wanted["dataset"]
         access, mimic, provenance = (wanted[key] if wanted.get(key) in allowed else value for (key, allowed), value
                                      in zip(FILTERS.items(), (access, mimic, provenance)))
@@ -162,7 +161,7 @@ class Answers:
         return frame(views.overview(self.source.board, task))
 
     def stability(self, dataset: str, task: str):
-        title = f"Rank stability: {views.DATASETS.get(dataset, dataset)}, {views.TASKS.get(task, task)}"
+        title = f"Rank stability: {views.DATASET_TITLES.get(dataset, dataset)}, {views.TASKS.get(task, task)}"
         return stability_figure(views.rank_ranges(self.source.board, dataset, task), title)
 
     def open_overview(self, shown: bool, task: str, dataset: str):

@@ -11,8 +11,8 @@ from types import SimpleNamespace
 from rexrank.board import about, model_page, page, views
 from rexrank.board.page import PAGES, address_js, launch_options
 from rexrank.board.radrbench import RADRBENCH_VIEWS
-from rexrank.board.schema import METRICS
 from rexrank.board.sources import DEMO, RESULTS_ENV, BoardSource, Results
+from rexrank.catalog import BOARD_METRICS
 
 
 def build(results: Results = None, refresh_s: float = 300.0):
@@ -65,8 +65,8 @@ def _leaderboard_tab(ui: SimpleNamespace) -> None:
 
     with gr.Tab(PAGES["leaderboard"], id="leaderboard") as ui.pages["leaderboard"]:
         with gr.Row(equal_height=False):
-            ui.dataset = gr.Dropdown(_choices(views.DATASETS), value=next(iter(views.DATASETS)), label="Dataset",
-                                     scale=1, min_width=180)
+            ui.dataset = gr.Dropdown(_choices(views.DATASET_TITLES), value=next(iter(views.DATASET_TITLES)),
+                                     label="Dataset", scale=1, min_width=180)
             with gr.Column(scale=6, min_width=320):
                 # on a phone the page's script closes it, so that the table comes first (`launch_options`)
                 with gr.Accordion(page.CONTROLS_LABEL, open=True, elem_id="view-controls"):
@@ -83,7 +83,7 @@ def _leaderboard_tab(ui: SimpleNamespace) -> None:
                                                     scale=1, min_width=230)
                     with gr.Row():  # columns: on a phone the second goes below the first, not squeezed
                         with gr.Column(scale=4, min_width=320):
-                            ui.metrics = gr.CheckboxGroup(_metric_choices(), value=list(METRICS),
+                            ui.metrics = gr.CheckboxGroup(_metric_choices(), value=list(BOARD_METRICS),
                                                           label="Metric columns")
                         with gr.Column(scale=1, min_width=240):
                             ui.details = gr.Checkbox(value=False, label=page.DETAILS_LABEL)
@@ -103,7 +103,7 @@ def _leaderboard_tab(ui: SimpleNamespace) -> None:
 
 
 def _metric_choices() -> list[tuple[str, str]]:
-    return [(views.TITLES[m], m) for m in METRICS]
+    return [(views.TITLES[m], m) for m in BOARD_METRICS]
 
 
 def _overview_tab(ui: SimpleNamespace) -> None:
@@ -112,7 +112,7 @@ def _overview_tab(ui: SimpleNamespace) -> None:
     with gr.Tab(PAGES["overview"], id="overview") as ui.pages["overview"]:
         with gr.Row():
             ui.overview_task = gr.Radio(_choices(views.TASKS), value=next(iter(views.TASKS)), label="Task")
-            ui.stability_dataset = gr.Dropdown(_choices(views.DATASETS), value=next(iter(views.DATASETS)),
+            ui.stability_dataset = gr.Dropdown(_choices(views.DATASET_TITLES), value=next(iter(views.DATASET_TITLES)),
                                                label="Rank stability on")
         ui.overview_table = gr.Dataframe(label="Mean rank across datasets", interactive=False, elem_classes=["board"])
         ui.stability_plot = gr.Plot(label="Rank stability on the chosen dataset (1/RadCliQ-v1, 95% CIs)",

@@ -13,10 +13,10 @@ from pathlib import Path
 import pandas as pd
 
 from rexrank import stats
-from rexrank.board.schema import METRICS, RANK_BY
+from rexrank.board.schema import RANK_BY
 from rexrank.board.sources import DEMO, Builtin, Results, demo_repo
-from rexrank.board.views import DATASETS, TASKS, TITLES
-from rexrank.catalog import TEST_SETS
+from rexrank.board.views import DATASET_TITLES, TASKS, TITLES
+from rexrank.catalog import BOARD_METRICS, TEST_SETS
 from rexrank.compare import paired
 from rexrank.errors import InputError
 from rexrank.reports import TASKS as TASK_NAMES
@@ -37,7 +37,7 @@ def compare(board: pd.DataFrame, results: Results, dataset: str, task: str, a: s
     """A heading (which pair, how many studies, or why not) and one row per metric: A - B (every board column is
     higher-is-better, so a positive difference favours A), its paired-bootstrap 95% CI and p-value, and the
     approximate-randomisation p-value, each two-sided."""
-    where = f"{DATASETS.get(dataset, to_markdown(dataset, 60))}, {TASKS.get(task, to_markdown(task, 60))}"
+    where = f"{DATASET_TITLES.get(dataset, to_markdown(dataset, 60))}, {TASKS.get(task, to_markdown(task, 60))}"
     try:
         if not a or not b or a == b:
             raise NotComparable("Pick two different models.")
@@ -45,11 +45,11 @@ def compare(board: pd.DataFrame, results: Results, dataset: str, task: str, a: s
             raise NotComparable(f"{TEST_SETS[dataset].title} is private: its per-study scores never leave the "
                                 "maintainers' backend, which publishes aggregates only.")
         rows = [_row(board, dataset, task, m) for m in (a, b)]
-        alike = tuple(m for m in METRICS if rows[0][f"{m}_key"] == rows[1][f"{m}_key"])
+        alike = tuple(m for m in BOARD_METRICS if rows[0][f"{m}_key"] == rows[1][f"{m}_key"])
         comparisons = {c.metric: c for c in _paired(results, *map(_table, rows), alike, trials, seed)}
     except NotComparable as why:
         return f"**{where}**: {why}", pd.DataFrame(columns=list(COLUMNS))
-    order = sorted(METRICS, key=lambda m: m != RANK_BY)  # as the board's table: the ranking metric first
+    order = sorted(BOARD_METRICS, key=lambda m: m != RANK_BY)  # as the board's table: the ranking metric first
     out = [_line(comparisons[m]) if m in comparisons else
            [TITLES[m], "", "", "", "", "", "made otherwise for A than for B (their signatures differ): not compared"]
            for m in order if m in comparisons or (m not in alike and all(pd.notna(r[m]) for r in rows))]

@@ -22,8 +22,8 @@ def model_figure(bars: pd.DataFrame):
         figure.text(0.5, 0.5, "No numbers for this model", ha="center", va="center")
         return figure
     axes = figure.subplots(-(-len(metrics) // columns), columns, squeeze=False).ravel()
-    datasets = [d for d in views.DATASETS.values() if d in set(bars["dataset"])] + sorted(
-        set(bars["dataset"]) - set(views.DATASETS.values()))
+    datasets = [d for d in views.DATASET_TITLES.values() if d in set(bars["dataset"])] + sorted(
+        set(bars["dataset"]) - set(views.DATASET_TITLES.values()))
     tasks = list(dict.fromkeys(bars["task"]))
     width = 0.8 / max(1, len(tasks))
     for ax, metric in zip(axes, metrics):

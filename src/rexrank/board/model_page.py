@@ -6,9 +6,8 @@ import math
 
 import pandas as pd
 
-from rexrank.board.schema import METRICS
 from rexrank.board.views import (
-    DATASETS,
+    DATASET_TITLES,
     SOURCE_TITLES,
     TASKS,
     TITLES,
@@ -18,17 +17,17 @@ from rexrank.board.views import (
     ci_column,
     source_title,
 )
-from rexrank.catalog import ACCESS
+from rexrank.catalog import ACCESS, BOARD_METRICS
 from rexrank.text import safe_url, sanitize_text, to_markdown
 
 
 def model_scores(board: pd.DataFrame, model: str) -> pd.DataFrame:
     """One model's numbers in long form (dataset, task, metric, value, low, high) for its bars and CI whiskers."""
     rows = board[board["model"] == model]
-    records = [{"dataset": DATASETS.get(r["dataset"], r["dataset"]), "task": TASKS.get(r["task"], r["task"]),
+    records = [{"dataset": DATASET_TITLES.get(r["dataset"], r["dataset"]), "task": TASKS.get(r["task"], r["task"]),
                 "metric": TITLES[m], "value": as_number(r[m]), "low": as_number(r[f"{m}_low"]),
                 "high": as_number(r[f"{m}_high"])}
-               for _, r in rows.iterrows() for m in METRICS if as_number(r[m]) is not None]
+               for _, r in rows.iterrows() for m in BOARD_METRICS if as_number(r[m]) is not None]
     return pd.DataFrame(records, columns=["dataset", "task", "metric", "value", "low", "high"])
 
 
@@ -47,7 +46,7 @@ def model_bars(board: pd.DataFrame, model: str) -> pd.DataFrame:
     """`model_scores` ready to plot: ordered by metric (ReXrank's order), dataset and task, with `group` (the bar's
     label, dataset and task) and the whiskers' lengths `err_low`/`err_high` (NaN where the number has no CI)."""
     bars = model_scores(board, model)
-    order = {"metric": list(TITLES.values()), "dataset": list(DATASETS.values()), "task": list(TASKS.values())}
+    order = {"metric": list(TITLES.values()), "dataset": list(DATASET_TITLES.values()), "task": list(TASKS.values())}
     for column, labels in order.items():
         bars[column] = pd.Categorical(bars[column], [*labels, *sorted(set(bars[column]) - set(labels))], ordered=True)
     bars = bars.sort_values(["metric", "dataset", "task"]).reset_index(drop=True)

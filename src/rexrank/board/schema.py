@@ -11,7 +11,6 @@ from rexrank.radrbench import RADRSCORE_PARTS
 BOARD = "leaderboard.parquet"
 RADRBENCH_BOARD = "radrbench.parquet"
 RANK_BY = "radcliq_v1"
-METRICS = BOARD_METRICS  # the board's columns, in ReXrank's order
 
 # `note`: what an imported row's file says of it (a published value its components contradict, say);
 # `per_study_sha256`: the per-study table a verified result names (what the Compare tab may read), else blank;
@@ -22,7 +21,7 @@ BASE = ("submission", "model", "institution", "url", "paper", "code", "access", 
         "trained_on_source")
 # Each metric's value, 95% CI, signature, the signature's point key (what ranking compares) and how its making departs
 # from the published figures' (`rexrank.official.departures`; blank where it does not, or there is no signature).
-COLUMNS = (*BASE, *(f"{m}{part}" for m in METRICS
+COLUMNS = (*BASE, *(f"{m}{part}" for m in BOARD_METRICS
                     for part in ("", "_low", "_high", "_signature", "_key", "_departs")))
 
 # One row per (model, source, task) and a source/task "all" row per model; accuracy with its bootstrap CI, and where

@@ -16,13 +16,13 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from rexrank.board.schema import METRICS, RANK_BY
+from rexrank.board.schema import RANK_BY
 from rexrank.catalog import ACCESS, BOARD_METRICS, TASK_TITLES, TEST_SETS
 from rexrank.results import BOARD_DECIMALS, COMPUTED
 from rexrank.scorers import shown
 from rexrank.text import safe_url, sanitize_text, to_markdown
 
-DATASETS = {name: t.title for name, t in TEST_SETS.items()}
+DATASET_TITLES = {name: t.title for name, t in TEST_SETS.items()}
 TASKS = TASK_TITLES
 TITLES = {m: shown(m) for m in BOARD_METRICS}  # as ReXrank's tables name them
 
@@ -137,8 +137,8 @@ def trained_on_mimic(trained_on) -> str:
 def _view(board: pd.DataFrame, dataset: str, task: str, search: str = "", sort_by: str | None = None,
           filters: Filters = Filters()) -> pd.DataFrame:
     """The board's rows of one dataset and task that the search and filters keep, in the order the table shows."""
-    if sort_by not in (None, "", "rank", *METRICS):
-        raise ValueError(f"sort_by {sort_by!r}: expected rank or one of {', '.join(METRICS)}")
+    if sort_by not in (None, "", "rank", *BOARD_METRICS):
+        raise ValueError(f"sort_by {sort_by!r}: expected rank or one of {', '.join(BOARD_METRICS)}")
     rows = board[(board["dataset"] == dataset) & (board["task"] == task)]
     rows = rows[filters.keep(rows)]
     if search.strip():
@@ -146,13 +146,13 @@ def _view(board: pd.DataFrame, dataset: str, task: str, search: str = "", sort_b
         hay = (rows["model"].fillna("") + " " + rows["institution"].fillna("")).str.casefold()
         rows = rows[hay.str.contains(needle, regex=False)]
     rows = rows.sort_values(["rank", RANK_BY], ascending=[True, False], na_position="last")
-    if sort_by in METRICS:
+    if sort_by in BOARD_METRICS:
         rows = rows.sort_values(sort_by, ascending=False, na_position="last", kind="stable",
                                 key=lambda v: pd.to_numeric(v, errors="coerce"))
     return rows
 
 
-def export(board: pd.DataFrame, dataset: str, task: str, search: str = "", metrics: tuple[str, ...] = METRICS,
+def export(board: pd.DataFrame, dataset: str, task: str, search: str = "", metrics: tuple[str, ...] = BOARD_METRICS,
            sort_by: str | None = None, filters: Filters = Filters()) -> pd.DataFrame:
     """The table's view as numbers, for a CSV: the rows `table` shows, in its order, with the dataset, task, rank,
     model and its facts, where its numbers come from (`source` in words, `provenance` as the board stores it), its
@@ -181,7 +181,8 @@ DEPARTS = " ≠"  # a verified number made otherwise than the published figures 
 def _notes(rows: pd.DataFrame) -> list[str]:
     """Each row's Note: why it is unranked, what its imported file says of it, then how its numbers were made
     otherwise than the published figures; sanitised."""
-    departs = ["; ".join(filter(None, map(as_text, cells))) for cells in zip(*(rows[f"{m}_departs"] for m in METRICS))]
+    departs = ["; ".join(filter(None, map(as_text, cells)))
+               for cells in zip(*(rows[f"{m}_departs"] for m in BOARD_METRICS))]
     return ["; ".join(_note_part(t) for t in (as_text(u), as_text(n), d and f"≠ published: {d}") if t)
             for u, n, d in zip(rows["unranked"], rows["note"], departs)]
 
@@ -195,7 +196,7 @@ def _cell(text: str) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 
-def table(board: pd.DataFrame, dataset: str, task: str, search: str = "", metrics: tuple[str, ...] = METRICS,
+def table(board: pd.DataFrame, dataset: str, task: str, search: str = "", metrics: tuple[str, ...] = BOARD_METRICS,
           sort_by: str | None = None, details: bool = True, filters: Filters = Filters()) -> pd.DataFrame:
     """One dataset and task, ranked by 1/RadCliQ-v1 (unranked rows last, with the reason), filtered by a search
     over model and institution and by `filters`: Rank, Rank range, Model, the ranking metric, the other chosen
@@ -244,12 +245,12 @@ def overview(board: pd.DataFrame, task: str) -> pd.DataFrame:
     ranked on (fewer datasets rank lower on ties)."""
     rows = board[(board["task"] == task) & board["rank"].notna()]
     wide = rows.pivot_table(index="model", columns="dataset", values="rank", aggfunc="min")
-    wide = wide.reindex(columns=[d for d in DATASETS if d in wide.columns])
+    wide = wide.reindex(columns=[d for d in DATASET_TITLES if d in wide.columns])
     summary = pd.DataFrame({"Model": [to_markdown(m, 100) for m in wide.index],
                             "Mean rank": wide.mean(axis=1).round(2).to_numpy(),
                             "Datasets": wide.notna().sum(axis=1).to_numpy()})
     for d in wide.columns:
-        summary[DATASETS[d]] = ["" if pd.isna(r) else str(int(r)) for r in wide[d]]
+        summary[DATASET_TITLES[d]] = ["" if pd.isna(r) else str(int(r)) for r in wide[d]]
     return summary.sort_values(["Mean rank", "Datasets", "Model"], ascending=[True, False, True]).reset_index(drop=True)
 
 
@@ -302,7 +303,7 @@ def no_rows(board: pd.DataFrame, dataset: str, task: str, search: str = "", filt
     and task yet, or how many it has and which search and filters leave none of them."""
     if not _view(board, dataset, task, search, filters=filters).empty:
         return ""
-    where = f"{DATASETS.get(dataset, to_markdown(dataset, 60))}, {TASKS.get(task, to_markdown(task, 60))}"
+    where = f"{DATASET_TITLES.get(dataset, to_markdown(dataset, 60))}, {TASKS.get(task, to_markdown(task, 60))}"
     count = int(((board["dataset"] == dataset) & (board["task"] == task)).sum())
     if not count:
         return f"No rows for {where} on this board yet."

@@ -16,8 +16,7 @@ import pandas as pd
 
 from rexrank import demo
 from rexrank.backend import ledger
-from rexrank.board.schema import METRICS
-from rexrank.catalog import TASK_TITLES, TEST_SETS
+from rexrank.catalog import BOARD_METRICS, TASK_TITLES, TEST_SETS
 from rexrank.files import file_sha256, write_text
 from rexrank.radrbench import RADRSCORE_PARTS
 from rexrank.reports import text_settings
@@ -154,7 +153,7 @@ def _demo_per_study(rng: np.random.Generator, quality: float, difficulty: np.nda
     few studies is not read, and they count as its worst) and the numbers made from them as `rexrank score` makes
     them."""
     table = {"study_id": [f"demo-{i:04d}" for i in range(STUDIES)]}
-    for name in METRICS:
+    for name in BOARD_METRICS:
         target = CENTRE[name] * quality
         noise = difficulty + rng.normal(0, 0.1, STUDIES)
         if name == "radcliq_v1":  # per study RadCliQ-v1 itself (lower is better); the board shows 1 / mean
@@ -167,14 +166,14 @@ def _demo_per_study(rng: np.random.Generator, quality: float, difficulty: np.nda
             values = np.where(rng.random(STUDIES) < 0.02, 4.0 if name == "fineradscore" else 0.0, values)
         table[name] = values
     per_study = pd.DataFrame(table)
-    signatures = {name: _signature(name, key, task) for name in METRICS}
+    signatures = {name: _signature(name, key, task) for name in BOARD_METRICS}
     return per_study, estimates(per_study, signatures)
 
 
 def _demo_metrics(rng: random.Random, quality: float, key: str, task: str) -> dict[str, MetricResult]:
     centre = CENTRE
     out = {}
-    for name in METRICS:
+    for name in BOARD_METRICS:
         value = centre[name] * quality * rng.uniform(0.95, 1.05)
         half = value * rng.uniform(0.02, 0.05)
         signature = _signature(name, key, task).with_bootstrap(1000, 0)
