@@ -62,3 +62,14 @@ def test_bertscores_layer_and_baseline_are_stated_as_the_scorer_has_them():
         text = (ROOT / path).read_text(encoding="utf-8")
         assert set(re.findall(r"layer[- :](\d+)", text)) == {str(LAYER)}, path
     assert f"layer {LAYER}," in BertScore.summary and empty in BertScore.empty_prediction
+
+
+def test_the_readmes_metric_tables_have_a_row_per_registry_metric_and_no_other():
+    """The README's two metric tables (computed here; judged) name each metric of the registry once, by its one name,
+    and nothing the registry does not know: a metric added, renamed or dropped is a README row to write."""
+    from rexrank.scorers import METRICS
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (`[a-z0-9_]+`(?:, `[a-z0-9_]+`)*) \|", text, flags=re.M)
+    named = [name for row in rows for name in re.findall(r"`([a-z0-9_]+)`", row)]
+    assert sorted(named) == sorted([*METRICS, "radrscore"]), named  # (RadRScore: RadRBench-CXR's, judged too)
