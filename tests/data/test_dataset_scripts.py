@@ -2,7 +2,6 @@
 rexrank.data (never drifting from the builder) and a build.py that is `rexrank build-dataset NAME`."""
 
 import hashlib
-import importlib.util
 import json
 import subprocess
 import sys
@@ -10,6 +9,7 @@ import sys
 import pytest
 from conftest import ROOT
 from fixtures.built import rexrank_json
+from fixtures.scripts import load
 
 from rexrank import demo
 from rexrank.cli import main
@@ -19,10 +19,7 @@ SCRIPTS = ROOT / "dataset_scripts"
 
 
 def readmes():
-    spec = importlib.util.spec_from_file_location("dataset_readmes", SCRIPTS / "readmes.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load(SCRIPTS / "readmes.py", "dataset_readmes")
 
 
 def test_there_is_a_folder_per_builder_and_nothing_else():

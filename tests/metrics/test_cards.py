@@ -2,11 +2,11 @@
 scorer, and the words that restate BERTScore's layer and baseline elsewhere (the card's prose, the module, the README,
 docs/metrics.md) are checked against the scorer's constants, so changing one names every line left to change."""
 
-import importlib.util
 import re
 
 import pytest
 from conftest import ROOT
+from fixtures.scripts import load
 
 from rexrank.catalog import BOARD_METRICS
 from rexrank.scorers import canonical
@@ -16,10 +16,7 @@ METRICS_DIR = ROOT / "metrics"
 
 
 def cards():
-    spec = importlib.util.spec_from_file_location("metric_cards", METRICS_DIR / "cards.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load(METRICS_DIR / "cards.py", "metric_cards")
 
 
 def test_every_board_metric_has_a_card_with_a_block():

@@ -134,12 +134,9 @@ def test_radcliq_module_combines_the_four_components_once(local_models):
 
 
 def space_app(name: str):
-    import importlib.util
+    from fixtures.scripts import load
 
-    spec = importlib.util.spec_from_file_location(f"space_app_{name}", ROOT / "metrics" / name / "app.py")
-    app = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(app)  # builds the interface; launching is the Space's job
-    return app
+    return load(ROOT / "metrics" / name / "app.py", f"space_app_{name}")  # builds the interface; the Space launches it
 
 
 @pytest.mark.parametrize("name", MODULES)
