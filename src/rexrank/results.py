@@ -23,7 +23,7 @@ from rexrank.errors import InputError
 from rexrank.files import write_text
 from rexrank.reports import TASKS
 from rexrank.signature import Signature
-from rexrank.stats import STATISTICS, Estimate
+from rexrank.stats import KNOWN, Estimate
 
 SCHEMA_VERSION = 1
 PROVENANCES = ("generated", "scored", "imported")
@@ -220,8 +220,8 @@ class _Checker:
         if low is not None and high is not None and not low <= high:
             raise self.fail(f"{where}.ci", f"low {low} > high {high}")
         statistic = entry.get("statistic", "mean")
-        if statistic not in STATISTICS:
-            raise self.fail(f"{where}.statistic", f"{statistic!r} is not one of {', '.join(STATISTICS)}")
+        if statistic not in KNOWN:
+            raise self.fail(f"{where}.statistic", f"{statistic!r} is not one of {', '.join(KNOWN)}")
         n = entry.get("n")
         if scored or n is not None:
             self.kind(n, int, f"{where}.n")

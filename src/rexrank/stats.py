@@ -1,10 +1,12 @@
 """Confidence intervals and paired significance tests over studies (docs/metrics.md §0; the method is ours).
 
-All statistics here are functions of a mean over studies: `mean` itself, or `inverse_mean` (1 / mean, the
-leaderboard's 1/RadCliQ-v1). Intervals are percentile bootstraps: resample studies with replacement,
-take the mean of the resample, then apply the statistic (so 1/RadCliQ is resampled, then inverted).
-A seed makes every result bit-identical; resample indices depend only on (seed, n, resamples), so
-every metric of one study table is resampled on the same draws.
+Most statistics here are functions of a mean over studies: `mean` itself, or `inverse_mean` (1 / mean, the
+leaderboard's 1/RadCliQ-v1). The others (`AGGREGATES`: micro and macro F1) are functions of the column sums
+of per-study sufficient statistics, an (n, k) table (a study's true positives, false positives and false
+negatives per label). Intervals are percentile bootstraps: resample studies with replacement, take the mean
+(or the column sums) of the resample, then apply the statistic (so 1/RadCliQ is resampled, then inverted; an F1
+is made from the resampled sums). A seed makes every result bit-identical; resample indices depend only on
+(seed, n, resamples), so every metric of one study table is resampled on the same draws.
 """
 
 from __future__ import annotations
@@ -18,6 +20,29 @@ STATISTICS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "mean": lambda m: m,
     "inverse_mean": lambda m: 1.0 / m,
 }
+
+
+def _f1(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> np.ndarray:
+    """2TP / (2TP + FP + FN), 0 where nothing was positive in either (sklearn's zero_division=0)."""
+    denominator = 2 * tp + fp + fn
+    return np.divide(2 * tp, denominator, out=np.zeros(np.shape(tp), dtype=np.float64), where=denominator > 0)
+
+
+def micro_f1(sums: np.ndarray) -> np.ndarray:
+    """F1 of the counts summed over labels; `sums` (..., 3L): TP of L labels, then their FP, then their FN."""
+    tp, fp, fn = np.split(np.asarray(sums, dtype=np.float64), 3, axis=-1)
+    return _f1(tp.sum(axis=-1), fp.sum(axis=-1), fn.sum(axis=-1))
+
+
+def macro_f1(sums: np.ndarray) -> np.ndarray:
+    """The mean over labels of each label's F1 (a label never positive counts 0, as sklearn's macro average)."""
+    tp, fp, fn = np.split(np.asarray(sums, dtype=np.float64), 3, axis=-1)
+    return _f1(tp, fp, fn).mean(axis=-1)
+
+
+# Statistics of an (n, k) table of per-study sufficient statistics: functions of its column sums (..., k) -> (...).
+AGGREGATES: dict[str, Callable[[np.ndarray], np.ndarray]] = {"micro_f1": micro_f1, "macro_f1": macro_f1}
+KNOWN = (*STATISTICS, *AGGREGATES)  # every statistic a result may name
 RESAMPLES = 1000
 TRIALS = 10_000
 SEED = 0
@@ -34,11 +59,21 @@ def _values(values: object, what: str = "scores") -> np.ndarray:
     return array
 
 
+def _table(values: object, what: str = "sufficient statistics") -> np.ndarray:
+    array = np.asarray(values, dtype=np.float64)
+    if array.ndim != 2 or array.size == 0:
+        raise ValueError(f"{what}: expected a non-empty (studies, k) table of per-study sufficient statistics")
+    bad = np.flatnonzero(~np.isfinite(array).all(axis=1))
+    if bad.size:
+        raise ValueError(f"{what}: {bad.size} study row(s) with a non-finite number, first at position {bad[0]}")
+    return array
+
+
 def _statistic(name: str) -> Callable[[np.ndarray], np.ndarray]:
     try:
         return STATISTICS[name]
     except KeyError:
-        raise ValueError(f"unknown statistic {name!r}: expected one of {', '.join(STATISTICS)}") from None
+        raise ValueError(f"unknown statistic {name!r}: expected one of {', '.join(KNOWN)}") from None
 
 
 def _chunks(total: int, n: int) -> Iterator[int]:
@@ -47,20 +82,33 @@ def _chunks(total: int, n: int) -> Iterator[int]:
         yield min(step, total - start)
 
 
+def _draws(n: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
+    """The resamples' study indices, a chunk of rows at a time: fixed by (seed, n, resamples) alone."""
+    rng = np.random.default_rng(seed)
+    for size in _chunks(resamples, n):
+        yield rng.integers(0, n, size=(size, n))
+
+
 def resample_means(values: np.ndarray, resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
     """Means of `resamples` bootstrap resamples of the rows of `values` (n,) or (n, k)."""
-    rng = np.random.default_rng(seed)
-    n = len(values)
-    parts = [values[rng.integers(0, n, size=(size, n))].mean(axis=1) for size in _chunks(resamples, n)]
-    return np.concatenate(parts)
+    return np.concatenate([values[rows].mean(axis=1) for rows in _draws(len(values), resamples, seed)])
+
+
+def resample_sums(values: np.ndarray, resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
+    """Column sums (resamples, k) of bootstrap resamples of the rows of `values` (n, k), on `resample_means`'s draws;
+    gathered a block of resamples at a time, so that k columns take no more memory than one."""
+    n, k = values.shape
+    block = max(1, _CELLS // (n * k))
+    return np.concatenate([values[rows[i:i + block]].sum(axis=1) for rows in _draws(n, resamples, seed)
+                           for i in range(0, len(rows), block)])
 
 
 @dataclass(frozen=True)
 class Estimate:
     """A dataset value with its percentile-bootstrap interval."""
 
-    value: float  # the reported number: the mean, or 1 / mean
-    mean: float  # the raw mean over studies, always reported
+    value: float  # the reported number: the mean, or 1 / mean, or an aggregate of the sums
+    mean: float  # the raw mean over studies, always reported; an aggregate's value (it has no per-study mean)
     low: float
     high: float
     n: int
@@ -81,6 +129,9 @@ def estimate(
     seed: int = SEED,
     confidence: float = 0.95,
 ) -> Estimate:
+    """`values`: per-study scores (n,), or for an `AGGREGATES` statistic per-study sufficient statistics (n, k)."""
+    if statistic in AGGREGATES:
+        return _estimate_sums(_table(values), statistic, resamples, seed, confidence)
     scores = _values(values)
     f = _statistic(statistic)
     mean = float(scores.mean())
@@ -92,6 +143,14 @@ def estimate(
     non_positive = statistic == "inverse_mean" and (mean <= 0 or bool((boot <= 0).any()))
     return Estimate(value, mean, float(low), float(high), scores.size, statistic, resamples, seed, confidence,
                     non_positive)
+
+
+def _estimate_sums(table: np.ndarray, statistic: str, resamples: int, seed: int, confidence: float) -> Estimate:
+    f = AGGREGATES[statistic]
+    value = float(f(table.sum(axis=0)))
+    tail = 100 * (1 - confidence) / 2
+    low, high = np.percentile(f(resample_sums(table, resamples, seed)), [tail, 100 - tail])
+    return Estimate(value, value, float(low), float(high), len(table), statistic, resamples, seed, confidence, False)
 
 
 @dataclass(frozen=True)
@@ -111,10 +170,11 @@ class PairedTest:
         return asdict(self)
 
 
-def _pair(a: object, b: object) -> tuple[np.ndarray, np.ndarray]:
-    a, b = _values(a, "system A"), _values(b, "system B")
+def _pair(a: object, b: object, statistic: str = "mean") -> tuple[np.ndarray, np.ndarray]:
+    read = _table if statistic in AGGREGATES else _values
+    a, b = read(a, "system A"), read(b, "system B")
     if a.shape != b.shape:
-        raise ValueError(f"paired test needs the same studies: {a.size} scores for A, {b.size} for B")
+        raise ValueError(f"paired test needs the same studies: {len(a)} scores for A, {len(b)} for B")
     return a, b
 
 
@@ -126,11 +186,17 @@ def paired_bootstrap(
 
     p-value: the bootstrap distribution of delta, shifted to centre on 0, as extreme as the observed delta.
     """
-    a, b = _pair(a, b)
-    f = _statistic(statistic)
-    delta = float(f(a.mean()) - f(b.mean()))
-    means = resample_means(np.stack([a, b], axis=1), resamples, seed)
-    deltas = f(means[:, 0]) - f(means[:, 1])
+    a, b = _pair(a, b, statistic)
+    if statistic in AGGREGATES:  # A's columns then B's, resampled on the same draws
+        f, k = AGGREGATES[statistic], a.shape[1]
+        delta = float(f(a.sum(axis=0)) - f(b.sum(axis=0)))
+        sums = resample_sums(np.concatenate([a, b], axis=1), resamples, seed)
+        deltas = f(sums[:, :k]) - f(sums[:, k:])
+    else:
+        f = _statistic(statistic)
+        delta = float(f(a.mean()) - f(b.mean()))
+        means = resample_means(np.stack([a, b], axis=1), resamples, seed)
+        deltas = f(means[:, 0]) - f(means[:, 1])
     extreme = int(np.count_nonzero(np.abs(deltas - delta) >= abs(delta)))
     tail = 100 * (1 - confidence) / 2
     low, high = np.percentile(deltas, [tail, 100 - tail])
@@ -141,16 +207,21 @@ def paired_bootstrap(
 def permutation_test(
     a: object, b: object, statistic: str = "mean", trials: int = TRIALS, seed: int = SEED
 ) -> PairedTest:
-    """Approximate randomisation: swap each study's pair of scores with probability 1/2."""
-    a, b = _pair(a, b)
-    f = _statistic(statistic)
-    n = a.size
-    delta = float(f(a.mean()) - f(b.mean()))
-    diff, sum_a, sum_b = a - b, a.sum(), b.sum()
+    """Approximate randomisation: swap each study's pair of scores (or rows of sufficient statistics) with
+    probability 1/2."""
+    a, b = _pair(a, b, statistic)
+    n = len(a)
+    diff, sum_a, sum_b = a - b, a.sum(axis=0), b.sum(axis=0)
+    if statistic in AGGREGATES:  # a function of the sums, which swapping moves row by row
+        f, scale = AGGREGATES[statistic], 1
+        delta = float(f(sum_a) - f(sum_b))
+    else:
+        f, scale = _statistic(statistic), n
+        delta = float(f(a.mean()) - f(b.mean()))
     rng = np.random.default_rng(seed)
     extreme = 0
     for size in _chunks(trials, n):
         moved = (rng.random((size, n)) < 0.5) @ diff  # how much swapping moves from A to B
-        deltas = f((sum_a - moved) / n) - f((sum_b + moved) / n)
+        deltas = f((sum_a - moved) / scale) - f((sum_b + moved) / scale)
         extreme += int(np.count_nonzero(np.abs(deltas) >= abs(delta) - 1e-12 * max(1.0, abs(delta))))
     return PairedTest("approximate_randomisation", statistic, delta, (extreme + 1) / (trials + 1), trials, seed)
