@@ -1,0 +1,72 @@
+"""CheXbert label F1 as metrics with a CI (docs/metrics.md §3): micro and macro F1 over the 14 conditions and over
+the top 5, made from the labels SembScore's CheXbert features already hold (no second model run).
+
+An F1 is no mean of per-study scores, so each study keeps its sufficient statistics: for each condition whether it
+is a true positive, a false positive or a false negative. The per-study table holds them as three integer bitmasks
+over the 14 conditions (bit i: `CONDITIONS[i]`), shared by the four metrics (3 columns, not 42, under the table's
+column bound); a metric reads its conditions' bits back as an (n, 3L) table of 0/1, TP then FP then FN, whose column
+sums `rexrank.stats` turns into the F1 (`AGGREGATES`) and resamples study by study for the CI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from rexrank.models.conditions import CONDITIONS
+from rexrank.scorers.semb import TOP5, TOP5_INDEX, binary_labels
+
+MASKS = ("chexbert.tp", "chexbert.fp", "chexbert.fn")  # the per-study columns, one bitmask each
+_BITS = np.left_shift(np.int64(1), np.arange(len(CONDITIONS), dtype=np.int64))
+
+
+def masks(candidate_classes: Sequence[np.ndarray], reference_classes: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
+    """Each study's TP, FP and FN conditions as bitmasks (int64), from the CheXbert classes of its two reports
+    (positive or uncertain counts as positive, f1chexbert's "rrg" mode, as `semb.label_f1`)."""
+    hyp = binary_labels(np.asarray(candidate_classes)).astype(bool).reshape(-1, len(CONDITIONS))
+    ref = binary_labels(np.asarray(reference_classes)).astype(bool).reshape(-1, len(CONDITIONS))
+    kinds = (hyp & ref, hyp & ~ref, ~hyp & ref)
+    return {column: (kind * _BITS).sum(axis=1, dtype=np.int64) for column, kind in zip(MASKS, kinds, strict=True)}
+
+
+def sufficient(columns: Mapping[str, object], labels: Sequence[int]) -> np.ndarray:
+    """(n, 3L) 0/1 table of the `labels` conditions' bits: TP of each, then FP, then FN."""
+    bits = np.asarray(labels, dtype=np.int64)
+    return np.concatenate([(np.asarray(columns[column], dtype=np.int64)[:, None] >> bits) & 1 for column in MASKS],
+                          axis=1)
+
+
+@dataclass(frozen=True)
+class LabelF1:
+    """One of the four: its name, the statistic of the sums (`stats.AGGREGATES`) and the conditions it counts."""
+
+    name: str
+    title: str
+    statistic: str  # micro_f1 or macro_f1
+    labels: tuple[int, ...]  # indices into CONDITIONS
+    version: str = "1"
+    bounds: tuple[float, float] = (0.0, 1.0)  # an F1
+    needs: tuple[str, ...] = ("semb_score",)  # whose features hold the labels
+    section: str = "§3"
+    empty_prediction: str = ("the CheXbert labels of [CLS][SEP] (a fixed set): each condition it calls positive a "
+                             "false positive or a true positive, every other positive reference condition missed")
+
+    @property
+    def summary(self) -> str:
+        over = "the 14 CheXbert conditions" if len(self.labels) == len(CONDITIONS) else f"the top 5 ({', '.join(TOP5)})"
+        kind = "summed over conditions" if self.statistic == "micro_f1" else "averaged over conditions"
+        return f"F1 of the prediction's CheXbert labels against the reference's, {kind}, over {over}."
+
+    def table(self, columns: Mapping[str, object]) -> np.ndarray:
+        return sufficient(columns, self.labels)
+
+
+_ALL = tuple(range(len(CONDITIONS)))
+LABEL_F1: dict[str, LabelF1] = {f.name: f for f in (
+    LabelF1("chexbert_micro_f1_14", "CheXbert micro-F1 (14)", "micro_f1", _ALL),
+    LabelF1("chexbert_macro_f1_14", "CheXbert macro-F1 (14)", "macro_f1", _ALL),
+    LabelF1("chexbert_micro_f1_5", "CheXbert micro-F1 (5)", "micro_f1", tuple(TOP5_INDEX)),
+    LabelF1("chexbert_macro_f1_5", "CheXbert macro-F1 (5)", "macro_f1", tuple(TOP5_INDEX)),
+)}
