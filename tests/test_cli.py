@@ -52,14 +52,16 @@ def test_without_weights_the_skipped_report_is_a_line_per_missing_model_and_one_
     out = capsys.readouterr().out
     report = out.split("  bleu2  ")[1].split("\n", 1)[1].split("  bleu2: ")[0]
     assert report.splitlines() == [
-        "  not run here: radgraph, bertscore, semb_score, ratescore, radcliq_v1, radcliq_v0 (weights not downloaded): "
+        "  not run here: radgraph, bertscore, semb_score, ratescore, chexbert_micro_f1_14, chexbert_macro_f1_14, "
+        "chexbert_micro_f1_5, chexbert_macro_f1_5, radcliq_v1, radcliq_v0 (weights not downloaded): "
         "`rexrank models download --all` fetches them",
         "    radgraph: RadGraph v1 model, for radgraph, radcliq_v1, radcliq_v0",
         "    bertscore: BERTScore encoder, for bertscore, radcliq_v1, radcliq_v0",
-        "    chexbert: CheXbert checkpoint, for semb_score, radcliq_v1, radcliq_v0",
+        "    chexbert: CheXbert checkpoint, for semb_score, chexbert_micro_f1_14, chexbert_macro_f1_14, "
+        "chexbert_micro_f1_5, chexbert_macro_f1_5, radcliq_v1, radcliq_v0",
         "    rate_ner: RaTEScore entity tagger, for ratescore",
         "  (the reasons in full: the result JSON's skipped_metrics)"]
-    assert "StanfordAIMI" not in out and len(report) < 500  # was 3,895: every reason in full, RadCliQ's twice over
+    assert "StanfordAIMI" not in out and len(report) < 800  # each name at most twice (654); was 3,895
     skipped = Result.read(tmp_path / "dataset.findings.json").skipped
     assert "Run `rexrank models download radgraph` where there is network" in skipped["radgraph"]
     assert skipped["radcliq_v1"].startswith("needs radgraph, bertscore, semb_score (radgraph: RadGraph v1 model")
@@ -132,8 +134,9 @@ def test_demo_writes_every_system_and_task(tmp_path, capsys):
     # no weights here: one line says what did not run and the one command that fetches it; the board says it is
     # not ranked by its own metric
     [skipped] = [line for line in out.splitlines() if line.startswith("not run here")]
-    assert skipped == ("not run here: radgraph, bertscore, semb_score, ratescore, radcliq_v1, radcliq_v0 (weights "
-                       "not downloaded): `rexrank models download --all` fetches them")
+    assert skipped == ("not run here: radgraph, bertscore, semb_score, ratescore, chexbert_micro_f1_14, "
+                       "chexbert_macro_f1_14, chexbert_micro_f1_5, chexbert_macro_f1_5, radcliq_v1, radcliq_v0 "
+                       "(weights not downloaded): `rexrank models download --all` fetches them")
     assert "ranked by bleu2 (1/RadCliQ-v1, the board's ranking, not run here)" in out
 
 

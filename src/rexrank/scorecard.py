@@ -24,7 +24,17 @@ from rexrank.files import atomic_path, write_text
 from rexrank.llm.guard import DataUse
 from rexrank.reports import check_pairs
 from rexrank.results import MetricResult
-from rexrank.scorers import COMPOSITES, JUDGED, SCORERS, Judged, MetricUnavailable, Scorer, metric_class
+from rexrank.scorers import (
+    AGGREGATED,
+    COMPOSITES,
+    JUDGED,
+    SCORERS,
+    Judged,
+    MetricUnavailable,
+    Scorer,
+    label_f1,
+    metric_class,
+)
 from rexrank.signature import Signature
 
 
@@ -44,7 +54,8 @@ class Scorecard:
 
 def _plan(metrics: Sequence[str]) -> list[str]:
     """Requested metrics plus the computable components composites need, components first."""
-    needed = [c for m in metrics if m in COMPOSITES for c in COMPOSITES[m].needs if c in SCORERS]
+    needed = [c for m in metrics if m in COMPOSITES or m in AGGREGATED
+              for c in (COMPOSITES.get(m) or AGGREGATED[m]).needs if c in SCORERS]
     return list(dict.fromkeys([*needed, *metrics]))
 
 
@@ -101,6 +112,7 @@ def score(
     detail: dict[str, list] = {}
     signatures: dict[str, Signature] = {}
     extras: dict[str, dict] = {}
+    joined: dict[str, dict[str, np.ndarray]] = {}  # each scorer's small per-pair columns, every chunk's
     for name in scorers:
         reason = next((c.skipped[name] for c in parts if name in c.skipped), None)
         if reason is not None:
@@ -108,9 +120,10 @@ def score(
             continue
         scorer = metric_set.scorers[name]
         columns[name] = np.concatenate([c.columns[name] for c in parts])
-        keys = parts[0].extras[name]
-        extras |= scorer.extras_from({k: np.concatenate([c.extras[name][k] for c in parts]) for k in keys})
+        joined[name] = {k: np.concatenate([c.extras[name][k] for c in parts]) for k in parts[0].extras[name]}
+        extras |= scorer.extras_from(joined[name])
         signatures[name] = scorer.signature()
+    sufficient = _aggregated(metric_set.metrics, joined, signatures, skipped)
     for name in _plan(metric_set.metrics):
         if name in COMPOSITES:
             composite = COMPOSITES[name]
@@ -138,8 +151,26 @@ def score(
     if text:  # on each metric's own signature; a composite's components are signed by the composite's
         signatures = {name: replace(made, settings={**made.settings, **text}) for name, made in signatures.items()}
     ordered = {name: columns[name] for name in _plan(metric_set.metrics) if name in columns}
-    per_study = pd.DataFrame({"study_id": rows["study_id"].tolist(), **ordered, **detail})
+    per_study = pd.DataFrame({"study_id": rows["study_id"].tolist(), **ordered, **sufficient, **detail})
     return Scorecard(per_study, estimates(per_study, signatures, resamples, seed), skipped, extras)
+
+
+def _aggregated(metrics: Sequence[str], joined: dict[str, dict[str, np.ndarray]], signatures: dict[str, Signature],
+                skipped: dict[str, str]) -> dict[str, np.ndarray]:
+    """The per-study sufficient-statistic columns of the label-F1 metrics asked for (from SembScore's CheXbert labels,
+    not a second model run), each one's signature added; a metric whose scorer did not run is skipped, saying why."""
+    asked = [name for name in _plan(metrics) if name in AGGREGATED]
+    for name in asked:
+        kind = AGGREGATED[name]
+        missing = [c for c in kind.needs if c not in joined]
+        if missing:
+            skipped[name] = "needs " + ", ".join(f"{c} ({skipped.get(c, 'not run')})" for c in missing)
+        else:
+            signatures[name] = kind.signature([signatures[c] for c in kind.needs])
+    if not any(name in signatures for name in asked):
+        return {}
+    labels = joined["semb_score"]
+    return label_f1.masks(labels["candidate_labels"], labels["reference_labels"])
 
 
 def _chunks(rows: pd.DataFrame, metric_set: MetricSet, scorers: list[str], checkpoint: Path | None) -> list[Chunk]:
@@ -290,9 +321,9 @@ def estimates(per_study: pd.DataFrame, signatures: dict[str, Signature], resampl
     answer could not be read is at the metric's worst)."""
     results = {}
     for name, signature in signatures.items():
-        values = per_study[name].to_numpy(dtype=np.float64)
-        results[name] = MetricResult.from_estimate(stats.estimate(values, metric_class(name).statistic, resamples,
-                                                                  seed), signature)
+        kind = metric_class(name)
+        values = kind.table(per_study) if name in AGGREGATED else per_study[name].to_numpy(dtype=np.float64)
+        results[name] = MetricResult.from_estimate(stats.estimate(values, kind.statistic, resamples, seed), signature)
     return results
 
 

@@ -48,3 +48,39 @@ def test_every_metric_is_an_f1_of_section_3_with_its_words():
     for metric in LABEL_F1.values():
         assert metric.bounds == (0.0, 1.0) and metric.section == "§3" and metric.summary and metric.empty_prediction
     assert len({m.labels for m in LABEL_F1.values()}) == 2 and len({m.title for m in LABEL_F1.values()}) == 4
+
+
+F1_NAMES = list(LABEL_F1)
+
+
+def scored_rows(n: int = 40):
+    import pandas as pd
+    from fixtures.reports import reports
+
+    texts = reports(2 * n, seed=9)
+    return pd.DataFrame({"study_id": [f"s{i}" for i in range(n)], "prediction": texts[:n], "reference": texts[n:]})
+
+
+def test_rexrank_score_gives_the_four_with_a_ci_equal_to_semb_extras(local_models):
+    from rexrank.scorecard import MetricSet, score
+
+    card = score(scored_rows(), MetricSet(F1_NAMES, progress=False, batch_size=8, chunk=16), resamples=200)
+    assert set(F1_NAMES) <= set(card.metrics) and not card.skipped
+    assert set(MASKS) <= set(card.per_study.columns) and not set(F1_NAMES) & set(card.per_study.columns)
+    for name in F1_NAMES:  # the same labels SembScore's extra is made from, the same numbers
+        metric = card.metrics[name]
+        assert metric.value == card.extras["chexbert_label_f1"][name.removeprefix("chexbert_")]
+        assert metric.statistic == LABEL_F1[name].statistic and metric.n == 40
+        assert 0 <= metric.low <= metric.value <= metric.high <= 1 and metric.low < metric.high
+        assert [p.metric for p in metric.signature.components] == ["semb_score"]
+    assert all(card.per_study[c].dtype == np.int64 for c in MASKS)
+
+
+def test_without_sembscore_the_four_are_skipped_saying_why(local_models, monkeypatch):
+    from rexrank.scorecard import MetricSet, score
+
+    metric_set = MetricSet(F1_NAMES[:1], progress=False)
+    monkeypatch.setattr(metric_set, "scorers", {})
+    metric_set.unavailable["semb_score"] = "no CheXbert weights"
+    card = score(scored_rows(4), metric_set, resamples=20)
+    assert card.skipped[F1_NAMES[0]] == "needs semb_score (no CheXbert weights)" and not card.metrics

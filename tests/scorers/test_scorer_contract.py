@@ -35,11 +35,12 @@ from rexrank.llm import Judge
 from rexrank.official import departures
 from rexrank.radrbench import answers
 from rexrank.rules.contents import BOUND_SLACK
-from rexrank.scorers import COMPOSITES, JUDGED, METRICS, SCORERS, Composite, Judged, Scorer
+from rexrank.scorers import AGGREGATED, COMPOSITES, JUDGED, METRICS, SCORERS, Composite, Judged, Scorer
 from rexrank.scorers import radrscore as radr
 from rexrank.scorers.bertscore import BASELINE, rescale
 from rexrank.scorers.fineradscore import FineRadScore, split_lines
 from rexrank.scorers.green import Green
+from rexrank.scorers.label_f1 import LabelF1, masks
 from rexrank.scorers.radcliq import COMPONENTS
 from rexrank.scorers.ratescore import near_tie
 from rexrank.signature import Signature
@@ -373,6 +374,49 @@ class CompositeCase(Case):
 
 
 @dataclass
+class LabelF1Case(Case):
+    """A CheXbert label F1: a statistic of summed per-study TP/FP/FN, not a mean of scores. Its per-study value here
+    is each study's own F1 (the statistic of its row of sufficient statistics), made from SembScore's features."""
+
+    metric: LabelF1 = None
+
+    def __post_init__(self):
+        self.bounds, self.empty_words = self.metric.bounds, self.metric.empty_prediction
+
+    def own(self, columns) -> np.ndarray:
+        from rexrank.stats import AGGREGATES
+
+        return AGGREGATES[self.metric.statistic](self.metric.table(columns))  # each row's sums are its own counts
+
+    def of_features(self, candidates, references) -> np.ndarray:
+        return self.own(masks([f[1] for f in candidates], [f[1] for f in references]))
+
+    def scores(self, ctx, predictions, references, batch=8):
+        scorer = ctx.scorer(SCORERS["semb_score"], batch)
+        return self.of_features(*scorer.paired_features(list(predictions), list(references)))
+
+    def signature(self, ctx, batch=8, **settings):
+        return self.metric.signature([SEMB.signature(ctx, batch, **settings)])
+
+    def expected_empty(self, ctx, references):  # "the labels of [CLS][SEP]": what any blank report gets
+        return self.scores(ctx, [" \n\t "] * len(references), references)
+
+    def split(self, ctx, predictions, references):
+        scorer = ctx.scorer(SCORERS["semb_score"])
+        ahead = self.of_features(scorer.features(list(predictions)), scorer.features(list(references)))
+        return ahead, self.scores(ctx, predictions, references), np.ones(len(ahead), dtype=bool)
+
+    def entry_points(self, ctx, predictions, references):
+        from rexrank.scorecard import MetricSet, score
+
+        rows = pd.DataFrame({"study_id": [f"s{i}" for i in range(len(predictions))], "prediction": list(predictions),
+                             "reference": list(references)})
+        card = score(rows, MetricSet([self.name], progress=False, batch_size=8, chunk=2), resamples=20)
+        assert self.name in card.metrics, card.skipped
+        return {"rexrank score's sufficient statistics, chunks of 2": self.own(card.per_study)}
+
+
+@dataclass
 class JudgedCase(Case):
     """An LLM-judged metric of the registry, through the judge client on the loopback server."""
 
@@ -605,10 +649,21 @@ ACCURACY = AccuracyCase(
     skips={"cache": "nothing to cache: it parses text", "variant": "no setting: one parser",
            "chunk": "not a `rexrank score` metric: radrbench scores every item in one call (score_outputs checked)"})
 
+
+def label_f1_case(name: str) -> LabelF1Case:
+    return LabelF1Case(
+        name=name, metric=AGGREGATED[name], tolerance=0.0,
+        why="counts of CheXbert labels, argmax classes (no near tie in these texts)",
+        nfd=SAME, nfd_why="CheXbert reads bert-base-uncased wordpieces, whose normalizer strips accents (NFD) first",
+        variant={"dtype": "bf16"},
+        skips={"cache": "no features of its own: they are SembScore's, whose case checks their cache"})
+
+
+LABEL_F1_CASES = [label_f1_case(name) for name in AGGREGATED]
 BY_NAME: dict[str, Case] = {c.name: c for c in (BLEU, BERTSCORE, SEMB, RADGRAPH, RATESCORE)}
 # Every metric rexrank computes: the one list. A new metric is a new line here.
 CASES: list[Case] = [BLEU, BERTSCORE, SEMB, RADGRAPH, RATESCORE, composite_case("radcliq_v1"),
-                     composite_case("radcliq_v0"), GREEN, FINERADSCORE, RADRSCORE, ACCURACY]
+                     composite_case("radcliq_v0"), *LABEL_F1_CASES, GREEN, FINERADSCORE, RADRSCORE, ACCURACY]
 BY_NAME |= {c.name: c for c in CASES}
 
 
@@ -649,12 +704,14 @@ def test_every_metric_is_listed():
     """A metric added to the registry fails here until its case is in CASES."""
     listed = {c.name for c in CASES}
     assert len(listed) == len(CASES)
-    assert listed == {*SCORERS, *COMPOSITES, *JUDGED, "radrscore", "radrbench-accuracy"}
+    assert listed == {*SCORERS, *COMPOSITES, *AGGREGATED, *JUDGED, "radrscore", "radrbench-accuracy"}
     for case in CASES:  # each case is the registry's own metric
         if isinstance(case, ScorerCase):
             assert SCORERS[case.name] is case.cls
         elif isinstance(case, CompositeCase):
             assert COMPOSITES[case.name] is case.composite
+        elif isinstance(case, LabelF1Case):
+            assert AGGREGATED[case.name] is case.metric
         elif isinstance(case, JudgedCase):
             assert JUDGED[case.name] is case.cls and case.cls.name == case.name
         assert case.why and case.nfd in (SAME, DIFFERS, AS_WRITTEN) and case.nfd_why

@@ -23,7 +23,9 @@ from rexrank.rules.limits import (
     _Refused,
     parse_json,
 )
-from rexrank.scorers import JUDGED, METRICS, metric_class
+from rexrank.scorers import AGGREGATED, JUDGED, METRICS, metric_class
+from rexrank.scorers.label_f1 import MASKS
+from rexrank.stats import AGGREGATES
 from rexrank.text import safe_url, sanitize_text
 from rexrank.text import shown as _show
 
@@ -189,7 +191,7 @@ def metric_problems(name: str, metric: MetricResult, scored: int | None) -> list
     mean, value = metric.mean, metric.value
     if mean is not None and not low - BOUND_SLACK <= mean <= high + BOUND_SLACK:
         problems.append(f"{where}: mean {mean} is outside [{low}, {high}], the range of {name}")
-    if kind.statistic == "mean":
+    if kind.statistic in ("mean", *AGGREGATES):  # an aggregate's mean is its value (it has no per-study mean)
         if value is None or mean is None or abs(value - mean) > MEAN_SLACK:
             problems.append(f"{where}: value {value} is not its mean {mean}")
         elif metric.low is not None and metric.high is not None and not (
@@ -214,7 +216,8 @@ def per_study_problems(result: Result, table, predicted: tuple[str, ...], about=
     import numpy as np
     import pyarrow as pa
 
-    expected = {"study_id": "text", **{m: "score" for m in result.metrics},
+    expected = {"study_id": "text", **{m: "score" for m in result.metrics if m not in AGGREGATED},
+                **{c: "mask" for c in MASKS if set(result.metrics) & set(AGGREGATED)},
                 **{c: k for m in result.metrics if m in JUDGED for c, k in JUDGED[m].detail_columns().items()}}
     names = set(table.column_names)
     problems = [f"unexpected column {_show(c, 40)!r}" for c in sorted(names - set(expected))]
@@ -223,12 +226,12 @@ def per_study_problems(result: Result, table, predicted: tuple[str, ...], about=
         if column not in names:
             continue
         found = table.schema.field(column).type
-        fits = {"score": pa.types.is_float64(found),
+        fits = {"score": pa.types.is_float64(found), "mask": pa.types.is_integer(found),
                 "number": pa.types.is_integer(found) or pa.types.is_floating(found) or pa.types.is_null(found),
                 "text": pa.types.is_string(found) or pa.types.is_large_string(found) or pa.types.is_null(found)}[kind]
         if not fits:
             problems.append(f"column {column!r} is {_show(str(found), 30)}, expected "
-                            f"{ {'score': 'double', 'number': 'a number', 'text': 'text'}[kind]}")
+                            f"{ {'score': 'double', 'number': 'a number', 'text': 'text', 'mask': 'an integer'}[kind]}")
     if about is not None:
         recorded = {"dataset": (about.dataset, result.dataset), "split": (about.split, result.split),
                     "task": (about.task, result.task)}
@@ -247,7 +250,10 @@ def per_study_problems(result: Result, table, predicted: tuple[str, ...], about=
         problems.append(f"its {len(ids)} studies are not the {len(predicted)} predicted ones")
     if len(ids) != result.counts.get("scored", len(ids)):
         problems.append(f"{len(ids)} rows, but the result scored {result.counts.get('scored')} studies")
+    problems += _aggregated_problems(result, table)
     for name, metric in result.metrics.items():
+        if name in AGGREGATED:
+            continue
         scored = table.column(name).to_numpy(zero_copy_only=False).astype(np.float64)
         low, high = metric_class(name).bounds
         if len(scored) != metric.n:
@@ -260,6 +266,33 @@ def per_study_problems(result: Result, table, predicted: tuple[str, ...], about=
             problems.append(f"{name}: per-study scores outside [{low}, {high}], the range of {name}")
     return problems
 
+
+def _aggregated_problems(result: Result, table) -> list[str]:
+    """The label-F1 metrics recomputed from the table's TP/FP/FN bitmasks: each bit one of the 14 conditions, a
+    condition at most one of the three in a study (true positive, false positive, false negative exclude each other),
+    each metric's n the rows and its value what the counts make, exactly (integer sums; one float division)."""
+    import numpy as np
+
+    from rexrank.models.conditions import CONDITIONS
+
+    names = [name for name in result.metrics if name in AGGREGATED]
+    if not names:
+        return []
+    columns = {c: table.column(c).to_numpy(zero_copy_only=False).astype(np.int64) for c in MASKS}
+    tp, fp, fn = columns.values()
+    if any(((m < 0) | (m >= 1 << len(CONDITIONS))).any() for m in columns.values()):
+        return [f"{', '.join(MASKS)}: bits past the {len(CONDITIONS)} CheXbert conditions"]
+    if ((tp & fp) | (tp & fn) | (fp & fn)).any():
+        return [f"{', '.join(MASKS)}: a study counts one condition twice (TP, FP and FN exclude each other)"]
+    problems = []
+    for name in names:
+        kind, metric = AGGREGATED[name], result.metrics[name]
+        made = float(AGGREGATES[kind.statistic](kind.table(columns).sum(axis=0)))
+        if metric.n != len(tp):
+            problems.append(f"{name}: {len(tp)} studies in the table, n is {metric.n}")
+        elif metric.value != made:
+            problems.append(f"{name}: its value {metric.value!r} is not the {made!r} its per-study counts make")
+    return problems
 
 
 def _study_id(value: object) -> str:

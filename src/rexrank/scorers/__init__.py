@@ -8,6 +8,7 @@ from rexrank.scorers.bertscore import BertScore
 from rexrank.scorers.bleu import Bleu2
 from rexrank.scorers.fineradscore import FineRadScore
 from rexrank.scorers.green import Green
+from rexrank.scorers.label_f1 import LABEL_F1, LabelF1
 from rexrank.scorers.radcliq import RADCLIQ_V0, RADCLIQ_V1, RadCliQ
 from rexrank.scorers.radgraph import RadGraphF1
 from rexrank.scorers.ratescore import RaTEScore
@@ -19,9 +20,11 @@ COMPOSITES: dict[str, Composite] = {
     "radcliq_v1": RadCliQ("radcliq_v1", "RadCliQ-v1", RADCLIQ_V1),
     "radcliq_v0": RadCliQ("radcliq_v0", "RadCliQ-v0", RADCLIQ_V0),
 }
+# Statistics of per-study sufficient statistics (TP/FP/FN bitmasks) made from another scorer's features.
+AGGREGATED: dict[str, LabelF1] = dict(LABEL_F1)
 # Judged by an LLM: named explicitly, with a judge endpoint (GREEN also a local model); never part of `all`.
 JUDGED: dict[str, type[Judged]] = {"green": Green, "fineradscore": FineRadScore}
-METRICS = (*SCORERS, *COMPOSITES, *JUDGED)
+METRICS = (*SCORERS, *COMPOSITES, *AGGREGATED, *JUDGED)
 # Other names of the same metrics: the `evaluate` modules' Space names (`rexrank/sembscore`, `rexrank/radcliq`, as
 # metrics/<name>/ is named) and the keys CXR-Report-Metric's tables use (`radgraph_combined`), where the command
 # line, result files and the board say `semb_score`, `radcliq_v1` and `radgraph`. Accepted wherever a metric is named
@@ -40,16 +43,17 @@ def canonical(name: str) -> str:
 
 
 # What `all` means: every metric this version computes without a judge (a composite needs its components).
-AVAILABLE = tuple(m for m in (*SCORERS, *COMPOSITES) if m in SCORERS or all(c in SCORERS for c in COMPOSITES[m].needs))
+AVAILABLE = tuple(m for m in (*SCORERS, *COMPOSITES, *AGGREGATED)
+                  if m in SCORERS or all(c in SCORERS for c in (COMPOSITES.get(m) or AGGREGATED[m]).needs))
 
-__all__ = ["ALIASES", "AVAILABLE", "aliases", "COMPOSITES", "JUDGED", "METRICS", "SCORERS", "Composite", "Judged",
-           "MetricUnavailable", "Scorer", "canonical", "inverted", "metric_class", "parse_metrics", "shown"]
+__all__ = ["AGGREGATED", "ALIASES", "AVAILABLE", "aliases", "COMPOSITES", "JUDGED", "METRICS", "SCORERS", "Composite",
+           "Judged", "MetricUnavailable", "Scorer", "canonical", "inverted", "metric_class", "parse_metrics", "shown"]
 
 
-def metric_class(name: str) -> type[Scorer] | Composite | type[Judged]:
+def metric_class(name: str) -> type[Scorer] | Composite | type[Judged] | LabelF1:
     """The class or composite behind a metric name or alias (its statistic, version, empty-prediction rule)."""
     name = canonical(name)
-    return SCORERS.get(name) or JUDGED.get(name) or COMPOSITES[name]
+    return SCORERS.get(name) or JUDGED.get(name) or AGGREGATED.get(name) or COMPOSITES[name]
 
 
 def inverted(name: str) -> bool:

@@ -11,12 +11,13 @@ sums `rexrank.stats` turns into the F1 (`AGGREGATES`) and resamples study by stu
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from rexrank.models.conditions import CONDITIONS
 from rexrank.scorers.semb import TOP5, TOP5_INDEX, binary_labels
+from rexrank.signature import Signature
 
 MASKS = ("chexbert.tp", "chexbert.fp", "chexbert.fn")  # the per-study columns, one bitmask each
 _BITS = np.left_shift(np.int64(1), np.arange(len(CONDITIONS), dtype=np.int64))
@@ -50,6 +51,7 @@ class LabelF1:
     bounds: tuple[float, float] = (0.0, 1.0)  # an F1
     needs: tuple[str, ...] = ("semb_score",)  # whose features hold the labels
     section: str = "§3"
+    published: dict[str, str | None] = field(default_factory=dict)  # no setting of its own: SembScore's sign it
     empty_prediction: str = ("the CheXbert labels of [CLS][SEP] (a fixed set): each condition it calls positive a "
                              "false positive or a true positive, every other positive reference condition missed")
 
@@ -61,6 +63,10 @@ class LabelF1:
 
     def table(self, columns: Mapping[str, object]) -> np.ndarray:
         return sufficient(columns, self.labels)
+
+    def signature(self, components: Sequence[Signature]) -> Signature:
+        """Signed as a composite is: its version, and the signature of the scorer whose labels it counts."""
+        return Signature(self.name, self.version, components=tuple(components))
 
 
 _ALL = tuple(range(len(CONDITIONS)))
