@@ -1,5 +1,6 @@
 """Two systems compared on the same studies, metric by metric, from their per-study tables (`study_id` and a column
-per metric, as `rexrank score` writes them): A - B in the metric's reported statistic (1 / mean for RadCliQ-v1 and
+per metric, as `rexrank score` writes them, or a
+label F1's TP/FP/FN bitmasks): A - B in the metric's reported statistic (1 / mean for RadCliQ-v1 and
 FineRadScore), its paired-bootstrap 95% CI and p-value, and the approximate-randomisation p-value. `rexrank compare`
 prints it; the board's Compare tab shows it for two verified models.
 
@@ -15,7 +16,8 @@ import pandas as pd
 from rexrank import stats
 from rexrank.errors import InputError
 from rexrank.rules.parquet import About
-from rexrank.scorers import JUDGED, METRICS, metric_class
+from rexrank.scorers import AGGREGATED, JUDGED, METRICS, metric_class
+from rexrank.scorers.label_f1 import MASKS
 
 
 @dataclass(frozen=True)
@@ -42,13 +44,19 @@ def paired(a: pd.DataFrame, b: pd.DataFrame, trials: int = stats.TRIALS, seed: i
         raise InputError(f"{names[0]} and {names[1]} cover different studies ({len(only)} differ, e.g. {only[0]}): "
                          "a paired test needs the same split and task")
     b = b.loc[a.index]
-    shared = [m for m in METRICS if m in a.columns and m in b.columns and (metrics is None or m in metrics)]
+    def carries(table: pd.DataFrame, metric: str) -> bool:  # a label F1's numbers are the shared bitmask columns
+        return set(MASKS) <= set(table.columns) if metric in AGGREGATED else metric in table.columns
+
+    shared = [m for m in METRICS if carries(a, m) and carries(b, m) and (metrics is None or m in metrics)]
     if not shared:
         raise InputError(f"{names[0]} and {names[1]} share no metric column")
     out = []
     for metric in shared:
         statistic = metric_class(metric).statistic
-        x, y = a[metric].astype(float), b[metric].astype(float)
+        if metric in AGGREGATED:  # the tests resample (or swap) whole studies' rows of TP/FP/FN counts
+            x, y = AGGREGATED[metric].table(a), AGGREGATED[metric].table(b)
+        else:
+            x, y = a[metric].astype(float), b[metric].astype(float)
         if metric in JUDGED:
             both = x.notna() & y.notna()
             x, y = x[both], y[both]

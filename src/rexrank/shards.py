@@ -4,8 +4,9 @@ computes every dataset value and CI once, after the join, as an unsharded run do
 A shard is a contiguous block of the task's studies in split order (`--shard I/N`, 0-based; `--shard auto` takes
 I and N from `RANK` and `WORLD_SIZE`, which `torchrun` and `accelerate launch` set, one shard per process or GPU).
 Per-study scores do not depend on the other studies of a run, so a merged result equals the unsharded one; model
-metrics batch differently, which moves per-study scores by float rounding only. Corpus-level extras (CheXbert's
-label F1) need every study at once and are left out of a merged result, with a warning.
+metrics batch differently, which moves per-study scores by float rounding only. CheXbert's label F1 metrics are
+recomputed from the joined per-study TP/FP/FN bitmasks, so they equal the unsharded run's exactly; corpus-level
+extras (SembScore's chexbert_label_f1) are left out of a merged result, with a warning.
 """
 
 from __future__ import annotations
