@@ -396,3 +396,21 @@ def test_a_radrbench_result_that_cannot_be_read_is_left_out_and_the_other_models
         pd.testing.assert_frame_equal(board, good)  # the main board is whole
         kept = radrbench[radrbench["submission"] == "demo-reasoner"].reset_index(drop=True)
         pd.testing.assert_frame_equal(pd.read_parquet(repo / "radrbench.parquet"), kept)
+
+
+def test_the_demos_numbers_carry_each_metrics_own_statistic(tmp_path):
+    """The crowd's synthetic rows (no per-study table) named FineRadScore's value a plain mean: the demo decided
+    1/mean for RadCliQ-v1 alone. Each metric's statistic is now its scorer's, and a 1/mean value is 1 over its mean."""
+    from rexrank.demo.board import demo_results_repo
+    from rexrank.results import Result
+    from rexrank.scorers import metric_class
+
+    root = demo_results_repo(tmp_path / "repo", crowd=2)
+    results = [Result.read(p) for p in sorted(root.glob("submissions/synthetic-*/results/*.json"))]
+    assert results and all("fineradscore" in r.metrics for r in results)
+    for result in results:
+        for name, metric in result.metrics.items():
+            assert metric.statistic == metric_class(name).statistic, (name, metric.statistic)
+            if metric.statistic == "inverse_mean":
+                # both rounded to 4 places: |value - 1/mean| <= 5e-5 + value^2 * 5e-5, under 1.2e-4 for values below 1.2
+                assert metric.value == pytest.approx(1 / metric.mean, abs=1.2e-4), name

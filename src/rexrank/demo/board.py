@@ -23,7 +23,7 @@ from rexrank.reports import text_settings
 from rexrank.results import MetricResult, ModelInfo, Result
 from rexrank.rules.layout import CARD, SUBMISSIONS
 from rexrank.scorecard import estimates
-from rexrank.scorers import JUDGED
+from rexrank.scorers import JUDGED, inverted, metric_class
 from rexrank.signature import Signature
 
 
@@ -123,6 +123,9 @@ GENERATED_FIELDS = {"provenance": "generated",
                     "checks": {"generated_by": "rexrank inference job", "demo": "synthetic"}}
 CENTRE = {"bleu2": 0.20, "bertscore": 0.45, "semb_score": 0.45, "radgraph": 0.25, "radcliq_v1": 0.85,
           "ratescore": 0.52, "green": 0.30, "fineradscore": 0.40}  # each metric's board value at quality 1
+# The board's metrics the demo draws: one the board shows without a CENTRE here is blank in the demo's rows, as a
+# metric a result lacks is on the real board (a label F1 would need its per-study bitmasks drawn, not a score).
+DRAWN = tuple(m for m in BOARD_METRICS if m in CENTRE)
 STUDIES = 500
 
 
@@ -153,7 +156,7 @@ def _demo_per_study(rng: np.random.Generator, quality: float, difficulty: np.nda
     few studies is not read, and they count as its worst) and the numbers made from them as `rexrank score` makes
     them."""
     table = {"study_id": [f"demo-{i:04d}" for i in range(STUDIES)]}
-    for name in BOARD_METRICS:
+    for name in DRAWN:
         target = CENTRE[name] * quality
         noise = difficulty + rng.normal(0, 0.1, STUDIES)
         if name == "radcliq_v1":  # per study RadCliQ-v1 itself (lower is better); the board shows 1 / mean
@@ -166,19 +169,19 @@ def _demo_per_study(rng: np.random.Generator, quality: float, difficulty: np.nda
             values = np.where(rng.random(STUDIES) < 0.02, 4.0 if name == "fineradscore" else 0.0, values)
         table[name] = values
     per_study = pd.DataFrame(table)
-    signatures = {name: _signature(name, key, task) for name in BOARD_METRICS}
+    signatures = {name: _signature(name, key, task) for name in DRAWN}
     return per_study, estimates(per_study, signatures)
 
 
 def _demo_metrics(rng: random.Random, quality: float, key: str, task: str) -> dict[str, MetricResult]:
     centre = CENTRE
     out = {}
-    for name in BOARD_METRICS:
+    for name in DRAWN:
         value = centre[name] * quality * rng.uniform(0.95, 1.05)
         half = value * rng.uniform(0.02, 0.05)
         signature = _signature(name, key, task).with_bootstrap(1000, 0)
-        statistic = "inverse_mean" if name == "radcliq_v1" else "mean"
-        mean = 1 / value if name == "radcliq_v1" else value
+        statistic = metric_class(name).statistic  # 1/RadCliQ-v1 and 1/FineRadScore: the value is 1 / mean
+        mean = 1 / value if inverted(name) else value
         out[name] = MetricResult(round(value, 4), round(mean, 4), round(value - half, 4), round(value + half, 4), 500,
                                  statistic, signature=signature)
     return out
