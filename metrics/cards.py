@@ -11,6 +11,7 @@ import re
 import sys
 from pathlib import Path
 
+from rexrank import stats
 from rexrank.scorers import aliases, canonical, metric_class, shown
 
 HERE = Path(__file__).parent
@@ -28,7 +29,7 @@ def glance(folder: str) -> str:
     cls = metric_class(name)
     low, high = cls.bounds
     scale = "unbounded" if (low, high) == (-math.inf, math.inf) else f"[{_bound(low)}, {_bound(high)}]"
-    value = "1 / the mean over studies" if cls.statistic == "inverse_mean" else "the mean over studies"
+    value = stats.WORDS[cls.statistic]
     other = ", ".join(f"`{a}`" for a in aliases(name)) or "none"
     rows = [("name", f"`{name}` (other names: {other})"), ("on the board", f"{shown(name)}, {value}; higher is better"),
             ("a study's score", scale), ("an empty prediction", cls.empty_prediction), ("version", cls.version),

@@ -1,4 +1,5 @@
 import json
+import re
 import subprocess
 import sys
 
@@ -142,7 +143,12 @@ def test_demo_writes_every_system_and_task(tmp_path, capsys):
 
 def test_console_script_entry_point_runs():
     done = subprocess.run([sys.executable, "-m", "rexrank.cli", "metrics"], capture_output=True, text=True, check=True)
-    assert done.stdout.splitlines()[0].startswith("bleu2        v1; dataset value: mean over studies")
+    lines = {line.split()[0]: line for line in done.stdout.splitlines()}
+    assert re.match(r"bleu2 +v1; dataset value: mean over studies;", lines["bleu2"])
+    # a label F1 is no mean: it says what it is made of, and what it needs
+    assert re.match(r"chexbert_micro_f1_14 v1 = f\(semb_score\); dataset value: F1 of the studies' summed TP/FP/FN;",
+                    lines["chexbert_micro_f1_14"])
+    assert len({line.index(" v") for line in lines.values()}) == 1  # one column for the versions
 
 
 def test_compare_runs_both_paired_tests_on_the_same_studies(tmp_path, capsys):

@@ -43,6 +43,9 @@ def macro_f1(sums: np.ndarray) -> np.ndarray:
 # Statistics of an (n, k) table of per-study sufficient statistics: functions of its column sums (..., k) -> (...).
 AGGREGATES: dict[str, Callable[[np.ndarray], np.ndarray]] = {"micro_f1": micro_f1, "macro_f1": macro_f1}
 KNOWN = (*STATISTICS, *AGGREGATES)  # every statistic a result may name
+WORDS = {"mean": "mean over studies", "inverse_mean": "1 / mean over studies",  # what each makes, for `rexrank metrics`
+         "micro_f1": "F1 of the studies' summed TP/FP/FN", "macro_f1": "mean over conditions of each one's F1 of the "
+         "studies' summed TP/FP/FN"}
 RESAMPLES = 1000
 TRIALS = 10_000
 SEED = 0

@@ -408,8 +408,8 @@ def test_the_demos_numbers_carry_each_metrics_own_statistic(tmp_path):
     root = demo_results_repo(tmp_path / "repo", crowd=2)
     results = [Result.read(p) for p in sorted(root.glob("submissions/synthetic-*/results/*.json"))]
     assert results and all("fineradscore" in r.metrics for r in results)
-    for result in results:
-        for name, metric in result.metrics.items():
+    for made in results:
+        for name, metric in made.metrics.items():
             assert metric.statistic == metric_class(name).statistic, (name, metric.statistic)
             if metric.statistic == "inverse_mean":
                 # both rounded to 4 places: |value - 1/mean| <= 5e-5 + value^2 * 5e-5, under 1.2e-4 for values below 1.2

@@ -174,15 +174,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
+    width = max(map(len, METRICS))
     for name in METRICS:
         metric = metric_class(name)
-        needs = f" = f({', '.join(metric.needs)})" if name in COMPOSITES else ""
-        dataset_value = "1 / mean over studies" if metric.statistic == "inverse_mean" else "mean over studies"
+        needs = f" = f({', '.join(metric.needs)})" if name not in SCORERS and name not in JUDGED else ""
+        dataset_value = stats.WORDS[metric.statistic]
         absent = ", ".join(c for c in getattr(metric, "needs", ()) if c not in SCORERS)
         state = ("  [judged by an LLM: --judge-url/--judge-model (GREEN also a local model)]" if name in JUDGED
                  else "" if name in AVAILABLE else f"  [needs {absent}: not in rexrank {__version__} yet]")
         also = f"; also named {', '.join(aliases(name))}" if aliases(name) else ""
-        print(f"{name:<12} v{metric.version}{needs}; dataset value: {dataset_value}; "
+        print(f"{name:<{width}} v{metric.version}{needs}; dataset value: {dataset_value}; "
               f"empty prediction: {metric.empty_prediction}{also}{state}")
     return OK
 
