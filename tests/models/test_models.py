@@ -201,7 +201,8 @@ def test_after_models_download_all_an_air_gapped_cache_scores_every_metric(real_
                  "--quiet"]) == 0, capsys.readouterr().err
     result = Result.read(tmp_path / "out" / "dataset.findings.json")
     assert set(result.metrics) == {"bleu2", "bertscore", "semb_score", "radgraph", "ratescore", "radcliq_v1",
-                                   "radcliq_v0"} and result.skipped == {}
+                                   "radcliq_v0", "chexbert_micro_f1_14", "chexbert_macro_f1_14", "chexbert_micro_f1_5",
+                                   "chexbert_macro_f1_5"} and result.skipped == {}
     assert len(real_layouts.requests) == seen  # not one request left the machine
 
 
