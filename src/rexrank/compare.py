@@ -1,8 +1,8 @@
 """Two systems compared on the same studies, metric by metric, from their per-study tables (`study_id` and a column
-per metric, as `rexrank score` writes them, or a
-label F1's TP/FP/FN bitmasks): A - B in the metric's reported statistic (1 / mean for RadCliQ-v1 and
-FineRadScore), its paired-bootstrap 95% CI and p-value, and the approximate-randomisation p-value. `rexrank compare`
-prints it; the board's Compare tab shows it for two verified models.
+per metric, as `rexrank score` writes them, or a label F1's TP/FP/FN bitmasks): A - B in the metric's reported
+statistic (1 / mean for RadCliQ-v1 and FineRadScore), its paired-bootstrap 95% CI and p-value, and the
+approximate-randomisation p-value. `rexrank compare` prints it; the board's Compare tab shows it for two verified
+models.
 
 Only like with like: tables that record different test sets, splits or tasks (`rexrank.per_study`) are refused, and
 a metric whose signatures differ (other weights, settings or texts) is left out, with the reason (`alike`)."""

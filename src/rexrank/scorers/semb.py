@@ -20,6 +20,7 @@ from rexrank.models import models_extra, resolve
 from rexrank.models.conditions import CONDITIONS, POSITIVE, UNCERTAIN
 from rexrank.scorers.base import Scorer
 from rexrank.signature import Signature
+from rexrank.stats import macro_f1, micro_f1
 
 TOP5 = ("Cardiomegaly", "Edema", "Consolidation", "Atelectasis", "Pleural Effusion")
 TOP5_INDEX = [CONDITIONS.index(c) for c in TOP5]
@@ -35,11 +36,6 @@ def binary_labels(classes: np.ndarray) -> np.ndarray:
     return np.isin(classes, (POSITIVE, UNCERTAIN)).astype(np.int64)
 
 
-def _f1(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> np.ndarray:
-    denominator = 2 * tp + fp + fn
-    return np.divide(2 * tp, denominator, out=np.zeros(len(tp), dtype=np.float64), where=denominator > 0)
-
-
 def label_f1(candidate_classes: Sequence[np.ndarray], reference_classes: Sequence[np.ndarray]) -> dict[str, float]:
     """Micro/macro F1 of candidate labels against reference labels, over 14 conditions and the top 5."""
     hyp = binary_labels(np.asarray(candidate_classes))
@@ -47,9 +43,9 @@ def label_f1(candidate_classes: Sequence[np.ndarray], reference_classes: Sequenc
     out = {}
     for suffix, columns in (("14", slice(None)), ("5", TOP5_INDEX)):
         h, r = hyp[:, columns], ref[:, columns]
-        tp, fp, fn = (h & r).sum(0), (h & ~r.astype(bool)).sum(0), (~h.astype(bool) & r).sum(0)
-        out[f"micro_f1_{suffix}"] = float(_f1(np.array([tp.sum()]), np.array([fp.sum()]), np.array([fn.sum()]))[0])
-        out[f"macro_f1_{suffix}"] = float(_f1(tp, fp, fn).mean())
+        sums = np.concatenate([(h & r).sum(0), (h & ~r.astype(bool)).sum(0), (~h.astype(bool) & r).sum(0)])
+        out[f"micro_f1_{suffix}"] = float(micro_f1(sums))  # the label-F1 metrics' own arithmetic (rexrank.stats)
+        out[f"macro_f1_{suffix}"] = float(macro_f1(sums))
     return out
 
 
