@@ -19,6 +19,7 @@ import dataclasses
 import json
 import math
 import re
+import threading
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -146,10 +147,18 @@ def fineradscore_reply(prompt: str) -> str:
     return json.dumps(out, ensure_ascii=False)
 
 
+# The fake judge answers from several threads, and CPython 3.11 builds ast objects with one recursion counter per
+# interpreter: two literal_evals at once can raise "SystemError: AST constructor recursion depth mismatch"
+# (python/cpython#106905), which killed a reply in CI. One at a time.
+_AST_LOCK = threading.Lock()
+
+
 def radrscore_reply(prompt: str) -> str:
     """The five RadRScore calls: observations = sentences; recalled, correct and effective by sentence match."""
     def observations(rendered: str) -> list[str]:
-        return [o["observation"] for o in ast.literal_eval(rendered)["key_conclusion"]]
+        with _AST_LOCK:
+            parsed = ast.literal_eval(rendered)
+        return [o["observation"] for o in parsed["key_conclusion"]]
 
     if "1. Ground Truth Report: " in prompt:  # factuality
         report = between(prompt, "1. Ground Truth Report: ", "\n            2. Reasoning Steps: ")
