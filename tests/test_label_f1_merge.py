@@ -9,9 +9,9 @@ from fixtures.reports import reports
 
 from rexrank import demo, stats
 from rexrank.cli import main
-from rexrank.compare import paired
 from rexrank.scorers import AGGREGATED
 from rexrank.scorers.label_f1 import MASKS
+from rexrank.significance import paired
 
 TASK = "findings_impression"
 NAMES = list(AGGREGATED)

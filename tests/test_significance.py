@@ -11,9 +11,9 @@ import pytest
 
 from rexrank import demo, per_study
 from rexrank.cli import main
-from rexrank.compare import alike
 from rexrank.errors import InputError
 from rexrank.results import Result
+from rexrank.significance import alike
 
 STUDIES = [json.loads(line) for line in demo.DATASET.read_text().splitlines()]
 WITH_FINDINGS = [s for s in STUDIES if s["findings"] and s["impression"]]  # in both tasks: the same study ids

@@ -1,6 +1,6 @@
 """Per-study tables on disk: `study_id` and a column per metric, and, in the parquet file's `rexrank` metadata, what
 the scores are of (`About`: dataset, split, task, each metric's signature point key), so that two tables made on
-different test sets, tasks or settings are never paired silently (`rexrank.compare`). Read back with the submission
+different test sets, tasks or settings are never paired silently (`rexrank.significance`). Read back with the submission
 rules' bounded reader (`rules.parquet.check_per_study`), which accepts exactly that key, parsed with limits."""
 
 from __future__ import annotations

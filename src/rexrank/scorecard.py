@@ -32,7 +32,6 @@ from rexrank.scorers import (
     Judged,
     MetricUnavailable,
     Scorer,
-    label_f1,
     metric_class,
 )
 from rexrank.signature import Signature
@@ -167,10 +166,8 @@ def _aggregated(metrics: Sequence[str], joined: dict[str, dict[str, np.ndarray]]
             skipped[name] = "needs " + ", ".join(f"{c} ({skipped.get(c, 'not run')})" for c in missing)
         else:
             signatures[name] = kind.signature([signatures[c] for c in kind.needs])
-    if not any(name in signatures for name in asked):
-        return {}
-    labels = joined["semb_score"]
-    return label_f1.masks(labels["candidate_labels"], labels["reference_labels"])
+    return {column: values for name in asked if name in signatures
+            for column, values in AGGREGATED[name].columns(joined).items()}
 
 
 def _chunks(rows: pd.DataFrame, metric_set: MetricSet, scorers: list[str], checkpoint: Path | None) -> list[Chunk]:

@@ -143,7 +143,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     """Paired tests between two systems' per-study tables on the same split and task: tables of other test sets or
     tasks are refused, and metrics made otherwise (signatures differ) are left out, in one line each."""
     from rexrank import per_study
-    from rexrank.compare import alike, paired
+    from rexrank.significance import alike, paired
 
     names = (str(args.a), str(args.b))
     (a, made_a), (b, made_b) = per_study.read(args.a), per_study.read(args.b)

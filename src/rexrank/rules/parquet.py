@@ -58,7 +58,7 @@ _ABOUT_TEXTS = ("dataset", "split", "task")
 class About:
     """What a per-study table records of how it was made: the dataset, split and task its studies are of, and each
     metric column's signature point key (what made its per-study values). Two tables are compared only when these
-    agree (`rexrank.compare`)."""
+    agree (`rexrank.significance`)."""
 
     dataset: str
     split: str

@@ -64,6 +64,11 @@ class LabelF1:
     def table(self, columns: Mapping[str, object]) -> np.ndarray:
         return sufficient(columns, self.labels)
 
+    def columns(self, features: Mapping[str, Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
+        """The per-study columns it is computed from (`MASKS`), made from the features of the scorer it `needs`."""
+        labels = features[self.needs[0]]
+        return masks(labels["candidate_labels"], labels["reference_labels"])
+
     def signature(self, components: Sequence[Signature]) -> Signature:
         """Signed as a composite is: its version, and the signature of the scorer whose labels it counts."""
         return Signature(self.name, self.version, components=tuple(components))
