@@ -304,3 +304,17 @@ def test_all_means_the_metrics_that_need_no_judge(tmp_path):
 
     assert "green" not in parse_metrics("all") and set(parse_metrics("all")) == set(AVAILABLE)
     assert parse_metrics("green") == ["green"]
+
+
+def test_every_option_of_every_command_says_what_it_is():
+    """A user reads `rexrank CMD --help`: an option listed with no words (13 were, --seed and --out among them) makes
+    them read the code."""
+    import argparse
+
+    from rexrank.cli import parser
+
+    commands = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
+    silent = [f"{name} {' / '.join(option.option_strings)}" for name, command in commands.items()
+              for option in command._actions if option.option_strings and not option.help]
+    assert silent == []
+    assert len(commands) >= 14  # the listing reached every command

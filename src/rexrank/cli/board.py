@@ -18,7 +18,7 @@ def add(commands) -> None:
                                               "repo")
     send.add_argument("--results", help="the --out folder of rexrank score (results, per-study tables, predictions)")
     send.add_argument("--name", required=True, help="the model's name on the board")
-    send.add_argument("--institution", default="")
+    send.add_argument("--institution", default="", help="shown on the board beside the model's name")
     send.add_argument("--url", default="", help="the model's page (code or weights)")
     send.add_argument("--paper", default="", help="a link to the paper")
     send.add_argument("--code", default="", help="a link to the model's code")

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from rexrank.cli.options import model_override, whole
-from rexrank.models import PRECISIONS
+from rexrank.cli.options import model_options, whole
 from rexrank.reports import TASKS
 
 AGREE, DIFFER = 0, 1
@@ -38,11 +37,7 @@ def add(commands) -> None:
     check.add_argument("--metrics", help="comma-separated, some of those the CSV has (default: all it has)")
     check.add_argument("--worst", type=whole(0), default=5, metavar="N", help="studies shown per metric (default 5)")
     check.add_argument("--json", action="store_true", help="one JSON object instead of the report")
-    check.add_argument("--model", type=model_override, action="append", default=[], metavar="KEY=PATH",
-                       help="a local copy of a model's weights (also REXRANK_MODEL_<KEY>)")
-    check.add_argument("--device", help="torch device for the model metrics (default: cuda if present, else cpu)")
-    check.add_argument("--batch-size", type=whole(1))
-    check.add_argument("--dtype", choices=PRECISIONS, default="fp32", help="default fp32, as the reference")
+    model_options(check)
     check.add_argument("--quiet", action="store_true", help="no progress bars")
     check.set_defaults(run=cmd_crosscheck)
 

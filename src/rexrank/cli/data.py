@@ -7,8 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from rexrank import stats
-from rexrank.cli.options import OK, runtime_options, warn, whole
+from rexrank.cli.options import OK, resampling_options, runtime_options, warn
 from rexrank.errors import InputError, MetricUnavailable
 
 
@@ -33,10 +32,9 @@ def add(commands) -> None:
     radr.add_argument("--dataset", required=True, help="a folder built by rexrank build-dataset radrbench-cxr")
     radr.add_argument("--config", action="append", default=[], metavar="SOURCE.TASK",
                       help="only these configs (e.g. mimic-cxr.single); default all")
-    radr.add_argument("--out", default="rexrank-results")
+    radr.add_argument("--out", default="rexrank-results", help="folder for the result JSON")
     radr.add_argument("--model-name", help="default: the predictions file's name")
-    radr.add_argument("--resamples", type=whole(1), default=stats.RESAMPLES)
-    radr.add_argument("--seed", type=whole(0), default=stats.SEED)
+    resampling_options(radr)
     runtime_options(radr)  # the judge options: RadRScore runs when a judge model is given
     radr.set_defaults(run=cmd_score_radrbench)
 

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from rexrank.cli.options import OK, whole
+from rexrank.reports import TASKS
 
 
 def add(commands) -> None:
@@ -22,7 +23,7 @@ def add(commands) -> None:
                      help="the folder the split's image paths are relative to (read-only to the model)")
     run.add_argument("--out", required=True, metavar="PREDICTIONS.jsonl",
                      help="where the predictions go (study_id, prediction), as `rexrank score` reads them")
-    run.add_argument("--task", choices=("findings", "findings_impression"),
+    run.add_argument("--task", choices=TASKS,
                      help="which of the model's tasks (needed when model.yaml names both)")
     run.add_argument("--timeout", type=whole(1), default=24 * 3600, metavar="S",
                      help="wall-clock limit of the run in seconds (default 86400); the save file is kept, so the "

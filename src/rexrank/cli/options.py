@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from rexrank import stats
 from rexrank.models import MODELS, PRECISIONS
 from rexrank.results import Result
 
@@ -53,7 +54,25 @@ def model_override(text: str) -> tuple[str, str]:
     return key, path
 
 
+def resampling_options(command: argparse.ArgumentParser, *, trials: bool = False) -> None:
+    """--resamples (or, for the paired tests, --trials) and --seed: both are in each number's signature."""
+    if trials:
+        command.add_argument("--trials", type=whole(1), default=stats.TRIALS,
+                             help=f"paired-bootstrap resamples and randomisations (default {stats.TRIALS:,})")
+    else:
+        command.add_argument("--resamples", type=whole(1), default=stats.RESAMPLES,
+                             help=f"bootstrap resamples for the 95%% CIs (default {stats.RESAMPLES:,})")
+    command.add_argument("--seed", type=whole(0), default=stats.SEED,
+                         help=f"the resampling's random seed (default {stats.SEED})")
+
+
 def runtime_options(command: argparse.ArgumentParser) -> None:
+    """The model options and the judge's."""
+    model_options(command)
+    _judge_options(command)
+
+
+def model_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--model", type=model_override, action="append", default=[], metavar="KEY=PATH",
                          help="a local copy of a model's weights (also REXRANK_MODEL_<KEY>); KEY one of "
                               + ", ".join(MODELS))
@@ -66,6 +85,9 @@ def runtime_options(command: argparse.ArgumentParser) -> None:
                               "in the signature: the maintainers rank fp32 numbers only). GREEN's local model "
                               "keeps its reference's precision (fp16 on CUDA, fp32 on the CPU), named in its "
                               "signature")
+
+
+def _judge_options(command: argparse.ArgumentParser) -> None:
     judge = command.add_argument_group("LLM-judged metrics (green, fineradscore): an OpenAI-compatible endpoint; "
                                        "GREEN also runs its local model (--model GREEN=PATH)")
     judge.add_argument("--judge-url", help="e.g. http://localhost:8000/v1 (also REXRANK_JUDGE_URL); key in "

@@ -8,7 +8,16 @@ import re
 from pathlib import Path
 
 from rexrank import __version__, demo, stats
-from rexrank.cli.options import METRIC_SKIPPED, OK, judge_options, runtime_options, warn, warn_all, whole
+from rexrank.cli.options import (
+    METRIC_SKIPPED,
+    OK,
+    judge_options,
+    resampling_options,
+    runtime_options,
+    warn,
+    warn_all,
+    whole,
+)
 from rexrank.errors import InputError
 from rexrank.reports import TASKS
 from rexrank.result_set import merge, result_paths, score_file
@@ -36,7 +45,9 @@ def add(commands) -> None:
     score.add_argument("--dataset", required=True,
                        help="a folder of parquet (study_id, findings, impression), a ReXrank split .json, "
                             "a .jsonl, or a Hub dataset ORG/NAME")
-    score.add_argument("--task", required=True, choices=TASKS)
+    score.add_argument("--task", required=True, choices=TASKS,
+                       help="what the predictions are scored against: the findings section, or "
+                            "'Findings: ... Impression: ...' (docs/metrics.md §0)")
     score.add_argument("--metrics", help=f"comma-separated from {','.join(METRICS)} (or their other names: "
                                          f"{','.join(ALIASES)}); default all: {','.join(AVAILABLE)} (judged "
                                          "metrics only when named)")
@@ -48,10 +59,9 @@ def add(commands) -> None:
                                               "split its study ids are, else from --dataset); one that contradicts "
                                               "the ids is refused")
     score.add_argument("--model-name", help="default: the predictions file's name")
-    score.add_argument("--institution", default="")
-    score.add_argument("--url", default="")
-    score.add_argument("--resamples", type=whole(1), default=stats.RESAMPLES, help="bootstrap resamples for the CIs")
-    score.add_argument("--seed", type=whole(0), default=stats.SEED)
+    score.add_argument("--institution", default="", help="recorded in the result, shown on the board")
+    score.add_argument("--url", default="", help="the model's page (code or weights), recorded in the result")
+    resampling_options(score)
     score.add_argument("--quiet", action="store_true", help="no progress bars")
     score.add_argument("--shard", metavar="I/N", help="score the I-th (0-based) of N blocks of the studies and write a "
                                                       "shard for rexrank merge; auto: RANK/WORLD_SIZE of torchrun")
@@ -63,24 +73,22 @@ def add(commands) -> None:
 
     join = commands.add_parser("merge", help="join the shards of a sharded rexrank score run into one result")
     join.add_argument("shards", nargs="+", help="the shard tables (<dataset>.<task>.shard-I-of-N.parquet)")
-    join.add_argument("--out", default="rexrank-results")
-    join.add_argument("--resamples", type=whole(1), default=stats.RESAMPLES, help="bootstrap resamples for the CIs")
-    join.add_argument("--seed", type=whole(0), default=stats.SEED)
+    join.add_argument("--out", default="rexrank-results", help="folder for the merged result JSON and per-study table")
+    resampling_options(join)
     join.set_defaults(run=cmd_merge)
 
     compare = commands.add_parser("compare", help="paired bootstrap and approximate randomisation between two "
                                   "systems' per-study tables")
     compare.add_argument("a", help="system A's <dataset>.<task>.per_study.parquet")
     compare.add_argument("b", help="system B's, same split and task")
-    compare.add_argument("--trials", type=whole(1), default=stats.TRIALS, help="resamples / randomisations")
-    compare.add_argument("--seed", type=whole(0), default=stats.SEED)
+    resampling_options(compare, trials=True)
     compare.set_defaults(run=cmd_compare)
 
     listing = commands.add_parser("metrics", help="list the metrics and what each gives an empty prediction")
     listing.set_defaults(run=cmd_metrics)
 
     run_demo = commands.add_parser("demo", help="score the embedded synthetic demo systems")
-    run_demo.add_argument("--out", default="rexrank-results")
+    run_demo.add_argument("--out", default="rexrank-results", help="folder for the demo systems' results")
     run_demo.add_argument("--metrics", help="comma-separated, default all")
     runtime_options(run_demo)
     run_demo.set_defaults(run=cmd_demo)
