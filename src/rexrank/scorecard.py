@@ -166,8 +166,9 @@ def _aggregated(metrics: Sequence[str], joined: dict[str, dict[str, np.ndarray]]
             skipped[name] = "needs " + ", ".join(f"{c} ({skipped.get(c, 'not run')})" for c in missing)
         else:
             signatures[name] = kind.signature([signatures[c] for c in kind.needs])
-    return {column: values for name in asked if name in signatures
-            for column, values in AGGREGATED[name].columns(joined).items()}
+    # made once per scorer whose features they read: the four label F1 metrics share one set of bitmasks
+    made = {AGGREGATED[name].needs: AGGREGATED[name] for name in asked if name in signatures}
+    return {column: values for kind in made.values() for column, values in kind.columns(joined).items()}
 
 
 def _chunks(rows: pd.DataFrame, metric_set: MetricSet, scorers: list[str], checkpoint: Path | None) -> list[Chunk]:

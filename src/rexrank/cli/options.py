@@ -69,7 +69,7 @@ def resampling_options(command: argparse.ArgumentParser, *, trials: bool = False
 def runtime_options(command: argparse.ArgumentParser) -> None:
     """The model options and the judge's."""
     model_options(command)
-    _judge_options(command)
+    _judge_group(command)
 
 
 def model_options(command: argparse.ArgumentParser) -> None:
@@ -87,7 +87,7 @@ def model_options(command: argparse.ArgumentParser) -> None:
                               "signature")
 
 
-def _judge_options(command: argparse.ArgumentParser) -> None:
+def _judge_group(command: argparse.ArgumentParser) -> None:
     judge = command.add_argument_group("LLM-judged metrics (green, fineradscore): an OpenAI-compatible endpoint; "
                                        "GREEN also runs its local model (--model GREEN=PATH)")
     judge.add_argument("--judge-url", help="e.g. http://localhost:8000/v1 (also REXRANK_JUDGE_URL); key in "
