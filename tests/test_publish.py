@@ -12,10 +12,10 @@ from fixtures.built import rexrank_json
 
 from rexrank import __version__, demo
 from rexrank.cli import main
-from rexrank.publish import METRICS_DIR, SPACE_DIR, pin_requirements
+from rexrank.publish import METRICS_DIR, SPACE_DIR, metric_folders, pin_requirements
 
 ORG = "rexrank-test"
-METRICS = sorted(p.name for p in METRICS_DIR.iterdir() if (p / f"{p.name}.py").is_file())
+METRICS = [folder.name for folder in metric_folders()]
 
 
 @pytest.fixture

@@ -12,10 +12,11 @@ import pytest
 from conftest import ROOT
 from fakehub import use_evaluate_endpoint
 
+from rexrank.publish import metric_folders
 from rexrank.scorers import ALIASES, METRICS, canonical
 from rexrank.scorers.radrscore import EFFECTIVENESS_PROMPT, EXTRACT_PROMPT, FACTUALITY_PROMPT, RECALL_PROMPT
 
-MODULES = sorted(p.name for p in (ROOT / "metrics").iterdir() if p.is_dir())
+MODULES = [folder.name for folder in metric_folders()]  # folders holding <name>/<name>.py, not __pycache__
 JUDGED = {"green", "fineradscore", "radrscore"}
 
 

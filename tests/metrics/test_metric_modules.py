@@ -12,8 +12,9 @@ from conftest import ROOT
 
 from rexrank.errors import InputError
 from rexrank.hf_metric import compute
+from rexrank.publish import metric_folders
 
-MODULES = sorted(p.name for p in (ROOT / "metrics").iterdir() if p.is_dir())
+MODULES = [folder.name for folder in metric_folders()]  # folders holding <name>/<name>.py, not __pycache__
 
 
 def test_there_are_modules():
@@ -179,3 +180,22 @@ def test_the_space_answers_what_its_module_computes(name, local_models, fake_ope
     assert shown == want
     key = {"radcliq": "radcliq_v1", "sembscore": "semb_score"}.get(name, name)
     assert isinstance(shown[key], float) and not math.isnan(shown[key]) and shown["signature"]
+
+
+def test_bytecode_beside_the_modules_is_no_module():
+    """The README's test command on a machine that writes bytecode (PYTHONDONTWRITEBYTECODE unset) leaves
+    metrics/__pycache__/cards.*.pyc behind: the next collection must not take that folder for a metric module."""
+    import importlib.util
+    import os
+    import py_compile
+    import subprocess
+    import sys
+
+    cards = ROOT / "metrics" / "cards.py"
+    py_compile.compile(str(cards), cfile=importlib.util.cache_from_source(str(cards)), doraise=True)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    run = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                          "tests/metrics/test_metric_modules.py", "tests/metrics/test_docstring_examples.py"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "__pycache__" not in run.stdout and "[bleu2]" in run.stdout
