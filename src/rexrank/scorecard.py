@@ -34,6 +34,7 @@ from rexrank.scorers import (
     Scorer,
     metric_class,
 )
+from rexrank.scorers.base import CHUNK
 from rexrank.signature import Signature
 
 
@@ -65,24 +66,33 @@ class MetricSet:
     a metric's own options (`fineradscore_shots`); each `Judged.from_options` takes what it needs. Without a judge,
     GREEN uses its local model and FineRadScore is unavailable."""
 
+    scorers: dict[str, Scorer]
+    judged: dict[str, Judged]
+    unavailable: dict[str, str]  # metric -> why it cannot run here
+
     def __init__(self, metrics: Sequence[str], device: str | None = None, batch_size: int | None = None,
                  progress: bool = True, judge: dict | None = None, chunk: int | None = None, dtype: str = "fp32"):
         self.metrics, self.progress, self.chunk = list(metrics), progress, chunk or CHUNK
-        self.scorers: dict[str, Scorer] = {}
-        self.judged: dict[str, Judged] = {}
-        self.unavailable: dict[str, str] = {}
-        for name in _plan(metrics):
+        self._options = {"device": device, "batch_size": batch_size, "dtype": dtype, "judge": judge}
+
+    def __getattr__(self, name: str):
+        """`scorers`, `judged` and `unavailable`, made when first asked for (after the input is read and checked: a
+        refused file costs no weight lookup, no judge and no torch import)."""
+        if name not in ("scorers", "judged", "unavailable") or "_options" not in self.__dict__:
+            raise AttributeError(name)
+        self.scorers, self.judged, self.unavailable = {}, {}, {}
+        device, judge = self._options["device"], self._options["judge"]
+        for metric in _plan(self.metrics):
             try:
-                if name in SCORERS:
-                    self.scorers[name] = SCORERS[name](device=device, batch_size=batch_size, progress=progress,
-                                                         dtype=dtype)
-                elif name in JUDGED:
-                    self.judged[name] = JUDGED[name].from_options(judge or {}, device=device, progress=progress)
+                if metric in SCORERS:
+                    self.scorers[metric] = SCORERS[metric](device=device, batch_size=self._options["batch_size"],
+                                                           progress=self.progress, dtype=self._options["dtype"])
+                elif metric in JUDGED:
+                    self.judged[metric] = JUDGED[metric].from_options(judge or {}, device=device,
+                                                                      progress=self.progress)
             except MetricUnavailable as err:
-                self.unavailable[name] = str(err)
-
-
-CHUNK = 512  # studies scored at once: at most one chunk's features of one metric are in memory
+                self.unavailable[metric] = str(err)
+        return getattr(self, name)
 
 
 def score(

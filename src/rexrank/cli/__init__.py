@@ -22,8 +22,18 @@ INTERRUPTED = ("rexrank: interrupted; nothing half-written: run the same command
                "and judge replies computed so far are kept in the cache)")
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose epilog may be a function: called only when the help is shown (build-dataset's lists
+    each reader's files, which would import every data module for any command)."""
+
+    def format_help(self) -> str:
+        if callable(self.epilog):
+            self.epilog = self.epilog()
+        return super().format_help()
+
+
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="rexrank", description=__doc__.split("\n")[0],
+    top = Parser(prog="rexrank", description=__doc__.split("\n")[0],
                                   epilog=__doc__.split("\n", 2)[2], formatter_class=argparse.RawTextHelpFormatter)
     top.add_argument("--version", action="version", version=f"rexrank {__version__}")
     commands = top.add_subparsers(dest="command", required=True)

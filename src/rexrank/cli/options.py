@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from rexrank import stats
 from rexrank.models import MODELS, PRECISIONS
-from rexrank.results import Result
+
+if TYPE_CHECKING:  # the commands import what they run when they run it: `--help` loads no pandas or torch
+    from rexrank.results import Result
 
 OK, BAD_INPUT, METRIC_SKIPPED = 0, 2, 3
 

@@ -6,6 +6,7 @@ import argparse
 import json
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rexrank import __version__, demo, stats
 from rexrank.cli.options import (
@@ -20,9 +21,6 @@ from rexrank.cli.options import (
 )
 from rexrank.errors import InputError
 from rexrank.reports import TASKS
-from rexrank.result_set import merge, result_paths, score_file
-from rexrank.results import ModelInfo, Result
-from rexrank.scorecard import CHUNK, MetricSet
 from rexrank.scorers import (
     ALIASES,
     AVAILABLE,
@@ -34,7 +32,10 @@ from rexrank.scorers import (
     metric_class,
     parse_metrics,
 )
-from rexrank.shards import parse_shard, shard_paths
+from rexrank.scorers.base import CHUNK
+
+if TYPE_CHECKING:
+    from rexrank.results import Result
 
 
 def add(commands) -> None:
@@ -122,6 +123,11 @@ def format_result(result: Result) -> str:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
+    from rexrank.result_set import result_paths, score_file
+    from rexrank.results import ModelInfo
+    from rexrank.scorecard import MetricSet
+    from rexrank.shards import parse_shard, shard_paths
+
     model = ModelInfo(args.model_name or Path(args.predictions).stem, args.institution, args.url)
     metric_set = MetricSet(parse_metrics(args.metrics), args.device, args.batch_size, progress=not args.quiet,
                            judge=judge_options(args), chunk=args.chunk, dtype=args.dtype)
@@ -140,6 +146,8 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 def cmd_merge(args: argparse.Namespace) -> int:
     """Join the shards of a sharded `rexrank score` run into one result."""
+    from rexrank.result_set import merge, result_paths
+
     result = merge([Path(p) for p in args.shards], Path(args.out), args.resamples, args.seed)
     warn_all(result)
     print(format_result(result))
@@ -197,6 +205,10 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from rexrank.result_set import score_file
+    from rexrank.results import ModelInfo
+    from rexrank.scorecard import MetricSet
+
     out = Path(args.out)
     metrics = MetricSet(parse_metrics(args.metrics), args.device, args.batch_size, progress=False,
                         judge=judge_options(args), dtype=args.dtype)

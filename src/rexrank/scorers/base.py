@@ -12,16 +12,19 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from rexrank.cache import FeatureCache, default_path
 from rexrank.errors import MetricUnavailable  # noqa: F401  (re-exported: scorers raise it)
-from rexrank.llm.guard import DataUse
 from rexrank.signature import Signature
 
+if TYPE_CHECKING:  # the judges' client (httpx) loads when a judge runs, not with the registry
+    from rexrank.llm.guard import DataUse
+
 UNBOUNDED = (-math.inf, math.inf)
+CHUNK = 512  # studies scored at once (rexrank.scorecard): at most one chunk's features of one metric are in memory
 
 
 class Scorer:
@@ -44,10 +47,18 @@ class Scorer:
         """Model scorers run on `device` (default: CUDA when present, else CPU) in batches of `batch_size` (default:
         from the free GPU memory, or 32 on the CPU), at `dtype` (fp32; bf16 or fp16 under autocast, recorded in the
         signature)."""
-        from rexrank.models.runtime import Runtime
-
-        self.runtime = Runtime(device, batch_size, dtype)
+        self._runtime_options = (device, batch_size, dtype)
         self.progress = progress
+
+    @property
+    def runtime(self):
+        """The device, precision and batching the models run with: made (importing torch) when a model first needs
+        it, so that a scorer without a model (BLEU-2) never loads torch."""
+        if "_runtime" not in self.__dict__:
+            from rexrank.models.runtime import Runtime
+
+            self._runtime = Runtime(*self._runtime_options)
+        return self._runtime
 
     def features(self, texts: Sequence[str]) -> list[Any]:
         raise NotImplementedError
