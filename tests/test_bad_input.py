@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixtures.outputs import written
 
 from rexrank import demo
 from rexrank.cli import main
@@ -37,7 +38,7 @@ def error_line(capsys) -> str:
 def test_a_report_over_the_csv_modules_field_limit_scores_as_in_json(tmp_path, capsys):
     big = "Heart size is normal. " * 500_000  # 11 MB in one field; the csv module stops at 128 KiB by default
     assert score(tmp_path, predictions_csv(tmp_path / "big.csv", big)) == 0
-    assert Result.read(tmp_path / "out" / "dataset.findings.json").counts["scored"] == 45
+    assert Result.read(written(tmp_path / "out", "dataset.findings.json")).counts["scored"] == 45
 
 
 NESTED = "[" * 200_000 + "]" * 200_000
@@ -96,14 +97,14 @@ def test_options_out_of_range_end_in_one_clear_line(tmp_path, capsys, option, sa
 
 def test_an_unknown_metric_in_a_result_file_is_named(tmp_path, capsys):
     assert score(tmp_path, demo.predictions("demo-careful", "findings"), "--dataset-name", "mimic-cxr") == 0
-    path = tmp_path / "out" / "mimic-cxr.findings.json"
+    path = written(tmp_path / "out", "mimic-cxr.findings.json")
     data = json.loads(path.read_text())
     data["metrics"]["bleu4"] = data["metrics"]["bleu2"]
     path.write_text(json.dumps(data))
     capsys.readouterr()
     assert main(["submit", "--results", str(tmp_path / "out"), "--name", "X", "--dry-run"]) == 2
     err = capsys.readouterr().err
-    assert "mimic-cxr.findings.json: unknown metric 'bleu4'" in err and "Traceback" not in err
+    assert f"{path.name}: unknown metric 'bleu4'" in err and "Traceback" not in err
 
 
 def test_ctrl_c_is_one_line_exit_130_and_the_rerun_resumes(tmp_path, monkeypatch, capsys, local_models):
@@ -131,11 +132,11 @@ def test_ctrl_c_is_one_line_exit_130_and_the_rerun_resumes(tmp_path, monkeypatch
     done = sum(calls[:2])
     assert main(run) == 0
     assert sum(calls[3:]) == sum(calls) - done - calls[2]  # the rerun computed only what was not cached
-    resumed = Result.read(tmp_path / "out" / "dataset.findings.json")
+    resumed = Result.read(written(tmp_path / "out", "dataset.findings.json"))
     monkeypatch.setattr(BertScore, "features", real)
     monkeypatch.setenv("REXRANK_CACHE", "off")
     assert main([*run[:-3], "--out", str(tmp_path / "again"), "--quiet"]) == 0
-    fresh = Result.read(tmp_path / "again" / "dataset.findings.json")
+    fresh = Result.read(written(tmp_path / "again", "dataset.findings.json"))
     assert resumed.metrics["bertscore"].value == fresh.metrics["bertscore"].value
 
 

@@ -14,6 +14,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from fixtures.outputs import written
 
 from rexrank.cache import FeatureCache
 from rexrank.cli import main
@@ -232,8 +233,8 @@ def test_rexrank_score_with_a_garbage_cache_is_one_line_exit_0_and_the_scores_of
     [line] = warnings(capsys.readouterr().err)
     assert str(tmp_path / "features.sqlite") in line
     table = "dataset.findings.per_study.parquet"
-    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "garbage" / table),
-                                  pd.read_parquet(tmp_path / "plain" / table), check_exact=True)
+    pd.testing.assert_frame_equal(pd.read_parquet(written(tmp_path / "garbage", table)),
+                                  pd.read_parquet(written(tmp_path / "plain", table)), check_exact=True)
 
 
 def test_reply_cache_on_a_garbage_file_asks_the_judge_and_says_so_once(fake_openai, tmp_path, capsys):

@@ -6,6 +6,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from fixtures.outputs import written
 
 from rexrank import demo
 from rexrank.cli import main
@@ -26,8 +27,8 @@ def test_score_writes_result_and_per_study_table(tmp_path, capsys):
     assert "Careful · dataset test · findings · 45 studies scored, 3 left out by the task" in out
     assert ("bleu2: bleu2:1|tok:lower+dot|smooth:method1:eps=0.1|refs:collapsed-ws|missing:left-out|preds:as-given|"
             "boot:200:seed=0|rexrank:0.1.0") in out
-    result = Result.read(tmp_path / "dataset.findings.json")
-    table = pd.read_parquet(tmp_path / "dataset.findings.per_study.parquet")
+    result = Result.read(written(tmp_path, "dataset.findings.json"))
+    table = pd.read_parquet(written(tmp_path, "dataset.findings.per_study.parquet"))
     assert result.counts == {"split_studies": 48, "scored": 45, "dropped_by_task": 3, "empty_predictions": 0,
                              "ignored_predictions": 3}
     assert len(table) == 45 and result.metrics["bleu2"].value == pytest.approx(table["bleu2"].mean(), rel=1e-15)
@@ -44,7 +45,7 @@ def test_a_metric_that_cannot_run_says_why_and_the_others_still_run(tmp_path, ca
     out = capsys.readouterr().out
     assert ("  not run here: radgraph, bertscore, semb_score, radcliq_v1 (weights not downloaded): `rexrank models "
             "download --all` fetches them") in out
-    result = Result.read(tmp_path / "dataset.findings.json")
+    result = Result.read(written(tmp_path, "dataset.findings.json"))
     assert set(result.metrics) == {"bleu2"} and "radcliq_v1" in result.skipped
 
 
@@ -63,14 +64,14 @@ def test_without_weights_the_skipped_report_is_a_line_per_missing_model_and_one_
         "    rate_ner: RaTEScore entity tagger, for ratescore",
         "  (the reasons in full: the result JSON's skipped_metrics)"]
     assert "StanfordAIMI" not in out and len(report) < 800  # each name at most twice (654); was 3,895
-    skipped = Result.read(tmp_path / "dataset.findings.json").skipped
+    skipped = Result.read(written(tmp_path, "dataset.findings.json")).skipped
     assert "Run `rexrank models download radgraph` where there is network" in skipped["radgraph"]
     assert skipped["radcliq_v1"].startswith("needs radgraph, bertscore, semb_score (radgraph: RadGraph v1 model")
 
 
 def test_a_metric_is_named_by_its_name_or_its_module_s(tmp_path, capsys):
     assert score(tmp_path, "--metrics", "bleu2,radcliq") == 3  # the module's Space name: RadCliQ-v1
-    result = Result.read(tmp_path / "dataset.findings.json")
+    result = Result.read(written(tmp_path, "dataset.findings.json"))
     assert set(result.metrics) == {"bleu2"} and "radcliq_v1" in result.skipped and "radcliq" not in result.skipped
     assert main(["metrics"]) == 0
     listed = capsys.readouterr().out
@@ -80,9 +81,9 @@ def test_a_metric_is_named_by_its_name_or_its_module_s(tmp_path, capsys):
 def test_empty_prediction_warns_and_scores_zero(tmp_path, capsys):
     assert score(tmp_path, "--metrics", "bleu2", system="demo-template") == 0
     assert "1 empty prediction(s), scored as the empty report: demo-0006" in capsys.readouterr().err
-    assert Result.read(tmp_path / "dataset.findings.json").warnings[0].endswith(
+    assert Result.read(written(tmp_path, "dataset.findings.json")).warnings[0].endswith(
         "demo-template.findings.jsonl: 1 empty prediction(s), scored as the empty report: demo-0006")
-    table = pd.read_parquet(tmp_path / "dataset.findings.per_study.parquet").set_index("study_id")
+    table = pd.read_parquet(written(tmp_path, "dataset.findings.per_study.parquet")).set_index("study_id")
     assert table.loc["demo-0006", "bleu2"] == 0.0
 
 
@@ -94,7 +95,7 @@ def test_empty_prediction_warns_and_scores_zero(tmp_path, capsys):
     ('{"study_id": "demo-0001", "prediction": "x"}\n' * 2, "study demo-0001 is predicted more than once"),
     ('not json\n', "p.jsonl:1: not valid JSON"),
     ('{"id": "demo-0001", "report": "x"}\n', "p.jsonl:1: expected the keys study_id and prediction (or "
-                                             "model_prediction), found 'id', 'report'"),
+                                             "model_prediction, or report), found 'id', 'report'"),
     ('{"study_id": "demo-0001", "text": "x"}\n', "found 'study_id', 'text'"),
 ])
 def test_bad_predictions_exit_2_naming_the_study_and_write_nothing(tmp_path, capsys, predictions, message):
@@ -120,17 +121,17 @@ def test_unknown_metric_and_missing_files_exit_2(tmp_path, capsys):
 def test_demo_writes_every_system_and_task(tmp_path, capsys):
     assert main(["demo", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.json") if "radrbench" not in p.parts)
-    assert written == [f"{s}/rexrank-demo.{t}.json" for s in sorted(demo.systems())
-                       for t in ("findings", "findings_impression")]
+    files = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.json") if "radrbench" not in p.parts)
+    assert files == [f"{key}/rexrank-demo.{t}.{card['name']}.json" for key, card in sorted(demo.systems().items())
+                     for t in ("findings", "findings_impression")]
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("radrbench/*")) == [
         f"{m}/radrbench/radrbench-cxr.{f}" for m in ("demo-guesser", "demo-reasoner")
         for f in ("accuracy.json", "per_item.parquet")]
     assert "== RadRBench-CXR (synthetic demo items) · 25 items" in out
     board = out.split("== rexrank-demo test · findings ·")[1].splitlines()
     assert [line.split()[0] for line in board[2:5]] == ["Demo-Careful", "Demo-Shuffled", "Demo-Template"]
-    careful = Result.read(tmp_path / "demo-careful" / "rexrank-demo.findings.json")
-    template = Result.read(tmp_path / "demo-template" / "rexrank-demo.findings.json")
+    careful = Result.read(written(tmp_path / "demo-careful", "rexrank-demo.findings.json"))
+    template = Result.read(written(tmp_path / "demo-template", "rexrank-demo.findings.json"))
     assert careful.metrics["bleu2"].low > template.metrics["bleu2"].high  # clearly separated systems
     # no weights here: one line says what did not run and the one command that fetches it; the board says it is
     # not ranked by its own metric
@@ -154,7 +155,7 @@ def test_console_script_entry_point_runs():
 def test_compare_runs_both_paired_tests_on_the_same_studies(tmp_path, capsys):
     for system in ("demo-careful", "demo-template"):
         assert score(tmp_path / system, "--metrics", "bleu2", system=system) == 0
-    a, b = (tmp_path / s / "dataset.findings.per_study.parquet" for s in ("demo-careful", "demo-template"))
+    a, b = (written(tmp_path / s, "dataset.findings.per_study.parquet") for s in ("demo-careful", "demo-template"))
     capsys.readouterr()
     assert main(["compare", str(a), str(b), "--trials", "500"]) == 0
     row = capsys.readouterr().out.splitlines()[-1].split()
@@ -163,7 +164,7 @@ def test_compare_runs_both_paired_tests_on_the_same_studies(tmp_path, capsys):
     assert float(row[-2]) < 0.01 and float(row[-1]) < 0.01  # clearly different systems
 
     assert score(tmp_path / "fi", "--metrics", "bleu2", task="findings_impression") == 0
-    other_task = tmp_path / "fi" / "dataset.findings_impression.per_study.parquet"
+    other_task = written(tmp_path / "fi", "dataset.findings_impression.per_study.parquet")
     assert main(["compare", str(a), str(other_task)]) == 2
     assert "findings_impression: a paired test compares two systems on the same test set and task" in (
         capsys.readouterr().err)
@@ -210,9 +211,10 @@ def test_a_scorer_without_weights_is_skipped_in_one_line_and_the_rest_is_written
     assert score(tmp_path, "--metrics", "weighty,bleu2") == 3
     assert "  not run here: weighty: weights for weighty not found offline: set REXRANK_MODEL_WEIGHTY=/path" in (
         capsys.readouterr().out)
-    result = Result.read(tmp_path / "dataset.findings.json")
+    result = Result.read(written(tmp_path, "dataset.findings.json"))
     assert set(result.metrics) == {"bleu2"} and result.skipped["weighty"].startswith("weights for weighty")
-    assert list(pd.read_parquet(tmp_path / "dataset.findings.per_study.parquet").columns) == ["study_id", "bleu2"]
+    table = pd.read_parquet(written(tmp_path, "dataset.findings.per_study.parquet"))
+    assert list(table.columns) == ["study_id", "bleu2"]
 
 
 def test_score_runs_the_model_metrics(local_models, tmp_path, capsys, tiny_roberta, monkeypatch):
@@ -220,8 +222,8 @@ def test_score_runs_the_model_metrics(local_models, tmp_path, capsys, tiny_rober
     code = score(tmp_path, "--metrics", "bleu2,bertscore,semb_score", "--batch-size", "4",
                  "--model", f"bertscore={tiny_roberta}")
     assert code == 0, capsys.readouterr()
-    result = Result.read(tmp_path / "dataset.findings.json")
-    table = pd.read_parquet(tmp_path / "dataset.findings.per_study.parquet")
+    result = Result.read(written(tmp_path, "dataset.findings.json"))
+    table = pd.read_parquet(written(tmp_path, "dataset.findings.per_study.parquet"))
     assert list(table.columns) == ["study_id", "bleu2", "bertscore", "semb_score"] and len(table) == 45
     assert set(result.extras["chexbert_label_f1"]) == {"micro_f1_14", "macro_f1_14", "micro_f1_5", "macro_f1_5"}
     assert "chexbert_label_f1: micro_f1_14 " in capsys.readouterr().out
@@ -238,8 +240,8 @@ def test_radcliq_v1_end_to_end_from_its_four_components(local_models, tmp_path, 
     from rexrank.scorers.radcliq import COMPONENTS, RADCLIQ_V1
 
     assert score(tmp_path, "--metrics", "radcliq_v1", "--resamples", "200") == 0, capsys.readouterr().err
-    result = Result.read(tmp_path / "dataset.findings.json")
-    table = pd.read_parquet(tmp_path / "dataset.findings.per_study.parquet")
+    result = Result.read(written(tmp_path, "dataset.findings.json"))
+    table = pd.read_parquet(written(tmp_path, "dataset.findings.per_study.parquet"))
     assert set(COMPONENTS) <= set(table.columns) and set(COMPONENTS) <= set(result.metrics)
     per_study = RADCLIQ_V1([table[c].to_numpy() for c in COMPONENTS])
     np.testing.assert_allclose(table["radcliq_v1"], per_study, rtol=0, atol=1e-12)
@@ -262,14 +264,14 @@ def test_green_through_a_judge_endpoint_with_counts_per_study(tmp_path, fake_ope
     fake_openai.replies = lambda prompt: "I cannot compare these." if odd["prediction"] in prompt else GREEN_ANSWER
     judge = ["--judge-url", fake_openai.url, "--judge-model", fake_openai.model]
     assert score(tmp_path, "--metrics", "green,bleu2", *judge) == 0
-    result = Result.read(tmp_path / "dataset.findings.json")
+    result = Result.read(written(tmp_path, "dataset.findings.json"))
     green = result.metrics["green"]
     # 45 studies, one answer unreadable: it counts 0, GREEN's worst, beside the mean over the 44 read
     assert green.value == pytest.approx(0.75 * 44 / 45) and green.n == 45
     assert result.extras["green"]["unparseable"] == 1 and result.extras["green"]["error_counts"]["matched"] == 132
     assert result.extras["green"]["judged"] == 44 and result.extras["green"]["judged_mean"] == pytest.approx(0.75)
     assert f"backend:judge:{fake_openai.model}" in str(green.signature)
-    table = pd.read_parquet(tmp_path / "dataset.findings.per_study.parquet")
+    table = pd.read_parquet(written(tmp_path, "dataset.findings.per_study.parquet"))
     row = table.set_index("study_id").loc[odd["study_id"]]
     assert row["green"] == 0.0 and pd.isna(row["green.significant_a"]) and row["green.problem"] == "unparseable"
     assert (table["green.significant_a"].dropna() == 1).all() and fake_openai.calls == 45

@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pandas as pd
+from fixtures.outputs import written
 from fixtures.reports import reports
 
 from rexrank import demo, stats
@@ -29,11 +30,13 @@ def test_three_shards_merged_give_the_unsharded_label_f1_exactly(local_models, t
         assert score(tmp_path / "shards", "--shard", f"{i}/3") == 0
     shards = sorted((tmp_path / "shards").glob("*.parquet"))
     assert main(["merge", *map(str, shards), "--out", str(tmp_path / "merged")]) == 0
-    whole, merged = (json.loads((tmp_path / d / f"mimic-cxr.{TASK}.json").read_text()) for d in ("whole", "merged"))
+    whole, merged = (json.loads(written(tmp_path / d, f"mimic-cxr.{TASK}.json").read_text())
+                     for d in ("whole", "merged"))
     for name in NAMES:
         assert merged["metrics"][name] == whole["metrics"][name], name  # value, CI, n and signature
         assert whole["metrics"][name]["value"] == whole["extras"]["chexbert_label_f1"][name.removeprefix("chexbert_")]
-    tables = [pd.read_parquet(tmp_path / d / f"mimic-cxr.{TASK}.per_study.parquet") for d in ("whole", "merged")]
+    tables = [pd.read_parquet(written(tmp_path / d, f"mimic-cxr.{TASK}.per_study.parquet"))
+              for d in ("whole", "merged")]
     pd.testing.assert_frame_equal(tables[0][["study_id", *MASKS]], tables[1][["study_id", *MASKS]])
 
 

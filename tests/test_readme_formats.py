@@ -34,7 +34,7 @@ def test_the_split_json_example_is_a_rexrank_split(tmp_path):
 
 
 def test_each_predictions_line_is_a_predictions_file_of_its_format(tmp_path):
-    [formats] = blocks("text")
+    formats, _ = blocks("text")
     texts: dict[str, str] = {}
     name = ""
     for line in formats.splitlines():  # a file's name, then its text; an indented line goes on with the last file
@@ -65,3 +65,20 @@ def test_the_split_template_is_the_demo_split_scored_alike_and_packaged(tmp_path
     assert Result.read(a).metrics["bleu2"] == Result.read(b).metrics["bleu2"] and not Result.read(a).warnings
     packaged = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["rexrank"]
     assert any(fnmatch.fnmatch("demo/split.json", pattern) for pattern in packaged)
+
+
+def test_the_findings_impression_example_is_written_as_its_reference_is(tmp_path):
+    """A findings+impression prediction shown as the task's reference is made: scored with no word of the other task,
+    and a findings-only text in its place is warned about."""
+    from rexrank.data import align
+
+    _, example = blocks("text")
+    name, text = example.strip().split(None, 1)
+    (tmp_path / name).write_text(text)
+    predictions = load_predictions(tmp_path / name)
+    assert re.fullmatch(r"Findings: .+ Impression: .+", predictions["demo-0001"])
+    (tmp_path / "split.json").write_text(blocks("json")[0])
+    references = load_split(tmp_path / "split.json").references("findings_impression")
+    assert not [w for w in align(references, predictions, partial=True).warnings if "Impression:" in w]
+    findings_only = {"demo-0001": predictions["demo-0001"].split(" Impression:")[0].removeprefix("Findings: ")}
+    assert [w for w in align(references, findings_only, partial=True).warnings if "are these for --task findings" in w]

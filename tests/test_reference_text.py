@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from fixtures.board import result, results_repo, reviewed
+from fixtures.outputs import written
 from fixtures.reports import multiline_studies
 
 from rexrank.board.aggregate import aggregate
@@ -105,8 +106,8 @@ def test_every_metric_scores_the_collapsed_references_and_signs_how(tmp_path, lo
     assert main(["score", "--predictions", str(predictions), "--dataset", str(tmp_path / "synthetic.jsonl"),
                  "--task", FINDINGS_IMPRESSION, "--metrics", ",".join(metrics), "--out", str(tmp_path / "out"),
                  "--resamples", "20", "--quiet"]) == 0
-    made = Result.read(tmp_path / "out" / "synthetic.findings_impression.json")
-    table = pd.read_parquet(tmp_path / "out" / "synthetic.findings_impression.per_study.parquet")
+    made = Result.read(written(tmp_path / "out", "synthetic.findings_impression.json"))
+    table = pd.read_parquet(written(tmp_path / "out", "synthetic.findings_impression.per_study.parquet"))
     assert set(made.metrics) == set(metrics)
     for name, metric in made.metrics.items():  # each number, the composite too, says how its texts were made
         assert text_settings(FINDINGS_IMPRESSION).items() <= metric.signature.settings.items(), name
@@ -139,7 +140,7 @@ def test_a_judge_is_sent_the_collapsed_reference(tmp_path, fake_openai, monkeypa
     assert sorted(p.split("Ground Truth Text: ")[1] for p in prompts) == sorted(
         reference_text(findings, None, FINDINGS) for _, findings, _, _ in rows)
     assert not any(findings in prompt for _, findings, _, _ in rows for prompt in prompts)  # no line break reaches it
-    signature = Result.read(tmp_path / "out" / "synthetic.findings.json").metrics["fineradscore"].signature
+    signature = Result.read(written(tmp_path / "out", "synthetic.findings.json")).metrics["fineradscore"].signature
     assert signature.settings["refs"] == "collapsed-ws" and signature.settings["missing"] == "left-out"
 
 
@@ -181,7 +182,7 @@ def test_rexrank_submit_refuses_a_result_made_on_stored_references(tmp_path, cap
     from fixtures.submissions import score as score_demo
 
     results = score_demo(tmp_path / "results")
-    path = results / "mimic-cxr.findings.json"
+    path = written(results, "mimic-cxr.findings.json")
     data = json.loads(path.read_text())
     bleu = data["metrics"]["bleu2"]
     for key in ("refs", "missing", "preds"):
@@ -190,7 +191,7 @@ def test_rexrank_submit_refuses_a_result_made_on_stored_references(tmp_path, cap
     path.write_text(json.dumps(data))
     capsys.readouterr()
     assert main(["submit", "--results", str(results), "--name", "X", "--dry-run"]) == 2
-    assert ("mimic-cxr.findings.json: bleu2 was made on references with their whitespace as stored (this rexrank "
+    assert (f"{path.name}: bleu2 was made on references with their whitespace as stored (this rexrank "
             "scores refs:collapsed-ws): re-score") in capsys.readouterr().err
 
 
@@ -217,11 +218,11 @@ def test_the_findings_task_of_chexpert_plus_leaves_out_its_studies_without_findi
     for task, scored in ((FINDINGS, 62), (FINDINGS_IMPRESSION, 200)):
         assert main(["score", "--predictions", str(predictions), "--dataset", str(built), "--task", task,
                      "--metrics", "bleu2", "--out", str(tmp_path / "out"), "--resamples", "20", "--quiet"]) == 0
-        made = Result.read(tmp_path / "out" / f"chexpert-plus.{task}.json")
+        made = Result.read(written(tmp_path / "out", f"chexpert-plus.{task}.json"))
         assert made.counts["scored"] == made.metrics["bleu2"].n == scored
         assert made.counts["dropped_by_task"] == 200 - scored
         assert made.metrics["bleu2"].signature.settings["missing"] == text_settings(task)["missing"]
-    findings = Result.read(tmp_path / "out" / "chexpert-plus.findings.json").metrics["bleu2"]
+    findings = Result.read(written(tmp_path / "out", "chexpert-plus.findings.json")).metrics["bleu2"]
     assert findings.value == 1.0  # each of the 62 predicted exactly: no study scored against the word None
 
 

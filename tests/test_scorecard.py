@@ -11,10 +11,11 @@ import time
 
 import pandas as pd
 import pytest
+from fixtures.outputs import written
 
 from rexrank import demo
 from rexrank.cli import main
-from rexrank.results import Result
+from rexrank.results import Result, result_paths
 from rexrank.scorecard import MetricSet, score
 from rexrank.scorers.bleu import Bleu2
 
@@ -120,16 +121,16 @@ def test_a_run_killed_by_sigkill_ends_with_the_result_an_uninterrupted_run_write
     killed = subprocess.run([sys.executable, "-c", KILLED, *args, "--out", str(tmp_path / "run")],
                             capture_output=True, text=True, timeout=300, env=os.environ | {"PYTHONHASHSEED": "0"})
     assert killed.returncode == -signal.SIGKILL
-    partial = tmp_path / "run" / ".partial" / "dataset.findings_impression"
+    files = result_paths(tmp_path / "run", "dataset", "findings_impression", "demo-careful")
+    partial = tmp_path / "run" / ".partial" / files[0].stem  # the model's own checkpoint
     assert sorted(p.name for p in partial.glob("chunk-*")) == ["chunk-00000.npz", "chunk-00001.npz"]
-    assert not (tmp_path / "run" / "dataset.findings_impression.json").exists()
+    assert not files[0].exists()
     assert main([*args, "--out", str(tmp_path / "run")]) == 0  # the same command again
     assert main([*args, "--out", str(tmp_path / "once")]) == 0
     assert not (tmp_path / "run" / ".partial").exists()  # kept only until the result is written
-    for suffix in ("per_study.parquet", "predictions.jsonl"):
-        name = f"dataset.findings_impression.{suffix}"
-        assert (tmp_path / "run" / name).read_bytes() == (tmp_path / "once" / name).read_bytes()
-    again, once = (Result.read(tmp_path / d / "dataset.findings_impression.json").to_dict() for d in ("run", "once"))
+    for path in files[1:]:
+        assert path.read_bytes() == (tmp_path / "once" / path.name).read_bytes()
+    again, once = (Result.read(tmp_path / d / files[0].name).to_dict() for d in ("run", "once"))
     assert {**again, "created": None} == {**once, "created": None}
 
 
@@ -153,8 +154,8 @@ sys.exit(main(sys.argv[1:]))
 def test_two_runs_into_one_out_never_mix_their_scores(tmp_path):
     """Two systems scored into one --out at once: before the lock the second cleared the first's checkpoint, and
     the first read the second's chunks as its own (a result named for one system held 20 of 48 per-study scores of
-    the other, its companion hashes matching). Now the second stops at once with one line naming the first's pid;
-    another task into the same folder runs beside it."""
+    the other, its companion hashes matching). Now each model's files and checkpoint are its own: another model runs
+    beside the first, and the same model again stops at once with one line naming the first's pid."""
     out, release = tmp_path / "out", tmp_path / "release"
     task = ["--task", "findings_impression"]
     common = ["score", "--dataset", DATASET, "--metrics", "bleu2", "--quiet", "--chunk", "8", "--resamples", "10"]
@@ -162,45 +163,40 @@ def test_two_runs_into_one_out_never_mix_their_scores(tmp_path):
     first = subprocess.Popen([sys.executable, "-c", HELD, *common, *task, "--predictions", careful, "--out", str(out)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              env=os.environ | {"RELEASE": str(release)})
+    mine, theirs = (result_paths(out, "dataset", "findings_impression", m) for m in ("demo-careful", "demo-template"))
     try:
-        kept = out / ".partial" / "dataset.findings_impression" / "chunk-00000.npz"
+        kept = out / ".partial" / mine[0].stem / "chunk-00000.npz"
         for _ in range(1200):
             if kept.exists() or first.poll() is not None:
                 break
             time.sleep(0.05)
         assert kept.exists(), first.communicate()
         cli = [sys.executable, "-m", "rexrank.cli", *common]
-        second = subprocess.run([*cli, *task, "--predictions", template, "--out", str(out)], capture_output=True,
-                                text=True, timeout=300)
-        other_task = subprocess.run([*cli, "--task", "findings", "--out", str(out), "--predictions",
-                                     str(demo.predictions("demo-template", "findings"))],
-                                    capture_output=True, text=True, timeout=300)
+        again = subprocess.run([*cli, *task, "--predictions", careful, "--out", str(out)], capture_output=True,
+                               text=True, timeout=300)
+        other = subprocess.run([*cli, *task, "--predictions", template, "--out", str(out)], capture_output=True,
+                               text=True, timeout=300)
         release.touch()
         _, first_err = first.communicate(timeout=300)
     finally:
         release.touch()
         first.kill() if first.poll() is None else None
     assert first.returncode == 0, first_err
-    assert second.returncode == 2 and "Traceback" not in second.stderr
-    assert second.stderr.strip() == (f"rexrank: error: another rexrank score is writing "
-                                     f"{out / 'dataset.findings_impression'} (pid {first.pid}): wait for it to end, "
-                                     "or give this run its own --out")
-    assert other_task.returncode == 0, other_task.stderr  # its own files: not locked out
+    assert again.returncode == 2 and "Traceback" not in again.stderr
+    assert again.stderr.strip() == (f"rexrank: error: another rexrank score is writing {out / mine[0].stem} (pid "
+                                    f"{first.pid}): wait for it to end, or give this run its own --out")
+    assert other.returncode == 0, other.stderr  # another model: its own files, not locked out
     assert not (out / ".partial").exists()
 
     def alone(predictions: str, folder: str) -> pd.DataFrame:
         assert main([*common, *task, "--predictions", predictions, "--out", str(tmp_path / folder)]) == 0
-        return pd.read_parquet(tmp_path / folder / "dataset.findings_impression.per_study.parquet")
+        return pd.read_parquet(written(tmp_path / folder, "dataset.findings_impression.per_study.parquet"))
 
     careful_alone, template_alone = alone(careful, "careful"), alone(template, "template")
     assert (careful_alone["bleu2"] != template_alone["bleu2"]).all()  # every study tells the two systems apart
-    written = Result.read(out / "dataset.findings_impression.json")
-    assert written.model.name == "demo-careful.findings_impression"
-    pd.testing.assert_frame_equal(pd.read_parquet(out / "dataset.findings_impression.per_study.parquet"),
-                                  careful_alone, check_exact=True)
-    assert main([*common, *task, "--predictions", template, "--out", str(out)]) == 0  # once the first has ended
-    pd.testing.assert_frame_equal(pd.read_parquet(out / "dataset.findings_impression.per_study.parquet"),
-                                  template_alone, check_exact=True)
+    assert Result.read(mine[0]).model.name == "demo-careful"  # the file's name less its task
+    pd.testing.assert_frame_equal(pd.read_parquet(mine[1]), careful_alone, check_exact=True)
+    pd.testing.assert_frame_equal(pd.read_parquet(theirs[1]), template_alone, check_exact=True)
 
 
 def test_a_chunk_of_another_run_is_not_read_even_under_this_runs_name(tmp_path, monkeypatch):

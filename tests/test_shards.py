@@ -8,6 +8,7 @@ import sys
 
 import pandas as pd
 import pytest
+from fixtures.outputs import written
 
 from rexrank import demo
 from rexrank.cli import main
@@ -23,11 +24,11 @@ def score(out, *extra):
 
 
 def same_result(a, b):
-    ra, rb = (json.loads((d / f"mimic-cxr.{TASK}.json").read_text()) for d in (a, b))
+    ra, rb = (json.loads(written(d, f"mimic-cxr.{TASK}.json").read_text()) for d in (a, b))
     assert ra["metrics"] == rb["metrics"] and ra["counts"] == rb["counts"]
-    pd.testing.assert_frame_equal(*(pd.read_parquet(d / f"mimic-cxr.{TASK}.per_study.parquet") for d in (a, b)))
-    assert (a / f"mimic-cxr.{TASK}.predictions.jsonl").read_text() == (b / f"mimic-cxr.{TASK}.predictions.jsonl"
-                                                                        ).read_text()
+    pd.testing.assert_frame_equal(*(pd.read_parquet(written(d, f"mimic-cxr.{TASK}.per_study.parquet")) for d in (a, b)))
+    na, nb = (written(d, f"mimic-cxr.{TASK}.predictions.jsonl") for d in (a, b))
+    assert na.read_text() == nb.read_text()
 
 
 def test_three_shards_merged_equal_the_unsharded_run(tmp_path):
@@ -36,7 +37,7 @@ def test_three_shards_merged_equal_the_unsharded_run(tmp_path):
         assert score(tmp_path / "shards", "--shard", f"{i}/3") == 0
     shards = sorted((tmp_path / "shards").glob("*.parquet"))
     assert len(shards) == 3 and sum(len(pd.read_parquet(p)) for p in shards) == len(
-        pd.read_parquet(tmp_path / "whole" / f"mimic-cxr.{TASK}.per_study.parquet"))
+        pd.read_parquet(written(tmp_path / "whole", f"mimic-cxr.{TASK}.per_study.parquet")))
     assert main(["merge", *map(str, shards), "--out", str(tmp_path / "merged")]) == 0
     same_result(tmp_path / "whole", tmp_path / "merged")
 
@@ -75,6 +76,6 @@ def test_two_processes_under_torchrun_merge_to_the_single_process_result(tmp_pat
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     shards = sorted((tmp_path / "ranks").glob("*.parquet"))
-    assert [p.name for p in shards] == [f"mimic-cxr.{TASK}.shard-{i}-of-2.parquet" for i in range(2)]
+    assert [p.name for p in shards] == [f"mimic-cxr.{TASK}.demo-careful.shard-{i}-of-2.parquet" for i in range(2)]
     assert main(["merge", *map(str, shards), "--out", str(tmp_path / "merged")]) == 0
     same_result(tmp_path / "whole", tmp_path / "merged")

@@ -8,6 +8,7 @@ import json
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from fixtures.outputs import written
 
 from rexrank import demo, per_study
 from rexrank.cli import main
@@ -34,7 +35,7 @@ def same_ids(tmp_path):
         predictions.write_text("\n".join(lines) + "\n")
         assert main(["score", "--predictions", str(predictions), "--dataset", str(split), "--task", task,
                      "--metrics", "bleu2", "--out", str(tmp_path / "out"), "--quiet"]) == 0
-        tables[task] = tmp_path / "out" / f"split.{task}.per_study.parquet"
+        tables[task] = written(tmp_path / "out", f"split.{task}.per_study.parquet")
     return tables
 
 
@@ -47,7 +48,7 @@ def one_line(capsys) -> str:
 def test_a_table_records_what_its_scores_are_of(same_ids):
     table = same_ids["findings"]
     recorded = json.loads(pq.read_metadata(table).metadata[b"rexrank"])
-    result = Result.read(table.parent / "split.findings.json")
+    result = Result.read(written(table.parent, "split.findings.json"))
     assert recorded == {"dataset": "split", "split": "test", "task": "findings",
                         "signatures": {"bleu2": result.metrics["bleu2"].signature.point_key},
                         "rexrank": result.rexrank_version}
@@ -68,11 +69,12 @@ def test_folders_missing_files_and_other_files_are_one_line_naming_them(same_ids
     out = same_ids["findings"].parent
     assert main(["compare", str(out), str(out)]) == 2
     assert one_line(capsys) == (f"rexrank: error: {out}: a folder, not a per-study table "
-                                "<dataset>.<task>.per_study.parquet; it holds split.findings.per_study.parquet, "
-                                "split.findings_impression.per_study.parquet")
+                                "<dataset>.<task>.<model>.per_study.parquet; it holds "
+                                "split.findings.careful.per_study.parquet, "
+                                "split.findings_impression.careful.per_study.parquet")
     assert main(["compare", str(tmp_path / "gone.parquet"), str(same_ids["findings"])]) == 2
     assert one_line(capsys) == f"rexrank: error: {tmp_path / 'gone.parquet'}: no such per-study table"
-    result = out / "split.findings.json"
+    result = written(out, "split.findings.json")
     assert main(["compare", str(result), str(same_ids["findings"])]) == 2
     assert one_line(capsys).startswith(f"rexrank: error: {result}: not a readable parquet file")
     (tmp_path / "empty").mkdir()
@@ -128,8 +130,8 @@ def test_a_sharded_run_and_its_merge_record_it_too(tmp_path):
         assert main(["score", "--predictions", str(demo.predictions("demo-careful", "findings")), "--dataset",
                      str(demo.DATASET), "--task", "findings", "--metrics", "bleu2", "--out", str(tmp_path / "s"),
                      "--quiet", "--shard", f"{i}/2"]) == 0
-    shard = tmp_path / "s" / "dataset.findings.shard-0-of-2.parquet"
+    shard = tmp_path / "s" / "dataset.findings.demo-careful.shard-0-of-2.parquet"
     assert json.loads(pq.read_metadata(shard).metadata[b"rexrank"])["task"] == "findings"
     assert main(["merge", *map(str, sorted((tmp_path / "s").glob("*.parquet"))), "--out", str(tmp_path / "m")]) == 0
-    _, made = per_study.read(tmp_path / "m" / "dataset.findings.per_study.parquet")
+    _, made = per_study.read(written(tmp_path / "m", "dataset.findings.per_study.parquet"))
     assert (made.dataset, made.split, made.task, list(made.signatures)) == ("dataset", "test", "findings", ["bleu2"])

@@ -8,6 +8,7 @@ import datasets
 import pandas as pd
 import pytest
 from fixtures.board import results_repo
+from fixtures.outputs import written
 from fixtures.submissions import score
 from rendered import table_rows
 
@@ -46,24 +47,25 @@ def test_dry_run_lists_the_repo_layout_and_uploads_nothing(tmp_path, capsys):
 def test_what_cannot_be_submitted_is_named(tmp_path, capsys):
     wrong_name = score(tmp_path / "a", dataset="my-split")
     assert main(["submit", "--results", str(wrong_name), "--name", "X", "--dry-run"]) == 2
-    assert "my-split.findings.json: not <dataset>.<task>.json for a rexrank dataset" in capsys.readouterr().err
+    assert "my-split.findings.demo-careful.json: not <dataset>.<task>.<model>.json for a rexrank dataset" in \
+        capsys.readouterr().err
 
     stale = score(tmp_path / "b")
-    path = stale / "mimic-cxr.findings.json"
+    path = written(stale, "mimic-cxr.findings.json")
     data = json.loads(path.read_text())
     bleu = data["metrics"]["bleu2"]
     bleu["signature_detail"]["version"] = "0"
     bleu["signature"] = bleu["signature"].replace("bleu2:1|", "bleu2:0|")
     path.write_text(json.dumps(data))
-    (stale / "mimic-cxr.findings_impression.predictions.jsonl").unlink()
+    (written(stale, "mimic-cxr.findings_impression.predictions.jsonl")).unlink()
     assert main(["submit", "--results", str(stale), "--name", "X", "--dry-run"]) == 2
     err = capsys.readouterr().err
     assert "bleu2 was made by version 0, this rexrank's is 1: re-score" in err
-    assert "mimic-cxr.findings_impression.predictions.jsonl is missing" in err
+    assert "mimic-cxr.findings_impression.demo-careful.predictions.jsonl is missing" in err
 
     twice = score(tmp_path / "c")
-    lines = (twice / "mimic-cxr.findings.predictions.jsonl").read_text().splitlines()
-    (twice / "mimic-cxr.findings.predictions.jsonl").write_text("\n".join([*lines, lines[0]]) + "\n")
+    lines = (written(twice, "mimic-cxr.findings.predictions.jsonl")).read_text().splitlines()
+    (written(twice, "mimic-cxr.findings.predictions.jsonl")).write_text("\n".join([*lines, lines[0]]) + "\n")
     assert main(["submit", "--results", str(twice), "--name", "X", "--dry-run"]) == 2
     assert f"study {json.loads(lines[0])['study_id']} predicted twice" in capsys.readouterr().err
 
@@ -271,13 +273,14 @@ def test_a_result_set_cut_between_its_files_is_refused(tmp_path, capsys, monkeyp
     monkeypatch.setattr(Result, "write", lambda self, path: (_ for _ in ()).throw(OSError("disk full")))
     assert main(["score", "--predictions", str(demo.predictions("demo-template", "findings")), "--dataset",
                  str(demo.DATASET), "--dataset-name", "mimic-cxr", "--task", "findings", "--metrics", "bleu2",
-                 "--out", str(results), "--quiet"]) == 2
+                 "--out", str(results), "--quiet", "--model-name", "demo-careful"]) == 2  # the same model's files
     monkeypatch.undo()
     capsys.readouterr()
     assert main(["submit", "--results", str(results), "--name", "X", "--dry-run"]) == 2
     err = capsys.readouterr().err
-    assert "mimic-cxr.findings.json: mimic-cxr.findings.per_study.parquet is not the file scored with it" in err
-    assert "mimic-cxr.findings.predictions.jsonl is not the file scored with it" in err
+    assert ("mimic-cxr.findings.demo-careful.json: mimic-cxr.findings.demo-careful.per_study.parquet is not the file "
+            "scored with it") in err
+    assert "mimic-cxr.findings.demo-careful.predictions.jsonl is not the file scored with it" in err
     score(results)  # the same run again, to the end
     assert main(["submit", "--results", str(results), "--name", "X", "--dry-run"]) == 0
 
@@ -329,7 +332,7 @@ def test_the_plan_names_the_official_split_and_what_ranking_needs(tmp_path):
     assert plan[2] == ("  ranked: no: no 1/RadCliQ-v1, and the review re-scores only the metrics a result carries "
                        "(missing radgraph, bertscore, semb_score; score with them)")
 
-    path = out / "iu-xray.findings.json"
+    path = written(out, "iu-xray.findings.json")
     result = Result.read(path)
     skipped = {"radcliq_v1": "needs radgraph (radgraph: ... Run `rexrank models download radgraph` where ...)"}
     replace(result, skipped=skipped).write(path)

@@ -30,7 +30,7 @@ from rexrank.catalog import ACCESS, BOARD_METRICS, TEST_SETS
 from rexrank.errors import InputError
 from rexrank.models.registry import MODELS
 from rexrank.reports import FINDINGS, FINDINGS_IMPRESSION, MISSING, PREDICTION_TEXT, REFERENCE_TEXT
-from rexrank.results import MetricResult, ModelInfo, Result
+from rexrank.results import MetricResult, ModelInfo, Result, model_slug
 from rexrank.scorers import inverted, metric_class, shown
 from rexrank.scorers.bertscore import departures as bertscore_departures
 from rexrank.scorers.radcliq import COMPONENTS, RADCLIQ_V1
@@ -152,8 +152,7 @@ class OfficialRow:
 
 def imported_path(repo: Path, row: OfficialRow) -> Path:
     """Where a results repo keeps an imported row: imported/<dataset>.<task>.<model slug>.json."""
-    slug = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in row.model.name)
-    return repo / IMPORTED / f"{row.dataset}.{row.task}.{slug}.json"
+    return repo / IMPORTED / f"{row.dataset}.{row.task}.{model_slug(row.model.name)}.json"
 
 
 def dataset_and_task(path: str | os.PathLike) -> tuple[str, str]:

@@ -17,7 +17,7 @@ from rexrank.rules.layout import MAX_BYTES
 from rexrank.rules.parquet import ABOUT_KEY, About, check_per_study
 from rexrank.signature import Signature
 
-SUFFIX = ".per_study.parquet"  # how `rexrank score --out` names them: <dataset>.<task>.per_study.parquet
+SUFFIX = ".per_study.parquet"  # how `rexrank score --out` names them: <dataset>.<task>.<model>.per_study.parquet
 
 
 def about(dataset: str, split: str, task: str, signatures: dict[str, Signature | None]) -> About:
@@ -48,7 +48,7 @@ def read(path: str | os.PathLike) -> tuple[pd.DataFrame, About | None]:
         found = sorted(p.name for p in path.glob(f"*{SUFFIX}"))
         held = (f"it holds {', '.join(found[:6])}{' ...' if len(found) > 6 else ''}" if found
                 else f"it holds no *{SUFFIX} (rexrank score --out writes them)")
-        raise InputError(f"{path}: a folder, not a per-study table <dataset>.<task>{SUFFIX}; {held}")
+        raise InputError(f"{path}: a folder, not a per-study table <dataset>.<task>.<model>{SUFFIX}; {held}")
     if not path.is_file():
         raise InputError(f"{path}: no such per-study table")
     if (size := path.stat().st_size) > MAX_BYTES["per_study"]:

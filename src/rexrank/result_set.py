@@ -20,18 +20,10 @@ from rexrank.data.identity import identify
 from rexrank.demo import is_demo
 from rexrank.errors import InputError
 from rexrank.files import Locked, exclusive, file_sha256, write_text
-from rexrank.results import ModelInfo, Result
+from rexrank.results import ModelInfo, Result, ResultError, companions, result_paths
 from rexrank.rules.copies import copy_problem
 from rexrank.scorecard import MetricSet, Scorecard, estimates, score
 from rexrank.signature import Signature
-
-
-def result_paths(out: Path, dataset: str, task: str) -> tuple[Path, Path, Path]:
-    """Where a result JSON, its per-study table and the predictions it scored go: `<out>/<dataset>.<task>.json`,
-    `.per_study.parquet` and `.predictions.jsonl` (what `rexrank submit` uploads)."""
-    stem = out / f"{dataset}.{task}"
-    return stem.with_name(f"{stem.name}.json"), stem.with_name(f"{stem.name}.per_study.parquet"), \
-        stem.with_name(f"{stem.name}.predictions.jsonl")
 
 
 def write_predictions(path: Path, study_ids: Sequence[str], predictions: Sequence[str]) -> None:
@@ -44,22 +36,50 @@ def write_result_set(out: Path, result: Result, card: Scorecard, study_ids: Sequ
     """The three files of a result: per-study table and predictions first, then the result JSON naming both by
     sha256. A run killed in between leaves a JSON whose hashes disagree with the files beside it, which `rexrank
     submit` refuses. Returns the result as written."""
-    json_path, table_path, predictions_path = result_paths(out, result.dataset, result.task)
+    json_path, table_path, predictions_path = result_paths(out, result.dataset, result.task, result.model.name)
     card.write_per_study(table_path, result.dataset, result.split, result.task)
     write_predictions(predictions_path, study_ids, predictions)
     result = replace(result, companions={"per_study.parquet": file_sha256(table_path),
                                          "predictions.jsonl": file_sha256(predictions_path)})
     result.write(json_path)
+    _drop_superseded(out, result)
     return result
 
 
+def _held_by(path: Path) -> str | None:
+    """The model whose result a result JSON holds (None: no such file, or not a result)."""
+    try:
+        return Result.read(path).model.name if path.is_file() else None
+    except (ResultError, OSError):
+        return None
+
+
+def check_room(out: Path, dataset: str, task: str, model: str) -> None:
+    """Refuse, before any scoring, to replace another model's result: two model names that make the same file name
+    ("Model A" and "Model-A") would otherwise share one. The same model scored again replaces its own."""
+    path = result_paths(out, dataset, task, model)[0]
+    held = _held_by(path)
+    if held is not None and held != model:
+        raise InputError(f"{path} holds model {held!r}'s result, which model {model!r} would replace (their names make "
+                         f"the same file name): give this one another --model-name, or its own --out")
+
+
+def _drop_superseded(out: Path, result: Result) -> None:
+    """The same model's result under rexrank's earlier name, `<dataset>.<task>.json`, and its companions: replaced by
+    the one just written, as a rerun into the same --out replaced it then (another model's stays)."""
+    legacy = out / f"{result.dataset}.{result.task}.json"
+    if _held_by(legacy) == result.model.name:
+        for path in (*companions(legacy), legacy):
+            path.unlink(missing_ok=True)
+
+
 @contextlib.contextmanager
-def writing(out: Path, dataset: str, task: str, part: str = ""):
-    """Hold `<out>/.partial/<dataset>.<task><part>.lock` while one run scores into `out` and writes its files: a
-    second run of the same dataset and task into the same folder (another system's, say) stops at once with the
-    first's pid, instead of clearing its checkpoint and mixing their chunks and files. Other tasks and shards have
-    files of their own and run beside it."""
-    stem, partial = f"{dataset}.{task}{part}", out / ".partial"
+def writing(out: Path, dataset: str, task: str, model: str, part: str = ""):
+    """Hold `<out>/.partial/<dataset>.<task>.<model><part>.lock` while one run scores into `out` and writes its
+    files: a second run of the same model, dataset and task into the same folder stops at once with the first's pid,
+    instead of clearing its checkpoint and mixing their chunks and files. Other models, tasks and shards have files
+    of their own and run beside it."""
+    stem, partial = result_paths(out, dataset, task, model)[0].name.removesuffix(".json") + part, out / ".partial"
     made = [] if out.exists() else [out]  # a run that ends before writing anything leaves no folder behind
     try:
         with exclusive(partial / f"{stem}.lock"):
@@ -77,22 +97,25 @@ def writing(out: Path, dataset: str, task: str, part: str = ""):
 def score_file(predictions: Path, dataset: str, task: str, metrics: Sequence[str] | MetricSet, out: Path,
                model: ModelInfo, split: str | None = None, dataset_name: str | None = None,
                resamples: int = stats.RESAMPLES, seed: int = stats.SEED,
-               shard: tuple[int, int] | None = None) -> Result:
+               shard: tuple[int, int] | None = None, ignore_extra: bool = False, partial: bool = False) -> Result:
     """Score one predictions file on one split and task; write the result JSON and per-study table. With `shard`
     (I, N), score the I-th of N blocks of the studies and write that shard for `rexrank merge` instead. The result's
     dataset and split are what the split is (`load_split`: an official split's ids name it), `split` and
-    `dataset_name` checked against it."""
+    `dataset_name` checked against it; `ignore_extra` and `partial` as `rexrank.data.align` takes them."""
     test_split = load_split(dataset, split, dataset_name)
-    aligned = align(test_split.references(task), load_predictions(predictions), str(predictions))
+    aligned = align(test_split.references(task), load_predictions(predictions), str(predictions), ignore_extra,
+                    partial)
     rows = aligned.rows if shard is None else shards.shard_rows(aligned.rows, *shard)
     # The data-use guard decides by what the split is (its build metadata, its study ids), not by its file's name.
     part = f".shard-{shard[0]}-of-{shard[1]}" if shard else ""
-    checkpoint = out / ".partial" / f"{test_split.dataset}.{task}{part}"  # a killed run continues from here
+    stem = result_paths(out, test_split.dataset, task, model.name)[0].name.removesuffix(".json")
+    checkpoint = out / ".partial" / f"{stem}{part}"  # a killed run continues from here
+    check_room(out, test_split.dataset, task, model.name)
     warnings = [f"{dataset}: {note}" for note in test_split.notes] + [f"{predictions}: {w}" for w in aligned.warnings]
     if not is_demo(test_split.source) and (copied := copy_problem(*(aligned.rows[c].tolist() for c in (
             "study_id", "prediction", "reference")))):
         warnings.append(f"{predictions}: {copied}; the leaderboard's review refuses such a set")
-    with writing(out, test_split.dataset, task, part):
+    with writing(out, test_split.dataset, task, model.name, part):
         card = score(rows, metrics, resamples, seed, dataset=identify(test_split), checkpoint=checkpoint,
                      text=aligned.text)
         result = Result(model, test_split.dataset, test_split.split, task, card.metrics, aligned.counts,
@@ -138,5 +161,6 @@ def merge(shards: list[Path], out: Path, resamples: int, seed: int) -> Result:
     card = Scorecard(per_study, estimates(per_study, signatures, resamples, seed), first["skipped"])
     result = Result(ModelInfo(**first["model"]), first["dataset"], first["split"], first["task"], card.metrics,
                     first["counts"], card.skipped, warnings=warnings)
-    with writing(out, result.dataset, result.task):  # not while a rexrank score writes the same files
+    check_room(out, result.dataset, result.task, result.model.name)
+    with writing(out, result.dataset, result.task, result.model.name):  # not while a score writes the same files
         return write_result_set(out, result, card, table["study_id"], table["prediction"])

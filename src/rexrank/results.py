@@ -32,6 +32,62 @@ COMPANIONS = ("per_study.parquet", "predictions.jsonl")  # the files of a result
 BOARD_DECIMALS = 3  # the precision the board shows (and the private set's aggregates are published at)
 
 
+def model_slug(name: str) -> str:
+    """A model's name as a file name carries it: letters, digits and - _ . kept, anything else a -."""
+    return "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in name.strip()) or "model"
+
+
+def default_model_name(predictions: Path) -> str:
+    """A model's name when none is given: its predictions file's name less a task ending (`mymodel.findings.jsonl`
+    and `mymodel_findings_impression.csv` are both `mymodel`), so that one model's two tasks are one model."""
+    stem = predictions.stem
+    for task in sorted(TASKS, key=len, reverse=True):
+        for sep in "._-":
+            if stem.lower().endswith(sep + task) and len(stem) > len(task) + 1:
+                return stem[: -len(task) - 1]
+    return stem
+
+
+def result_paths(out: Path, dataset: str, task: str, model: str) -> tuple[Path, Path, Path]:
+    """Where one model's result on a dataset and task goes in an --out folder, and its per-study table and the
+    predictions it scored beside it: `<out>/<dataset>.<task>.<model>.json`, `.per_study.parquet`,
+    `.predictions.jsonl`. The model is in the name so that several models' results share a folder, none replacing
+    another's."""
+    stem = f"{dataset}.{task}.{model_slug(model)}"
+    return out / f"{stem}.json", out / f"{stem}.per_study.parquet", out / f"{stem}.predictions.jsonl"
+
+
+def companions(result: Path) -> tuple[Path, Path]:
+    """The per-study table and predictions beside a result JSON (either naming: with the model or without)."""
+    stem = result.name.removesuffix(".json")
+    return result.with_name(f"{stem}.per_study.parquet"), result.with_name(f"{stem}.predictions.jsonl")
+
+
+def result_name(name: str) -> tuple[str, str, str] | None:
+    """(dataset, task, model as the name carries it) of a result JSON's file name: `<dataset>.<task>.<model>.json`,
+    or `<dataset>.<task>.json` as rexrank before 0.2 named it (model ""); None for any other file (a shard's sidecar,
+    RadRBench-CXR's accuracy)."""
+    parts = name.removesuffix(".json").split(".")
+    if not name.endswith(".json") or re.fullmatch(r"shard-\d+-of-\d+", parts[-1]):
+        return None
+    at = next((i for i, part in enumerate(parts) if i and part in TASKS), None)
+    return None if at is None else (".".join(parts[:at]), parts[at], ".".join(parts[at + 1:]))
+
+
+def result_files(folder: Path) -> list[Path]:
+    """The result JSONs of `rexrank score --out folder`, every model's, sorted."""
+    return [p for p in sorted(folder.glob("*.json")) if result_name(p.name) and p.is_file()]
+
+
+def results_by_model(folder: Path) -> dict[str, list[tuple[Path, Result]]]:
+    """Each model's results in an --out folder, by the name each result records, in file order."""
+    models: dict[str, list[tuple[Path, Result]]] = {}
+    for path in result_files(folder):
+        result = Result.read(path)
+        models.setdefault(result.model.name, []).append((path, result))
+    return models
+
+
 class ResultError(InputError):
     """A result file that does not follow the schema; the message names the file and the field."""
 

@@ -20,7 +20,7 @@ import pandas as pd
 
 from rexrank.errors import InputError
 from rexrank.files import write_text
-from rexrank.results import Result
+from rexrank.results import Result, result_paths
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -45,9 +45,10 @@ def shard_rows(rows: pd.DataFrame, index: int, count: int) -> pd.DataFrame:
     return block
 
 
-def shard_paths(out: Path, dataset: str, task: str, index: int, count: int) -> tuple[Path, Path]:
-    stem = f"{dataset}.{task}.shard-{index}-of-{count}"
-    return out / f"{stem}.json", out / f"{stem}.parquet"
+def shard_paths(out: Path, dataset: str, task: str, model: str, index: int, count: int) -> tuple[Path, Path]:
+    """A shard's sidecar and table, named as the model's result is (`rexrank.results.result_paths`) plus the shard."""
+    stem = result_paths(out, dataset, task, model)[0].name.removesuffix(".json")
+    return out / f"{stem}.shard-{index}-of-{count}.json", out / f"{stem}.shard-{index}-of-{count}.parquet"
 
 
 def write_shard(out: Path, result: Result, per_study: pd.DataFrame, predictions: pd.DataFrame, index: int,
@@ -55,7 +56,7 @@ def write_shard(out: Path, result: Result, per_study: pd.DataFrame, predictions:
     """The shard's per-study table (with its predictions) and a sidecar holding what the merge needs."""
     from rexrank import per_study as tables
 
-    meta_path, table_path = shard_paths(out, result.dataset, result.task, index, count)
+    meta_path, table_path = shard_paths(out, result.dataset, result.task, result.model.name, index, count)
     table = per_study.assign(prediction=predictions["prediction"].to_numpy())
     tables.write(table, table_path, tables.about(result.dataset, result.split, result.task,
                                                  {name: m.signature for name, m in result.metrics.items()}))

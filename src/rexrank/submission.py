@@ -31,7 +31,7 @@ from rexrank.data.known import recognise
 from rexrank.data.split import jsonl_records, listing
 from rexrank.errors import InputError
 from rexrank.reports import REFERENCE_TEXT, TASKS, text_settings
-from rexrank.results import Result
+from rexrank.results import Result, companions, result_name, results_by_model
 from rexrank.rules.layout import CARD, RADRBENCH_RESULT, SUBMISSION_ID, SUBMISSIONS
 from rexrank.scorers import METRICS, metric_class
 
@@ -69,14 +69,9 @@ class Piece:
     source: Path
 
 
-def _dataset_task(name: str, suffix: str) -> tuple[str, str] | None:
-    stem = name[: -len(suffix)]
-    dataset, _, task = stem.rpartition(".")
-    return (dataset, task) if dataset in DATASETS and task in TASKS else None
-
-
-def collect(results_dir: Path) -> list[Piece]:
-    """The pieces `rexrank score --out results_dir` wrote: results, per-study tables and predictions, checked.
+def collect(results_dir: Path, model_name: str | None = None) -> list[Piece]:
+    """The pieces `rexrank score --out results_dir` wrote for one model (`model_name`, needed when the folder holds
+    several): results, per-study tables and predictions, checked.
 
     Every result must be one of rexrank's datasets and tasks, carry the metric versions of this rexrank, and come
     with the predictions it scored (each study once, as many as it scored); private datasets contribute their
@@ -84,21 +79,23 @@ def collect(results_dir: Path) -> list[Piece]:
     if not results_dir.is_dir():
         raise InputError(f"{results_dir}: no such folder (the --out of rexrank score)")
     pieces, problems = _radrbench_piece(results_dir)
-    for path in sorted(results_dir.glob("*.json")):
-        if path.name == RADRBENCH_RESULT:
-            continue
-        found = _dataset_task(path.name, ".json")
-        if found is None and (sample := _sample_of(path.name)):
+    seen: dict[tuple[str, str], str] = {}
+    for path, result in _one_model(results_dir, model_name):
+        dataset, task, _ = result_name(path.name)
+        if dataset not in DATASETS and (sample := _sample_of(dataset)):
             problems.append(f"{path.name}: scored on a sample or an altered copy of the official {sample} split "
                             "(rexrank score names it so): the leaderboard ranks the whole split; score all of it")
             continue
-        if found is None:
-            problems.append(f"{path.name}: not <dataset>.<task>.json for a rexrank dataset ({', '.join(DATASETS)}) "
-                            f"and task ({', '.join(TASKS)}); score with --dataset-name set to one of them")
+        if dataset not in DATASETS:
+            problems.append(f"{path.name}: not <dataset>.<task>.<model>.json for a rexrank dataset "
+                            f"({', '.join(DATASETS)}); score with --dataset-name set to one of them")
             continue
-        dataset, task = found
-        result = Result.read(path)
-        predictions = path.with_name(f"{dataset}.{task}.predictions.jsonl")
+        if (dataset, task) in seen:
+            problems.append(f"{path.name} and {seen[dataset, task]}: two results of {result.model.name!r} on "
+                            f"{dataset} {task}; remove the one not to send")
+            continue
+        seen[dataset, task] = path.name
+        table, predictions = companions(path)
         if not predictions.is_file():
             problems.append(f"{path.name}: {predictions.name} is missing (re-score with this rexrank)")
             continue
@@ -108,7 +105,6 @@ def collect(results_dir: Path) -> list[Piece]:
             problems += _one_set(path.name, result, [predictions])
             pieces.append(Piece(f"predictions/{dataset}.{task}.jsonl", predictions))
             continue
-        table = path.with_name(f"{dataset}.{task}.per_study.parquet")
         if not table.is_file():
             problems.append(f"{path.name}: {table.name} is missing")
             continue
@@ -124,14 +120,22 @@ def collect(results_dir: Path) -> list[Piece]:
     return pieces
 
 
-def _sample_of(name: str) -> str | None:
-    """The official test set a result file's name says it is a sample of (`mimic-cxr-sample.findings.json`)."""
-    dataset = name.removesuffix(".json").rpartition(".")[0]
-    for suffix in ("-sample", "-unofficial"):
-        if dataset.endswith(suffix) and dataset.removesuffix(suffix) in TEST_SETS:
-            test_set = TEST_SETS[dataset.removesuffix(suffix)]
-            return f"{test_set.title} {test_set.split}"
-    return None
+def _one_model(results_dir: Path, model_name: str | None) -> list[tuple[Path, Result]]:
+    """The results of one model in an --out folder that may hold several (`rexrank.results.result_paths`)."""
+    models = results_by_model(results_dir)
+    if model_name is not None and model_name not in models:
+        raise InputError(f"{results_dir}: no result of a model named {model_name!r}; it holds "
+                         + (", ".join(map(repr, models)) or "none"))
+    if model_name is None and len(models) > 1:
+        raise InputError(f"{results_dir}: results of {len(models)} models ({', '.join(map(repr, models))}): choose "
+                         "the one to send with --model-name NAME (the name rexrank score recorded)")
+    return models[model_name] if model_name is not None else next(iter(models.values()), [])
+
+
+def _sample_of(dataset: str) -> str | None:
+    """The official test set a result's dataset name says it is a sample of (`mimic-cxr-sample`)."""
+    base = next((dataset.removesuffix(end) for end in ("-sample", "-unofficial") if dataset.endswith(end)), None)
+    return f"{TEST_SETS[base].title} {TEST_SETS[base].split}" if base in TEST_SETS else None
 
 
 def _split_problems(name: str, dataset: str, result: Result, predictions: Path) -> list[str]:
@@ -202,6 +206,9 @@ def _check_result(name: str, result: Result, predictions: Path) -> list[str]:
                         "submitted model; a submission carries results rexrank score wrote")
     elif result.provenance != "scored":
         problems.append(f"{name}: an imported result cannot be submitted")
+    if unpredicted := result.counts.get("unpredicted"):
+        problems.append(f"{name}: partial (rexrank score --partial: {unpredicted:,} of the split's studies have no "
+                        "prediction); the leaderboard ranks the whole split: score all of it")
     for metric, value in result.metrics.items():
         if metric not in METRICS:
             problems.append(f"{name}: unknown metric {metric!r} (known: {', '.join(METRICS)})")
@@ -294,9 +301,9 @@ def board_plan(pieces: list[Piece]) -> list[str]:
     for piece in pieces:
         kind, _, name = piece.path.partition("/")
         if kind == "results":
-            dataset, task = _dataset_task(name, ".json") or ("?", "?")
+            dataset, task, _ = result_name(name)
             result, test_set = Result.read(piece.source), TEST_SETS[dataset]
-            predictions = piece.source.with_name(f"{dataset}.{task}.predictions.jsonl")
+            predictions = companions(piece.source)[1]
             match = recognise(str(record.get("study_id")) for _, record in jsonl_records(predictions))
             c = result.counts
             against = match.describe() if match is not None else "of no official split (a synthetic stand-in?)"
@@ -321,8 +328,8 @@ def board_plan(pieces: list[Piece]) -> list[str]:
                       f"  provenance: scored (the maintainers' review re-scores its predictions with "
                       f"{', '.join(result.metrics) or 'no metric'}; the row shows their numbers as re-scored by "
                       "maintainers)"]
-        elif kind == "predictions" and (_dataset_task(name, ".jsonl") or ("", ""))[0] in PRIVATE_DATASETS:
-            dataset, task = _dataset_task(name, ".jsonl")
+        elif kind == "predictions" and (result_name(name.replace(".jsonl", ".json")) or ("",))[0] in PRIVATE_DATASETS:
+            dataset, task, _ = result_name(name.replace(".jsonl", ".json"))
             studies = sum(1 for _ in jsonl_records(piece.source))
             private_set = TEST_SETS[dataset]
             lines += [f"{dataset} {task}:",
@@ -344,13 +351,14 @@ def board_plan(pieces: list[Piece]) -> list[str]:
 
 
 def submit(card: ModelCard, results_dir: Path, repo_id: str, private: dict[tuple[str, str], Path] | None = None,
-           dry_run: bool = False, token: str | None = None, model: Path | None = None
+           dry_run: bool = False, token: str | None = None, model: Path | None = None, model_name: str | None = None
            ) -> tuple[list[tuple[str, int]], str | None, list[str]]:
     """Check the results, then open a pull request adding `submissions/<id>/` to `repo_id` (a Hub dataset repo).
     `private`: (dataset, task) -> predictions file for the private sets; `model`: a code submission's model/ folder,
-    which the maintainers run. Returns the files (repo path, bytes), the pull request's URL (None on a dry run) and
-    what the board will do with each piece (`board_plan`)."""
-    pieces = collect(results_dir) if results_dir else []
+    which the maintainers run; `model_name`: whose results to send from a folder holding several. Returns the files
+    (repo path, bytes), the pull request's URL (None on a dry run) and what the board will do with each piece
+    (`board_plan`)."""
+    pieces = collect(results_dir, model_name) if results_dir else []
     pieces += model_pieces(model) if model else []
     with tempfile.TemporaryDirectory(prefix="rexrank-submit-") as tmp:
         pieces += [private_predictions(path, *key, Path(tmp)) for key, path in (private or {}).items()]

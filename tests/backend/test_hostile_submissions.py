@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from fixtures.outputs import written
 from fixtures.submissions import score
 from huggingface_hub import HfApi
 from rendered import html as rendered_html
@@ -106,8 +107,8 @@ def test_a_path_outside_the_submission_is_seen_whole_and_refused(board, tmp_path
 def forged_radcliq(results, dataset="iu-xray", per_study=1e-6):
     """Give every result in `results` a RadCliQ-v1 of 1/per_study, consistent with its own per-study table."""
     for task in ("findings", "findings_impression"):
-        json_path = results / f"{dataset}.{task}.json"
-        table_path = results / f"{dataset}.{task}.per_study.parquet"
+        json_path = written(results, f"{dataset}.{task}.json")
+        table_path = written(results, f"{dataset}.{task}.per_study.parquet")
         table = pd.read_parquet(table_path).assign(radcliq_v1=per_study)
         table.to_parquet(table_path, index=False)
         estimate = stats.estimate(np.full(len(table), per_study), "inverse_mean", resamples=50)
@@ -121,7 +122,7 @@ def forged_radcliq(results, dataset="iu-xray", per_study=1e-6):
         from rexrank.files import file_sha256
         replace(result, metrics=metrics, companions={
             "per_study.parquet": file_sha256(table_path),
-            "predictions.jsonl": file_sha256(results / f"{dataset}.{task}.predictions.jsonl")}).write(json_path)
+            "predictions.jsonl": file_sha256(written(results, f"{dataset}.{task}.predictions.jsonl"))}).write(json_path)
     return results
 
 
@@ -184,7 +185,7 @@ def test_near_copies_of_a_public_sets_references_are_refused_before_anything_is_
     out = tmp_path / "results"
     assert main(["score", "--predictions", str(copies), "--dataset", str(split), "--dataset-name", "iu-xray",
                  "--task", "findings", "--metrics", "bleu2", "--out", str(out), "--quiet"]) == 0
-    assert Result.read(out / "iu-xray.findings.json").metrics["bleu2"].value > 0.9  # what the board would rank
+    assert Result.read(written(out, "iu-xray.findings.json")).metrics["bleu2"].value > 0.9  # what the board would rank
     assert submit(monkeypatch, out, "Copy Model", "Lab C", "hf_attacker") == 0
     num = board.pull_requests(REPO, repo_type="dataset")[-1].num
     before = main_files(board)

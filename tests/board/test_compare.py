@@ -4,6 +4,7 @@ row, a private set, a table swapped after review, a result nobody verified, a pa
 
 import pandas as pd
 import pytest
+from fixtures.outputs import written
 
 from rexrank.board.aggregate import aggregate
 from rexrank.board.compare import COLUMNS, compare
@@ -105,7 +106,7 @@ def test_two_models_merged_on_the_hub_compare_from_its_per_study_tables(tmp_path
     assert backend(["aggregate", "--hub", "rexrank/results"]) == 0
     heading, table = compare(read_board("rexrank/results"), "rexrank/results", "mimic-cxr", "findings", "Careful",
                              "Template", trials=200)
-    ours = [pd.read_parquet(tmp_path / s / "mimic-cxr.findings.per_study.parquet") for s in ("demo-careful",
+    ours = [pd.read_parquet(written(tmp_path / s, "mimic-cxr.findings.per_study.parquet")) for s in ("demo-careful",
                                                                                             "demo-template")]
     bleu = table.set_index("Metric").loc["BLEU"]
     assert float(bleu["A − B"]) == pytest.approx(ours[0]["bleu2"].mean() - ours[1]["bleu2"].mean(), abs=5e-5)

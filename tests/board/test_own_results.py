@@ -3,6 +3,7 @@ rows beside the official field (never ranked, their Note saying where they would
 a board or a result of a test set the board ranks, a failure at once naming what it expected."""
 
 import pytest
+from fixtures.outputs import written
 
 from rexrank import demo
 from rexrank.board import sources, views
@@ -53,7 +54,7 @@ def test_an_own_result_with_radcliq_says_where_it_would_place(tmp_path):
     from rexrank.results import Result
 
     out = score(tmp_path / "out")
-    path = out / "mimic-cxr.findings.json"
+    path = written(out, "mimic-cxr.findings.json")
     result = Result.read(path)
     official = sources.read_board(None)
     field = official[(official["dataset"] == "mimic-cxr") & (official["task"] == "findings")]
@@ -75,20 +76,21 @@ def test_results_the_board_does_not_rank_are_left_out_by_name_or_fail_at_once(tm
     err = capsys.readouterr().err
     assert err.startswith(f"rexrank: error: --results {demo_only}: cannot read a board there (FileNotFoundError: "
                           f"{demo_only} holds results of rexrank score, but none of a test set the board ranks")
-    assert "dataset.findings.json: dataset test is not a test set the board ranks" in err and "Traceback" not in err
+    assert "dataset.findings.Mine.json: dataset test is not a test set the board ranks" in err
+    assert "Traceback" not in err
 
     score(demo_only / "mimic", name="Mine")  # one level down, as `rexrank demo --out` writes its systems
     board = sources.read_board(demo_only)
-    assert board.attrs["unreadable"] == ["dataset.findings.json: dataset test is not a test set the board ranks"]
+    assert board.attrs["unreadable"] == ["dataset.findings.Mine.json: dataset test is not a test set the board ranks"]
     assert (board["model"] == "Mine").sum() == 1
     banner = sources.BoardSource(demo_only).load()[1]
-    assert banner.startswith("⚠️ 1 result file left out: dataset.findings.json")
+    assert banner.startswith("⚠️ 1 result file left out: dataset.findings.Mine.json")
 
     empty = tmp_path / "empty"
     empty.mkdir()
     assert main(["leaderboard", "--results", str(empty)]) == 2
     assert capsys.readouterr().err == (f"rexrank: error: --results {empty}: neither a results repo "
                                        "(leaderboard.parquet, submissions/ or imported/) nor a rexrank score --out "
-                                       "folder (<dataset>.<task>.json results): nothing to show\n")
+                                       "folder (<dataset>.<task>.<model>.json results): nothing to show\n")
     assert launched == []
     assert sources.read_board(empty).empty  # the Space, given an empty new repo, still shows an empty board

@@ -7,6 +7,7 @@ import json
 
 import pandas as pd
 import pytest
+from fixtures.outputs import written
 
 from rexrank.cli import main
 from rexrank.data import InputError, load_split
@@ -59,9 +60,9 @@ def one_line_error(capsys) -> str:
 def test_an_official_split_under_any_name_is_that_dataset_and_submit_takes_it(tmp_path, capsys, file, ids, split,
                                                                                dataset, split_name):
     assert score(tmp_path, split_file(tmp_path / file, ids, split), ids) == 0
-    result = Result.read(tmp_path / "out" / f"{dataset}.findings.json")
+    result = Result.read(tmp_path / "out" / f"{dataset}.findings.preds.json")
     assert (result.dataset, result.split, result.counts["split_studies"]) == (dataset, split_name, len(ids))
-    assert [p.name for p in (tmp_path / "out").glob("*.json")] == [f"{dataset}.findings.json"]
+    assert [p.name for p in (tmp_path / "out").glob("*.json")] == [f"{dataset}.findings.preds.json"]
     capsys.readouterr()
     assert submit(tmp_path / "out") == 0
     assert f"results/{dataset}.findings.json" in capsys.readouterr().out
@@ -69,11 +70,11 @@ def test_an_official_split_under_any_name_is_that_dataset_and_submit_takes_it(tm
 
 def test_iu_xray_valid_is_known_by_its_ids_and_its_records_val_and_is_not_the_board_split(tmp_path, capsys):
     assert score(tmp_path, split_file(tmp_path / "ReXRank_IUXray_valid.json", IU_VALID, "val"), IU_VALID) == 0
-    result = Result.read(tmp_path / "out" / "iu-xray.findings.json")
+    result = Result.read(written(tmp_path / "out", "iu-xray.findings.json"))
     assert (result.dataset, result.split) == ("iu-xray", "valid")
     capsys.readouterr()
     assert submit(tmp_path / "out") == 2
-    assert "iu-xray.findings.json: scored on the valid split; the leaderboard ranks IU-Xray test" in \
+    assert "iu-xray.findings.preds.json: scored on the valid split; the leaderboard ranks IU-Xray test" in \
         capsys.readouterr().err
 
 
@@ -82,7 +83,7 @@ def test_a_sample_of_an_official_split_is_named_as_a_sample_and_submit_refuses_i
     sample = MIMIC[:100]
     assert score(tmp_path, split_file(tmp_path / file, sample), sample) == 0
     name = "mimic-cxr-sample" if file == "mimic-cxr.json" else "mimic_100"  # never the official name
-    result = Result.read(tmp_path / "out" / f"{name}.findings.json")
+    result = Result.read(tmp_path / "out" / f"{name}.findings.preds.json")
     assert (result.dataset, result.split) == (name, "test")  # a sample of test is test data
     err = capsys.readouterr().err
     assert (f"100 of the 2,347 studies of the official MIMIC-CXR test split: not the official split, so named "
@@ -90,10 +91,10 @@ def test_a_sample_of_an_official_split_is_named_as_a_sample_and_submit_refuses_i
     assert submit(tmp_path / "out") == 2
     err = capsys.readouterr().err
     if name == "mimic-cxr-sample":
-        assert "mimic-cxr-sample.findings.json: scored on a sample or an altered copy of the official MIMIC-CXR " \
-               "test split" in err
+        assert "mimic-cxr-sample.findings.preds.json: scored on a sample or an altered copy of the official " \
+               "MIMIC-CXR test split" in err
     else:
-        assert "mimic_100.findings.json: not <dataset>.<task>.json for a rexrank dataset" in err
+        assert "mimic_100.findings.preds.json: not <dataset>.<task>.<model>.json for a rexrank dataset" in err
 
 
 def test_a_sample_renamed_by_hand_as_the_official_result_is_refused_by_its_ids(tmp_path, capsys):
@@ -106,8 +107,8 @@ def test_a_sample_renamed_by_hand_as_the_official_result_is_refused_by_its_ids(t
         made.rename(out / made.name.replace("sample.", "mimic-cxr.", 1))
     capsys.readouterr()
     assert submit(out) == 2
-    assert ("mimic-cxr.findings.json: scored on a split of 100 studies that is not the official MIMIC-CXR test split "
-            "(2,347 studies, 100 of them predicted here)") in capsys.readouterr().err
+    assert ("mimic-cxr.findings.preds.json: scored on a split of 100 studies that is not the official MIMIC-CXR test "
+            "split (2,347 studies, 100 of them predicted here)") in capsys.readouterr().err
 
 
 def test_a_sample_with_the_official_name_asked_for_is_refused_in_one_line(tmp_path, capsys):
@@ -118,7 +119,7 @@ def test_a_sample_with_the_official_name_asked_for_is_refused_in_one_line(tmp_pa
         "MIMIC-CXR test split: not that split (name a sample otherwise, e.g. --dataset-name mimic-cxr-sample)")
     assert not (tmp_path / "out").exists()
     assert score(tmp_path, sample, MIMIC[:100], "--dataset-name", "my-mimic-sample") == 0  # a name of one's own
-    assert Result.read(tmp_path / "out" / "my-mimic-sample.findings.json").dataset == "my-mimic-sample"
+    assert Result.read(written(tmp_path / "out", "my-mimic-sample.findings.json")).dataset == "my-mimic-sample"
 
 
 def test_a_dataset_name_contradicting_the_ids_is_refused_in_one_line(tmp_path, capsys):
@@ -185,6 +186,6 @@ def test_a_stand_in_under_an_official_name_is_scored_with_a_warning(tmp_path, ca
     submission tests: the maintainers' review scores on its own copy. The user is told."""
     ids = [f"synthetic-{n}" for n in range(5)]
     assert score(tmp_path, split_file(tmp_path / "mimic-cxr.json", ids), ids) == 0
-    assert Result.read(tmp_path / "out" / "mimic-cxr.findings.json").dataset == "mimic-cxr"
+    assert Result.read(written(tmp_path / "out", "mimic-cxr.findings.json")).dataset == "mimic-cxr"
     assert ("named mimic-cxr, but none of its 5 study ids is in the official MIMIC-CXR test split: the leaderboard "
             "scores mimic-cxr on that split, where these predictions will not line up") in capsys.readouterr().err

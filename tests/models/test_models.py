@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.hub_models import serve
+from fixtures.outputs import written
 
 from rexrank import models
 from rexrank.cli import main
@@ -199,7 +200,7 @@ def test_after_models_download_all_an_air_gapped_cache_scores_every_metric(real_
     assert main(["score", "--predictions", str(demo.predictions("demo-careful", "findings")), "--dataset",
                  str(demo.DATASET), "--task", "findings", "--metrics", "all", "--out", str(tmp_path / "out"),
                  "--quiet"]) == 0, capsys.readouterr().err
-    result = Result.read(tmp_path / "out" / "dataset.findings.json")
+    result = Result.read(written(tmp_path / "out", "dataset.findings.json"))
     assert set(result.metrics) == {"bleu2", "bertscore", "semb_score", "radgraph", "ratescore", "radcliq_v1",
                                    "radcliq_v0", "chexbert_micro_f1_14", "chexbert_macro_f1_14", "chexbert_micro_f1_5",
                                    "chexbert_macro_f1_5"} and result.skipped == {}

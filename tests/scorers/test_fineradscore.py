@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import ROOT
+from fixtures.outputs import written
 
 from rexrank import demo
 from rexrank.cli import main
@@ -347,7 +348,7 @@ def score(tmp_path, *extra):
 
 
 def table_problems(out):
-    return set(pd.read_parquet(out / "dataset.findings.per_study.parquet")["fineradscore.problem"])
+    return set(pd.read_parquet(written(out, "dataset.findings.per_study.parquet"))["fineradscore.problem"])
 
 
 def test_rexrank_score_fineradscore_through_a_judge(tmp_path, fake_openai, monkeypatch, capsys):
@@ -356,7 +357,7 @@ def test_rexrank_score_fineradscore_through_a_judge(tmp_path, fake_openai, monke
     fake_openai.replies = lambda prompt: "{}" if number_lines(odd["prediction"]) in prompt else JUDGED
     judge = ["--judge-url", fake_openai.url, "--judge-model", fake_openai.model]
     assert score(tmp_path, "--metrics", "fineradscore,bleu2", *judge) == 0
-    result = Result.read(tmp_path / "dataset.findings.json")
+    result = Result.read(written(tmp_path, "dataset.findings.json"))
     metric = result.metrics["fineradscore"]
     assert metric.statistic == "inverse_mean" and metric.n == 45
     assert metric.mean == pytest.approx(44 * 3 / 45) and metric.value == pytest.approx(45 / 132)
@@ -367,7 +368,7 @@ def test_rexrank_score_fineradscore_through_a_judge(tmp_path, fake_openai, monke
                                              "cut": 0, "repaired": 0}
     assert table_problems(tmp_path) == {None}
     assert "|shots:synthetic-v1|agg:max|" in str(metric.signature)
-    table = pd.read_parquet(tmp_path / "dataset.findings.per_study.parquet").set_index("study_id")
+    table = pd.read_parquet(written(tmp_path, "dataset.findings.per_study.parquet")).set_index("study_id")
     assert table.loc[odd["study_id"], "fineradscore"] == 0 and (table["fineradscore"] == 3).sum() == 44
     assert (table["fineradscore.sum"] == 4).sum() == 44 and table.loc[odd["study_id"], "fineradscore.sum"] == 0
     corrections = json.loads(table.drop(odd["study_id"])["fineradscore.corrections"].iloc[0])
@@ -382,7 +383,7 @@ def test_rexrank_score_without_a_judge_skips_fineradscore_only(tmp_path, capsys,
     assert score(tmp_path, "--metrics", "fineradscore,bleu2") == 3
     assert ("not run here: fineradscore (no LLM judge): give --judge-url URL --judge-model NAME (or "
             "REXRANK_JUDGE_URL and REXRANK_JUDGE_MODEL; the key in OPENAI_API_KEY)\n") in capsys.readouterr().out
-    result = Result.read(tmp_path / "dataset.findings.json")
+    result = Result.read(written(tmp_path, "dataset.findings.json"))
     assert set(result.metrics) == {"bleu2"} and "fineradscore" in result.skipped
 
 
@@ -401,7 +402,7 @@ def test_rexrank_score_takes_the_shots_option(tmp_path, fake_openai, monkeypatch
     fake_openai.default_reply = JUDGED
     judge = ["--judge-url", fake_openai.url, "--judge-model", fake_openai.model]
     assert score(tmp_path, "--metrics", "fineradscore", "--fineradscore-shots", "zero-shot", *judge) == 0
-    metric = Result.read(tmp_path / "dataset.findings.json").metrics["fineradscore"]
+    metric = Result.read(written(tmp_path, "dataset.findings.json")).metrics["fineradscore"]
     assert "|shots:zero-shot|" in str(metric.signature) and metric.value == pytest.approx(1 / 3)
     assert all(len(body["messages"]) == 1 for body in fake_openai.requests)
     assert score(tmp_path, "--metrics", "fineradscore", "--fineradscore-shots", str(tmp_path / "nope.json"),

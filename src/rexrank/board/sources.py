@@ -28,7 +28,6 @@ from rexrank.board.schema import (
     empty_radrbench,
 )
 from rexrank.catalog import TEST_SETS
-from rexrank.reports import TASKS
 from rexrank.rules.layout import SUBMISSIONS
 from rexrank.text import sanitize_text
 
@@ -107,10 +106,11 @@ def is_results_repo(folder: Path) -> bool:
 
 
 def score_results(folder: Path) -> list[Path]:
-    """The result JSONs `rexrank score --out folder` writes (`<dataset>.<task>.json`), in the folder or one level
-    down (a folder of several models' --out folders, `rexrank demo --out`'s)."""
-    found = [*sorted(folder.glob("*.json")), *sorted(folder.glob("*/*.json"))]
-    return [p for p in found if p.name.removesuffix(".json").rpartition(".")[2] in TASKS and p.is_file()]
+    """The result JSONs `rexrank score --out folder` writes (`<dataset>.<task>.<model>.json`, every model's), in the
+    folder or one level down (a folder of several models' --out folders, `rexrank demo --out`'s)."""
+    from rexrank.results import result_files
+
+    return [*result_files(folder), *(p for sub in sorted(folder.iterdir()) if sub.is_dir() for p in result_files(sub))]
 
 
 def own_results(folder: Path) -> pd.DataFrame:
@@ -133,6 +133,10 @@ def own_results(folder: Path) -> pd.DataFrame:
         if test_set is None or result.split != test_set.split:
             left_out.append(f"{path.relative_to(folder)}: {result.dataset} {result.split} is not a test set the board "
                             "ranks")
+            continue
+        if result.counts.get("unpredicted"):
+            left_out.append(f"{path.relative_to(folder)}: partial ({result.counts['unpredicted']:,} of the split's "
+                            "studies without a prediction, rexrank score --partial): the board compares whole splits")
             continue
         mine.append(_row(result, None, {}) | {"provenance": UNVERIFIED, "per_study_sha256": None,
                                               "unranked": _placing(official, result)})

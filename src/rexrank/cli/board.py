@@ -18,6 +18,8 @@ def add(commands) -> None:
                                               "repo")
     send.add_argument("--results", help="the --out folder of rexrank score (results, per-study tables, predictions)")
     send.add_argument("--name", required=True, help="the model's name on the board")
+    send.add_argument("--model-name", metavar="NAME", help="whose results to send when --results holds several models' "
+                      "(the --model-name rexrank score recorded; default: the one model there)")
     send.add_argument("--institution", default="", help="shown on the board beside the model's name")
     send.add_argument("--url", default="", help="the model's page (code or weights)")
     send.add_argument("--paper", default="", help="a link to the paper")
@@ -77,7 +79,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
             raise InputError(f"--private {spec!r}: expected DATASET.TASK=FILE, e.g. rexgradient.findings=preds.json")
         private[(dataset, task)] = Path(path)
     files, url, plan = submit(card, Path(args.results) if args.results else None, args.repo, private, args.dry_run,
-                              model=Path(args.model_dir) if args.model_dir else None)
+                              model=Path(args.model_dir) if args.model_dir else None, model_name=args.model_name)
     print(f"submission {card.submission_id}: {len(files)} files, {sum(size for _, size in files):,} bytes")
     for path, size in files:
         print(f"  {path}  ({size:,} bytes)")
@@ -100,8 +102,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         folder = Path(args.results).expanduser()
         if folder.is_dir() and not is_results_repo(folder) and not score_results(folder):
             raise InputError(f"--results {args.results}: neither a results repo (leaderboard.parquet, submissions/ or "
-                             "imported/) nor a rexrank score --out folder (<dataset>.<task>.json results): nothing "
-                             "to show")
+                             "imported/) nor a rexrank score --out folder (<dataset>.<task>.<model>.json results): "
+                             "nothing to show")
         try:
             board = read_board(args.results)
         except Exception as err:  # noqa: BLE001 - a missing folder, a Hub repo offline or without a board

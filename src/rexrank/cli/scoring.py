@@ -52,14 +52,22 @@ def add(commands) -> None:
     score.add_argument("--metrics", help=f"comma-separated from {','.join(METRICS)} (or their other names: "
                                          f"{','.join(ALIASES)}); default all: {','.join(AVAILABLE)} (judged "
                                          "metrics only when named)")
-    score.add_argument("--out", default="rexrank-results", help="folder for the result JSON and per-study table")
+    score.add_argument("--ignore-extra", action="store_true",
+                       help="leave predictions for studies the split does not have aside, counted and said (a model's "
+                            "whole test-set output scored on ReXrank's split), instead of refusing the file")
+    score.add_argument("--partial", action="store_true",
+                       help="score only the split's studies that have a prediction (a development subset): the result "
+                            "is marked partial, is not comparable with the board's numbers and cannot be submitted")
+    score.add_argument("--out", default="rexrank-results", help="folder for the result JSONs and per-study tables "
+                                                                "(several models' results may share it)")
     score.add_argument("--split", help="the split (default: what the data says: the records' split field, the "
                                        "folder's file names, an official split's study ids; else test); one that "
                                        "contradicts them is refused")
     score.add_argument("--dataset-name", help="name recorded in the result (default: the official dataset whose "
                                               "split its study ids are, else from --dataset); one that contradicts "
                                               "the ids is refused")
-    score.add_argument("--model-name", help="default: the predictions file's name")
+    score.add_argument("--model-name", help="the model's name in the result and its file names (default: the "
+                                            "predictions file's name less a .findings or .findings_impression ending)")
     score.add_argument("--institution", default="", help="recorded in the result, shown on the board")
     score.add_argument("--url", default="", help="the model's page (code or weights), recorded in the result")
     resampling_options(score)
@@ -73,14 +81,14 @@ def add(commands) -> None:
     score.set_defaults(run=cmd_score)
 
     join = commands.add_parser("merge", help="join the shards of a sharded rexrank score run into one result")
-    join.add_argument("shards", nargs="+", help="the shard tables (<dataset>.<task>.shard-I-of-N.parquet)")
+    join.add_argument("shards", nargs="+", help="the shard tables (<dataset>.<task>.<model>.shard-I-of-N.parquet)")
     join.add_argument("--out", default="rexrank-results", help="folder for the merged result JSON and per-study table")
     resampling_options(join)
     join.set_defaults(run=cmd_merge)
 
     compare = commands.add_parser("compare", help="paired bootstrap and approximate randomisation between two "
                                   "systems' per-study tables")
-    compare.add_argument("a", help="system A's <dataset>.<task>.per_study.parquet")
+    compare.add_argument("a", help="system A's <dataset>.<task>.<model>.per_study.parquet")
     compare.add_argument("b", help="system B's, same split and task")
     resampling_options(compare, trials=True)
     compare.set_defaults(run=cmd_compare)
@@ -105,7 +113,12 @@ def _show(value) -> str:
 def format_result(result: Result) -> str:
     c = result.counts
     lines = [f"{result.model.name} · {result.dataset} {result.split} · {result.task} · "
-             f"{c.get('scored', 0):,} studies scored, {c.get('dropped_by_task', 0):,} left out by the task"]
+             f"{c.get('scored', 0):,} studies scored, {c.get('dropped_by_task', 0):,} left out by the task"
+             + (f", {c['extra_predictions']:,} predictions for other studies left aside" if c.get("extra_predictions")
+                else "")]
+    if c.get("unpredicted"):
+        lines.append(f"  PARTIAL: {c['unpredicted']:,} of the split's studies have no prediction (--partial): these "
+                     "numbers are not comparable with the board's, and rexrank submit refuses them")
     lines.append(f"  {'metric':<12} {'value':>8}  {'95% CI':<19} {'n':>6}")
     for name, m in result.metrics.items():
         shown = "1/mean" if m.statistic == "inverse_mean" else ""
@@ -123,35 +136,38 @@ def format_result(result: Result) -> str:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from rexrank.result_set import result_paths, score_file
-    from rexrank.results import ModelInfo
+    from rexrank.result_set import score_file
+    from rexrank.results import ModelInfo, default_model_name, result_paths
     from rexrank.scorecard import MetricSet
     from rexrank.shards import parse_shard, shard_paths
 
-    model = ModelInfo(args.model_name or Path(args.predictions).stem, args.institution, args.url)
+    model = ModelInfo(args.model_name or default_model_name(Path(args.predictions)), args.institution, args.url)
     metric_set = MetricSet(parse_metrics(args.metrics), args.device, args.batch_size, progress=not args.quiet,
                            judge=judge_options(args), chunk=args.chunk, dtype=args.dtype)
     shard = parse_shard(args.shard) if args.shard else None
     result = score_file(Path(args.predictions), args.dataset, args.task, metric_set, Path(args.out), model,
-                        args.split, args.dataset_name, args.resamples, args.seed, shard)
+                        args.split, args.dataset_name, args.resamples, args.seed, shard, args.ignore_extra,
+                        args.partial)
     warn_all(result)
     if shard:
-        written = shard_paths(Path(args.out), result.dataset, result.task, *shard)
+        written = shard_paths(Path(args.out), result.dataset, result.task, result.model.name, *shard)
         print(f"shard {shard[0]}/{shard[1]}: wrote {written[1]} (rexrank merge joins the shards)")
     else:
         print(format_result(result))
-        print("wrote " + ", ".join(map(str, result_paths(Path(args.out), result.dataset, result.task))))
+        print("wrote " + ", ".join(map(str, result_paths(Path(args.out), result.dataset, result.task,
+                                                         result.model.name))))
     return METRIC_SKIPPED if result.skipped else OK
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
     """Join the shards of a sharded `rexrank score` run into one result."""
-    from rexrank.result_set import merge, result_paths
+    from rexrank.result_set import merge
+    from rexrank.results import result_paths
 
     result = merge([Path(p) for p in args.shards], Path(args.out), args.resamples, args.seed)
     warn_all(result)
     print(format_result(result))
-    print("wrote " + ", ".join(map(str, result_paths(Path(args.out), result.dataset, result.task))))
+    print("wrote " + ", ".join(map(str, result_paths(Path(args.out), result.dataset, result.task, result.model.name))))
     return METRIC_SKIPPED if result.skipped else OK
 
 

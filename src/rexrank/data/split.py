@@ -65,7 +65,7 @@ def loads(data: bytes | str, where: str, hint: str = "", **options) -> object:
 def jsonl_records(path: Path) -> Iterator[tuple[int, dict]]:
     """(line number, object) for each non-blank line."""
     try:
-        with path.open(encoding="utf-8") as lines:
+        with path.open(encoding="utf-8-sig") as lines:  # a byte order mark (a spreadsheet's "UTF-8") is no text
             for number, line in enumerate(lines, 1):
                 if not line.strip():
                     continue
