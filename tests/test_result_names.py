@@ -91,3 +91,14 @@ def test_a_sharded_run_merges_into_its_models_file(tmp_path, capsys, model):
     merged = result_paths(out, "mimic-cxr", "findings", model)[0]
     assert json.loads(merged.read_text())["model"]["name"] == model
     assert {Result.read(p).model.name for p in result_files(out)} == {model, "modelB"}
+
+
+def test_one_models_two_task_files_are_one_model_by_default():
+    from pathlib import Path
+
+    from rexrank.results import default_model_name
+
+    names = {p: default_model_name(Path(p)) for p in ("mymodel.findings.jsonl", "mymodel_findings_impression.csv",
+                                                       "mymodel-findings.json", "findings.jsonl", "mymodel.jsonl")}
+    assert names == {"mymodel.findings.jsonl": "mymodel", "mymodel_findings_impression.csv": "mymodel",
+                     "mymodel-findings.json": "mymodel", "findings.jsonl": "findings", "mymodel.jsonl": "mymodel"}
