@@ -30,10 +30,12 @@ from rexrank.catalog import DATASETS, PRIVATE_DATASETS, PUBLIC_DATASETS, TEST_SE
 from rexrank.data.known import recognise
 from rexrank.data.split import jsonl_records, listing
 from rexrank.errors import InputError
+from rexrank.models import hub_failure, unreachable_hub
 from rexrank.reports import REFERENCE_TEXT, TASKS, text_settings
 from rexrank.results import Result, companions, result_name, results_by_model
 from rexrank.rules.layout import CARD, RADRBENCH_RESULT, SUBMISSION_ID, SUBMISSIONS
 from rexrank.scorers import METRICS, metric_class
+from rexrank.submission_plan import board_plan
 
 
 @dataclass(frozen=True)
@@ -287,69 +289,6 @@ def model_pieces(folder: Path) -> list[Piece]:
     return [Piece(f"{MODEL_FOLDER}/{p.relative_to(model.folder).as_posix()}", p) for p in files(model.folder)]
 
 
-def board_plan(pieces: list[Piece]) -> list[str]:
-    """What the board will do with each piece of a submission, a few lines each: for a result, the studies it covers
-    against the official split, whether it can be ranked (the review re-scores the metrics the result carries, so a
-    result without 1/RadCliQ-v1 or its components stays unranked) and the provenance its row will carry; for private
-    predictions, a code submission and RadRBench-CXR accuracy, who makes their numbers."""
-    from rexrank.inference.contract import MODEL_FOLDER, check_model
-    from rexrank.rules import RADRBENCH_FILE
-
-    radcliq = "radcliq_v1"
-    needs = metric_class(radcliq).needs
-    lines = []
-    for piece in pieces:
-        kind, _, name = piece.path.partition("/")
-        if kind == "results":
-            dataset, task, _ = result_name(name)
-            result, test_set = Result.read(piece.source), TEST_SETS[dataset]
-            predictions = companions(piece.source)[1]
-            match = recognise(str(record.get("study_id")) for _, record in jsonl_records(predictions))
-            c = result.counts
-            against = match.describe() if match is not None else "of no official split (a synthetic stand-in?)"
-            value = result.metrics[radcliq].value if radcliq in result.metrics else None
-            if match is None:
-                ranked = (f"no: the board's review re-scores on the official {test_set.title} {test_set.split} split "
-                          f"({test_set.studies:,} studies), and these ids are not its")
-            elif radcliq in result.metrics:
-                yours = "mean <= 0, no inverse" if value is None else f"yours {value:.3f}"
-                ranked = f"yes, by 1/RadCliQ-v1 ({yours}; the review's number stands)"
-            else:
-                missing = [m for m in needs if m not in result.metrics]
-                weights = any("models download" in result.skipped.get(m, "") for m in (*missing, radcliq))
-                ranked = ("no: no 1/RadCliQ-v1, and the review re-scores only the metrics a result carries ("
-                          + (f"missing {', '.join(missing)}" if missing else "radcliq_v1 missing")
-                          + ("; their weights were not here: `rexrank models download --all`, then score again"
-                             if weights else "; score with them") + ")")
-            lines += [f"{dataset} {task}:",
-                      f"  studies: {c.get('scored', 0):,} scored of the split's {c.get('split_studies', 0):,} "
-                      f"({c.get('dropped_by_task', 0):,} left out by the task); its study ids are {against}",
-                      f"  ranked: {ranked}",
-                      f"  provenance: scored (the maintainers' review re-scores its predictions with "
-                      f"{', '.join(result.metrics) or 'no metric'}; the row shows their numbers as re-scored by "
-                      "maintainers)"]
-        elif kind == "predictions" and (result_name(name.replace(".jsonl", ".json")) or ("",))[0] in PRIVATE_DATASETS:
-            dataset, task, _ = result_name(name.replace(".jsonl", ".json"))
-            studies = sum(1 for _ in jsonl_records(piece.source))
-            private_set = TEST_SETS[dataset]
-            lines += [f"{dataset} {task}:",
-                      f"  studies: {studies:,} predictions for the private {private_set.title} {private_set.split} "
-                      f"split ({private_set.studies:,} studies)",
-                      "  ranked: when the gated job's metrics include 1/RadCliQ-v1 (the maintainers' configuration)",
-                      "  provenance: scored (the maintainers' gated job scores them and publishes aggregates only, "
-                      "no per-study scores)"]
-        elif piece.path == f"{MODEL_FOLDER}/model.yaml":
-            tasks = ", ".join(check_model(piece.source.parent).tasks)
-            lines += [f"{MODEL_FOLDER}/: a code submission ({tasks})",
-                      "  provenance: generated (the maintainers' inference job runs it in the sandbox: a smoke test "
-                      "on a public split, then ReXGradient's private images; its rows show generated by "
-                      "maintainers)"]
-        elif piece.path == RADRBENCH_FILE:
-            lines += [f"{RADRBENCH_FILE}:", "  RadRBench-CXR accuracy, shown on its tab as rexrank score-radrbench "
-                      "wrote it (checked by the rules, not re-scored)"]
-    return lines
-
-
 def submit(card: ModelCard, results_dir: Path, repo_id: str, private: dict[tuple[str, str], Path] | None = None,
            dry_run: bool = False, token: str | None = None, model: Path | None = None, model_name: str | None = None
            ) -> tuple[list[tuple[str, int]], str | None, list[str]]:
@@ -376,22 +315,37 @@ def submit(card: ModelCard, results_dir: Path, repo_id: str, private: dict[tuple
                  for p in sorted(folder.rglob("*")) if p.is_file()]
         if dry_run:
             return files, None, plan
-        from huggingface_hub import HfApi
-
-        api = HfApi(token=token)
-        title = f"Submit {card.name}" + (f" ({card.institution})" if card.institution else "")
-        datasets = ", ".join(sorted({p.path.split("/")[1].split(".")[0] for p in pieces}))
-        pr = api.create_pull_request(repo_id, title, description=f"{len(files)} files from rexrank {__version__}; "
-                                     f"datasets: {datasets}", repo_type="dataset")
+        if (host := unreachable_hub()) is not None:  # else each request retries for seconds before failing
+            raise InputError(f"{repo_id}: the Hub ({host}) cannot be reached from here (its name does not resolve): "
+                             "nothing was sent; submit again where there is network (--dry-run checks all offline)")
         try:
-            api.upload_folder(folder_path=str(folder), path_in_repo=prefix, repo_id=repo_id, repo_type="dataset",
-                              revision=pr.git_reference, commit_message=title)
-        except BaseException:  # the upload did not finish: close the empty pull request, so a retry starts clean
-            with contextlib.suppress(Exception):  # the Hub may be unreachable for this too: the upload's error wins
-                api.change_discussion_status(repo_id, pr.num, "closed", repo_type="dataset",
-                                             comment="The upload did not finish; closed by rexrank submit.")
-            raise
-        # Made through the API, the pull request is a draft the maintainers cannot merge until it is published.
-        api.change_discussion_status(repo_id, pr.num, "open", repo_type="dataset",
-                                     comment=f"Submitted with rexrank {__version__}.")
-        return files, pr.url, plan
+            return files, _pull_request(card, folder, prefix, repo_id, token, pieces, len(files)), plan
+        except Exception as err:
+            if (why := hub_failure(err)) is None:
+                raise
+            raise InputError(f"{repo_id}: {why}: not submitted (nothing left open); run the same command again") \
+                from None
+
+
+def _pull_request(card: ModelCard, folder: Path, prefix: str, repo_id: str, token: str | None, pieces: list[Piece],
+                  count: int) -> str:
+    """Open a pull request adding `folder` as `prefix`; its URL. An upload that did not finish closes it."""
+    from huggingface_hub import HfApi
+
+    api = HfApi(token=token)
+    title = f"Submit {card.name}" + (f" ({card.institution})" if card.institution else "")
+    datasets = ", ".join(sorted({p.path.split("/")[1].split(".")[0] for p in pieces}))
+    pr = api.create_pull_request(repo_id, title, description=f"{count} files from rexrank {__version__}; "
+                                 f"datasets: {datasets}", repo_type="dataset")
+    try:
+        api.upload_folder(folder_path=str(folder), path_in_repo=prefix, repo_id=repo_id, repo_type="dataset",
+                          revision=pr.git_reference, commit_message=title)
+    except BaseException:  # the upload did not finish: close the empty pull request, so a retry starts clean
+        with contextlib.suppress(Exception):  # the Hub may be unreachable for this too: the upload's error wins
+            api.change_discussion_status(repo_id, pr.num, "closed", repo_type="dataset",
+                                         comment="The upload did not finish; closed by rexrank submit.")
+        raise
+    # Made through the API, the pull request is a draft the maintainers cannot merge until it is published.
+    api.change_discussion_status(repo_id, pr.num, "open", repo_type="dataset",
+                                 comment=f"Submitted with rexrank {__version__}.")
+    return pr.url

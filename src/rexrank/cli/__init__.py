@@ -1,8 +1,8 @@
 """The `rexrank` command.
 
-Exit codes: 0 done; 1 `crosscheck`: rexrank and CXR-Report-Metric differ; 2 bad input (nothing written); 3 done, but
-a requested metric could not run (the others' results are written and the message says how to enable it); 130
-interrupted (Ctrl-C: run it again).
+Exit codes: 0 done; 1 `crosscheck`: rexrank and CXR-Report-Metric differ; 2 bad input, or the Hub could not be
+reached or refused (nothing written or sent); 3 done, but a requested metric could not run (the others' results are
+written and the message says how to enable it); 130 interrupted (Ctrl-C: run it again).
 """
 
 from __future__ import annotations

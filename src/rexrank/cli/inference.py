@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from rexrank.cli.options import OK, whole
+from rexrank.errors import InputError
 from rexrank.reports import TASKS
 
 
@@ -44,7 +45,7 @@ def cmd_infer(args: argparse.Namespace) -> int:
     from rexrank.inference.runner import fetch_weights, infer
 
     if args.fetch:
-        fetch_weights(check_model(args.submission), Path(args.weights_cache) if args.weights_cache else None)
+        _fetch(check_model(args.submission), fetch_weights, Path(args.weights_cache) if args.weights_cache else None)
     done = infer(args.submission, args.dataset, args.image_root, args.out, task=args.task, split=args.split,
                  timeout=float(args.timeout), gpus=args.gpus, python=args.python, weights_cache=args.weights_cache)
     print(f"{done.studies:,} studies predicted for {done.task} in {done.seconds:,.1f} s: {done.predictions}")
@@ -52,3 +53,20 @@ def cmd_infer(args: argparse.Namespace) -> int:
         print(f"  the script's output: {log}")
     print(f"score them: rexrank score --predictions {done.predictions} --dataset {args.dataset} --task {done.task}")
     return OK
+
+
+def _fetch(model, fetch_weights, cache: Path | None) -> None:
+    """--fetch as `rexrank models download` answers: one line, at once, when the Hub cannot be reached or refuses."""
+    from rexrank.models import hub_failure, unreachable_hub
+
+    pins = ", ".join(f"{w.repo}@{w.revision[:12]}" for w in model.weights)
+    if (host := unreachable_hub()) is not None:
+        raise InputError(f"--fetch: the Hub ({host}) cannot be reached from here (its name does not resolve): {pins} "
+                         "not downloaded; fetch where there is network, or run without --fetch if they are in the "
+                         "cache (--weights-cache)")
+    try:
+        fetch_weights(model, cache)
+    except Exception as err:
+        if (why := hub_failure(err)) is None:
+            raise
+        raise InputError(f"--fetch: {why}: {pins} not downloaded") from None

@@ -100,6 +100,20 @@ def override_for(key: str) -> tuple[Path, str] | None:
     return None
 
 
+def hub_failure(err: BaseException) -> str | None:
+    """An error of the Hub's in a line (the HTTP status it answered, or the connection that failed: huggingface_hub's
+    errors and its HTTP client's, which are no OSErrors); None for any other error."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    if not isinstance(err, HfHubHTTPError | OSError) and type(err).__module__.split(".")[0] not in (
+            "httpx2", "httpx", "httpcore2", "httpcore"):
+        return None
+    status = getattr(getattr(err, "response", None), "status_code", None)
+    why = (getattr(err, "server_message", None) or str(err) or type(err).__name__).splitlines()[0][:200]
+    return f"the Hub answered {status} ({why})" if status else \
+        f"the Hub could not be reached ({type(err).__name__}: {why})"
+
+
 def resolve(key: str, download: bool = True) -> ResolvedModel:
     """The weights of model `key`; with download=False only a local copy or the cache is used."""
     spec = MODELS[key]
@@ -113,7 +127,7 @@ def resolve(key: str, download: bool = True) -> ResolvedModel:
 
 
 @functools.cache
-def _unreachable_hub() -> str | None:
+def unreachable_hub() -> str | None:
     """The Hub's host when its name does not resolve here (no network: each download would otherwise retry for
     about 20 s before failing), else None. Asked once per process."""
     import socket
@@ -146,7 +160,7 @@ def _from_hub(spec: ModelSpec, local_only: bool) -> ResolvedModel:
     if not local_only:  # a pinned commit never changes: when the cache has all its files, ask the Hub nothing
         with contextlib.suppress(ModelUnavailable):
             return _from_hub(spec, local_only=True)
-        if (host := _unreachable_hub()) is not None:
+        if (host := unreachable_hub()) is not None:
             raise ModelUnavailable(f"{spec.what}: {where} is not in the Hugging Face cache, and the Hub ({host}) "
                                    f"cannot be reached from here (its name does not resolve). Run `rexrank models "
                                    f"download {spec.key.lower()}` where there is network, or {local_copy}")
