@@ -30,6 +30,7 @@ from rexrank.scorers import (
     SCORERS,
     aliases,
     metric_class,
+    needs_here,
     parse_metrics,
 )
 from rexrank.scorers.base import CHUNK
@@ -93,7 +94,8 @@ def add(commands) -> None:
     resampling_options(compare, trials=True)
     compare.set_defaults(run=cmd_compare)
 
-    listing = commands.add_parser("metrics", help="list the metrics and what each gives an empty prediction")
+    listing = commands.add_parser("metrics", help="list the metrics, what each gives an empty prediction, and whether "
+                                                  "each can run on this machine now and what it needs")
     listing.set_defaults(run=cmd_metrics)
 
     run_demo = commands.add_parser("demo", help="score the embedded synthetic demo systems")
@@ -217,6 +219,13 @@ def cmd_metrics(args: argparse.Namespace) -> int:
         also = f"; also named {', '.join(aliases(name))}" if aliases(name) else ""
         print(f"{name:<{width}} v{metric.version}{needs}; dataset value: {dataset_value}; "
               f"empty prediction: {metric.empty_prediction}{also}{state}")
+    print("\non this machine now (nothing downloaded or loaded to tell; `rexrank models check` says where each model "
+          "resolves):")
+    lacking = {name: needs_here(name) for name in METRICS}
+    for name, needs_now in lacking.items():
+        print(f"  {name:<{width}} " + ("runs here" if not needs_now else "not here: needs " + "; ".join(needs_now)))
+    if any(lacking[name] for name in SCORERS):
+        print("`rexrank models download --all` fetches the weights of every metric but the judges'")
     return OK
 
 

@@ -207,8 +207,10 @@ def status(key: str) -> ModelStatus:
     override = override_for(key)
     if override:
         path, source = override
-        if path.is_file():
-            missing = () if len(spec.files) == 1 else tuple(spec.files)
+        if len(spec.files) == 1 and path.exists():  # a file or a folder in the reference's own format (an archive
+            missing = ()  # unpacked: RadGraph's), as `resolve` takes it; the format is checked when it loads
+        elif path.is_file():
+            missing = tuple(spec.files)
         else:
             missing = tuple(name for name in spec.files if not (path / name).is_file())
         return ModelStatus(spec, source, missing, f"put {', '.join(missing)} in {path}" if missing else "")

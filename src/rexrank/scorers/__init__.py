@@ -47,7 +47,8 @@ AVAILABLE = tuple(m for m in (*SCORERS, *COMPOSITES, *AGGREGATED)
                   if m in SCORERS or all(c in SCORERS for c in (COMPOSITES.get(m) or AGGREGATED[m]).needs))
 
 __all__ = ["AGGREGATED", "ALIASES", "AVAILABLE", "aliases", "COMPOSITES", "JUDGED", "METRICS", "SCORERS", "Composite",
-           "Judged", "MetricUnavailable", "Scorer", "canonical", "inverted", "metric_class", "parse_metrics", "shown"]
+           "Judged", "MetricUnavailable", "Scorer", "canonical", "inverted", "metric_class", "needs_here",
+           "parse_metrics", "shown"]
 
 
 def metric_class(name: str) -> type[Scorer] | Composite | type[Judged] | LabelF1:
@@ -79,3 +80,31 @@ def parse_metrics(text: str | None) -> list[str]:
     if not names:
         raise InputError("no metric named: give --metrics NAME[,NAME...]")
     return list(dict.fromkeys(names))
+
+
+def needs_here(name: str) -> list[str]:
+    """What metric `name` lacks on this machine now, each a line with its fix; empty when it can run. Nothing is
+    downloaded or loaded: the weights are looked for where `rexrank models check` looks (a local override, the cache).
+    A judged metric needs a judge (--judge-url/--judge-model or their variables); GREEN may use its local weights."""
+    import importlib.util
+    import os
+
+    from rexrank.models import status
+
+    name = canonical(name)
+    if name in COMPOSITES or name in AGGREGATED:
+        parts = [part for part in (COMPOSITES.get(name) or AGGREGATED[name]).needs if needs_here(part)]
+        return [f"{', '.join(parts)}, which cannot run here"] if parts else []
+    if name in JUDGED:
+        judge = os.environ.get("REXRANK_JUDGE_URL") and os.environ.get("REXRANK_JUDGE_MODEL")
+        if judge or (name == "green" and not status("GREEN").missing):
+            return []
+        local = ", or GREEN's own weights: rexrank models download green (13.5 GB)" if name == "green" else ""
+        return [f"a judge: --judge-url URL --judge-model NAME (or REXRANK_JUDGE_URL and REXRANK_JUDGE_MODEL){local}"]
+    installed = all(importlib.util.find_spec(module) for module in ("torch", "transformers"))
+    lacking = [] if installed or not SCORERS[name].models else ["torch and transformers: pip install 'rexrank[models]'"]
+    missing = [key for key in SCORERS[name].models if status(key).missing]
+    if missing:
+        lacking.append(f"weights of {', '.join(k.lower() for k in missing)}: rexrank models download "
+                       + " ".join(k.lower() for k in missing))
+    return lacking

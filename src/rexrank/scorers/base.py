@@ -40,6 +40,7 @@ class Scorer:
     summary: ClassVar[str] = ""  # what it measures, in a line (the board's About tab)
     section: ClassVar[str] = ""  # where docs/metrics.md defines it: "§2"
     cacheable: ClassVar[bool] = False  # features worth keeping across runs (model outputs)
+    models: ClassVar[tuple[str, ...]] = ()  # the weights it needs (rexrank.models.MODELS keys): `rexrank metrics`
     cache: FeatureCache | None = None
 
     def __init__(self, device: str | None = None, batch_size: int | None = None, progress: bool = True,

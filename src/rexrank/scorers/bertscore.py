@@ -142,6 +142,7 @@ def rescale(value: float, baseline: float) -> float:
 
 class BertScore(Scorer):
     name = "bertscore"
+    models = ("BERTSCORE",)  # the weights it resolves (rexrank.models.registry)
     title = "BertScore"
     version = "1"
     published = PUBLISHED

@@ -132,6 +132,7 @@ def from_arrays(arrays: Sequence[np.ndarray]) -> Graph:
 
 class RadGraphF1(Scorer):
     name = "radgraph"
+    models = ("RADGRAPH", "RADGRAPH_ENCODER")  # the weights it needs (the encoder: what the archive's config names)
     title = "RadGraph"
     published = {"sets": "cxr-report-metric", "empty": "0"}
     version = "1"

@@ -134,6 +134,7 @@ class RaTEScore(Scorer):
     characters) has no entity and scores 0.5, where ratescore 0.6.0 drops it and shifts every later pair."""
 
     name = "ratescore"
+    models = ("RATE_NER", "BIOLORD")  # the weights it resolves (rexrank.models.registry)
     title = "RaTEScore"
     # ReXrank does not say which ratescore release scored its figures (0.6.0 changed the penalty in May 2025), nor
     # whether a report left without sentences shifted its pairs there.

@@ -51,6 +51,7 @@ def label_f1(candidate_classes: Sequence[np.ndarray], reference_classes: Sequenc
 
 class SembScore(Scorer):
     name = "semb_score"
+    models = ("CHEXBERT", "BERT_BASE_UNCASED")  # the weights it resolves (rexrank.models.registry)
     title = "SembScore"
     version = "1"
     bounds = (-1.0, 1.0)  # a cosine
