@@ -135,3 +135,22 @@ def test_a_sharded_run_and_its_merge_record_it_too(tmp_path):
     assert main(["merge", *map(str, sorted((tmp_path / "s").glob("*.parquet"))), "--out", str(tmp_path / "m")]) == 0
     _, made = per_study.read(written(tmp_path / "m", "dataset.findings.per_study.parquet"))
     assert (made.dataset, made.split, made.task, list(made.signatures)) == ("dataset", "test", "findings", ["bleu2"])
+
+
+def test_a_p_value_at_its_floor_says_it_is_below_it(tmp_path, capsys):
+    """No resample as extreme as the data's: p is 1/(trials + 1), which 4 places round to 0.0001 of 10,000 trials;
+    it is written as the bound it is, in rexrank compare and on the board alike (same PairedTest.p_text)."""
+    from rexrank import stats
+
+    a, b = [0.9] * 40, [0.1] * 40  # every study favours A
+    boot = stats.paired_bootstrap(a, b, resamples=10_000, seed=0)
+    assert (boot.p_value, boot.p_text) == (1 / 10_001, "<0.0001")
+    assert stats.permutation_test(a, b, trials=200, seed=0).p_text == "<0.005"
+    assert stats.paired_bootstrap([0.9, 0.1] * 20, [0.1, 0.9] * 20, resamples=200, seed=0).p_text == "1.0000"
+    made = per_study.About("iu-xray", "test", "findings", {"bleu2": "bleu2:1"})
+    ids = [f"s{i}" for i in range(40)]
+    for name, values in (("a", a), ("b", b)):
+        per_study.write(pd.DataFrame({"study_id": ids, "bleu2": values}), tmp_path / f"{name}.parquet", made)
+    assert main(["compare", str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet"), "--trials", "10000"]) == 0
+    [row] = [line.split() for line in capsys.readouterr().out.splitlines() if line.split()[:1] == ["bleu2"]]
+    assert row[4:6] == ["<0.0001", "<0.0001"]

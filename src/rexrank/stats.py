@@ -172,6 +172,14 @@ class PairedTest:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    @property
+    def p_text(self) -> str:
+        """The p-value to 4 places; at its floor (no resample or randomisation as extreme as the data's: p is then
+        1 / (iterations + 1)) what that says, below 1/iterations ("<0.0001" of 10,000), not a rounded 0.0001."""
+        if self.p_value * (self.iterations + 1) <= 1 + 1e-9:
+            return f"<{1 / self.iterations:.2g}"
+        return f"{self.p_value:.4f}"
+
 
 def _pair(a: object, b: object, statistic: str = "mean") -> tuple[np.ndarray, np.ndarray]:
     read = _table if statistic in AGGREGATES else _values

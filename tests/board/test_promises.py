@@ -82,6 +82,8 @@ def test_the_model_page_cites_what_says_so_and_a_submissions_card_cites_nothing(
 def test_the_header_text_names_a_page_of_the_board_not_a_repository_path():
     for title, tip in about.metric_tooltips().items():
         assert "docs/" not in tip and ".md" not in tip and "About tab" in tip, title
+        assert tip.lower().count("higher is better") == 1, tip  # 1/RadCliQ-v1's said it three times
+        assert tip.count("1 / the mean") == title.startswith("1/"), tip
     script = about.header_tooltips_script()
     assert '"?tab=about"' in script and "rexrank-tip" in script and "header-sort" in script
     assert about.header_sorts() == {"Rank": "rank", **{t: m for m, t in views.TITLES.items()}}

@@ -17,10 +17,12 @@ def metric_tooltips() -> dict[str, str]:
 
     tips = {}
     for metric in BOARD_METRICS:
-        cls = metric_class(metric)
-        inverse = " Shown as 1/mean, so that higher is better too." if inverted(metric) else ""
-        tips[shown(metric)] = (f"{cls.summary} Higher is better.{inverse} The About tab has its definition and the "
-                              "metric table.")
+        text = metric_class(metric).summary  # some summaries say the 1/mean and the direction themselves: once each
+        if inverted(metric) and "1 / the mean" not in text:
+            text += " The board shows 1 / the mean."
+        if "higher is better" not in text.lower():
+            text += " Higher is better."
+        tips[shown(metric)] = f"{text} The About tab has its definition and the metric table."
     return tips
 
 

@@ -15,7 +15,7 @@ from rexrank.board import compare, model_page, views
 from rexrank.board.figures import model_figure, radrbench_figure, stability_figure
 from rexrank.board.page import DETAIL_WIDTHS, FILTERS, METRIC_WIDTH
 from rexrank.board.radrbench import radrbench_table
-from rexrank.board.sources import BoardSource
+from rexrank.board.sources import BoardSource, own_dataset
 from rexrank.catalog import BOARD_METRICS, TEST_SETS
 from rexrank.text import to_markdown
 
@@ -106,6 +106,8 @@ class Answers:
         wanted = _asked(request)
         if wanted.get("dataset") in views.DATASET_TITLES:
             dataset = wanted["dataset"]
+        elif mine := own_dataset(self.source.board):  # a board of one's own results opens on their test set
+            dataset = mine
         access, mimic, provenance = (wanted[key] if wanted.get(key) in allowed else value for (key, allowed), value
                                      in zip(FILTERS.items(), (access, mimic, provenance)))
         controls = (dataset, search, metrics, sort_by, details, access, mimic, provenance)

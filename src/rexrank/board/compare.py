@@ -66,8 +66,8 @@ def _line(c) -> list:
         return [title, "", "", "", "", "0", "no study judged for both"]
     boot, ar = c.bootstrap, c.randomisation
     note = f"the {c.studies:,} studies judged for both" if c.studies < c.of else ""
-    return [title, f"{boot.delta:+.4f}", f"[{boot.low:+.4f}, {boot.high:+.4f}]", f"{boot.p_value:.4f}",
-            f"{ar.p_value:.4f}", f"{c.studies:,}", note]
+    return [title, f"{boot.delta:+.4f}", f"[{boot.low:+.4f}, {boot.high:+.4f}]", boot.p_text, ar.p_text,
+            f"{c.studies:,}", note]
 
 
 def _row(board: pd.DataFrame, dataset: str, task: str, model: str) -> pd.Series:

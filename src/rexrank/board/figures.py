@@ -111,3 +111,64 @@ def stability_figure(ranges: pd.DataFrame, title: str, top: int = 30):
     ax.grid(axis="x", alpha=0.3)
     figure.legend(loc="outside lower center", ncols=3, fontsize=8, frameon=False)
     return figure
+
+
+def distribution_figure(tables: list[tuple[str, pd.DataFrame]], metrics: list[str], title: str, bins: int = 20):
+    """Each metric's per-study distribution, a panel per metric: the first table's histogram as bars, each bar's gid
+    `bin-<metric>-<i>` (the board lists a bar's studies when it is clicked: `rexrank.studies.in_bin`), a second
+    table's (`rexrank studies --vs`) as an outline over the same bins. `rexrank studies --plot` writes it as is."""
+    import textwrap
+
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    from rexrank.scorers import metric_class
+    from rexrank.studies import edges, lower_is_better
+
+    columns = min(4, max(1, len(metrics)))
+    rows = -(-max(1, len(metrics)) // columns)
+    width = max(6.0, 3.6 * columns)
+    figure = Figure(figsize=(width, 1.2 + 2.6 * rows), layout="constrained")
+    title_text = figure.suptitle(textwrap.fill(title, int(width * 11)), fontsize=11)
+    title_text.set_parse_math(False)  # a model's name is text, never TeX
+    if not metrics:
+        figure.text(0.5, 0.5, "No per-study scores", ha="center", va="center")
+        return figure
+    axes = figure.subplots(rows, columns, squeeze=False).ravel()
+    for ax, metric in zip(axes, metrics):
+        cut = edges(pd.concat([table[metric] for _, table in tables[:2]]), bins)  # one set of bins for both
+        for n, (label, table) in enumerate(tables[:2]):
+            values = table[metric].to_numpy(dtype=float)
+            counts, _ = np.histogram(values[np.isfinite(values)], bins=cut)
+            if n == 0:
+                for i, bar in enumerate(ax.bar(cut[:-1], counts, width=np.diff(cut), align="edge", color="#4C72B0",
+                                               edgecolor="white", linewidth=0.5, label=label)):
+                    bar.set_gid(f"bin-{metric}-{i}")
+            else:
+                ax.stairs(counts, cut, color="#DD8452", linewidth=1.5, label=label)
+        ax.set_title(metric_class(metric).title, fontsize=10)
+        ax.set_xlabel("per-study score" + (" (lower is better)" if lower_is_better(metric) else ""), fontsize=8)
+        ax.tick_params(labelsize=8)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].set_ylabel("studies", fontsize=8)
+    for ax in axes[len(metrics):]:
+        ax.set_visible(False)
+    if len(tables) > 1:
+        handles, labels = axes[0].get_legend_handles_labels()
+        names = [label for label, _ in tables]
+        order = sorted(range(len(labels)), key=lambda i: names.index(labels[i]) if labels[i] in names else i)
+        legend = figure.legend([handles[i] for i in order], [labels[i] for i in order], loc="outside lower center",
+                               ncols=2, fontsize=8, frameon=False)
+        for text in legend.get_texts():
+            text.set_parse_math(False)
+    return figure
+
+
+def figure_svg(figure) -> str:
+    """A figure as inline SVG (its bars' gids kept as element ids), for a page to show and click on."""
+    import io
+
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg")
+    text = buffer.getvalue()
+    return text[text.index("<svg"):]

@@ -113,6 +113,14 @@ def score_results(folder: Path) -> list[Path]:
     return [*result_files(folder), *(p for sub in sorted(folder.iterdir()) if sub.is_dir() for p in result_files(sub))]
 
 
+def own_dataset(board: pd.DataFrame) -> str | None:
+    """The test set a board of one's own results should open on: the first (in the board's order) that holds an
+    unverified row, so that `rexrank leaderboard --results` of IU-Xray results opens on IU-Xray; None for any
+    other board."""
+    mine = set(board.loc[board["provenance"] == UNVERIFIED, "dataset"].dropna())
+    return next((name for name in TEST_SETS if name in mine), None)
+
+
 def own_results(folder: Path) -> pd.DataFrame:
     """The official field, and beside it the results of `rexrank score` in `folder` as unverified rows: provenance
     `unverified` (the board shows it as its own text), never ranked, their Note saying where their 1/RadCliQ-v1

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from rexrank import __version__
-from rexrank.cli import board, crosscheck, data, inference, scoring, weights
+from rexrank.cli import board, crosscheck, data, inference, scoring, studies, weights
 from rexrank.cli.options import BAD_INPUT
 from rexrank.errors import InputError
 from rexrank.models import ModelUnavailable, clear_overrides, set_override
@@ -37,7 +37,8 @@ def parser() -> argparse.ArgumentParser:
                                   epilog=__doc__.split("\n", 2)[2], formatter_class=argparse.RawTextHelpFormatter)
     top.add_argument("--version", action="version", version=f"rexrank {__version__}")
     commands = top.add_subparsers(dest="command", required=True)
-    for concern in (scoring, crosscheck, inference, weights, data, board):  # the order `rexrank --help` lists them in
+    # the order `rexrank --help` lists them in
+    for concern in (scoring, studies, crosscheck, inference, weights, data, board):
         concern.add(commands)
     return top
 

@@ -202,8 +202,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
             print(f"  {c.metric:<12} no study judged for both systems")
             continue
         note = f"  ({c.studies:,} studies judged for both)" if c.studies < c.of else ""
-        print(f"  {c.title:<12} {boot.delta:+9.4f}  [{boot.low:+.4f}, {boot.high:+.4f}]  {boot.p_value:13.4f} "
-              f"{ar.p_value:8.4f}{note}")
+        print(f"  {c.title:<12} {boot.delta:+9.4f}  [{boot.low:+.4f}, {boot.high:+.4f}]  {boot.p_text:>13} "
+              f"{ar.p_text:>8}{note}")
     return OK
 
 
