@@ -226,8 +226,11 @@ def test_the_app_sorts_by_a_metric_as_numbers_not_text(app):
 
 def test_the_model_page_gives_its_bars_numbers_and_card_through_its_api(app):
     client, repo, board = app
-    plot, card, numbers, reasoning = client.predict("Demo-Template", api_name="/model")
+    plot, card, numbers, reasoning, pairs, _ = client.predict("Demo-Template", api_name="/model")
     assert reasoning.get("visible") is False  # no RadRBench-CXR result: no reasoning plot
+    assert [key for _, key in pairs["choices"]] == [f"{d}.{t}" for d in ("mimic-cxr", "iu-xray", "chexpert-plus")
+                                                    for t in views.TASKS]  # per-study scores: never the private set
+    plot = plot["value"]
     assert plot["type"] == "matplotlib" and plot["plot"].startswith("data:image/")
     assert len(base64.b64decode(plot["plot"].split(",", 1)[1])) > 10_000  # a rendered figure, not a blank
     want = model_page.model_numbers(model_page.model_bars(board, "Demo-Template"))
@@ -236,12 +239,13 @@ def test_the_model_page_gives_its_bars_numbers_and_card_through_its_api(app):
     assert got["1/RadCliQ-v1"].str.contains("±|\\[", regex=True).all() and len(got) == 8
     assert "**Institution:** rexrank demo" in card and "(https://example.org/template)" in card
 
-    _, card, numbers, _ = client.predict("Demo-Imported (synthetic)", api_name="/model")  # no CIs, two metrics
+    _, card, numbers, _, _, note = client.predict("Demo-Imported (synthetic)", api_name="/model")  # no CIs
     got = _cells(numbers)
     assert got.columns.tolist() == ["Dataset", "Task", "BLEU", "1/RadCliQ-v1"] and "±" not in str(got.values)
     assert "**Numbers:** imported as published, on 8 dataset and task pairs" in card and "**URL:** —" in card
+    assert "MIMIC-CXR · Findings: ReXrank's figure as published, with no per-study scores" in note["value"]
 
-    _, card, numbers, reasoning = client.predict("Demo-Reasoner", api_name="/model")  # on RadRBench-CXR only
+    _, card, numbers, reasoning, _, _ = client.predict("Demo-Reasoner", api_name="/model")  # RadRBench-CXR only
     assert reasoning["visible"] is True and reasoning["value"]["plot"].startswith("data:image/")
     assert _cells(numbers).empty and "**Institution:** rexrank demo" in card
     assert "(https://example.org/reasoner)" in card and "RadRBench-CXR only" in card

@@ -11,7 +11,7 @@ from pathlib import Path
 import gradio as gr
 import pandas as pd
 
-from rexrank.board import compare, model_page, views
+from rexrank.board import compare, model_page, studies_view, views
 from rexrank.board.figures import model_figure, radrbench_figure, stability_figure
 from rexrank.board.page import DETAIL_WIDTHS, FILTERS, METRIC_WIDTH
 from rexrank.board.radrbench import radrbench_table
@@ -35,7 +35,8 @@ def frame(shown: pd.DataFrame) -> gr.Dataframe:
     if columns[:1] == ["Rank"] and "Note" in columns:  # the leaderboard with Details: every column sized
         widths = [DETAIL_WIDTHS.get(c, METRIC_WIDTH) for c in columns]
     elif columns[:1] == ["Rank"]:
-        narrow = {"Rank": "64px", "Rank range": "96px"}  # else their headers wrap a letter or two a line
+        # as narrow as their headers allow (a word a line): a phone's first screen shows the ranking metric too
+        narrow = {"Rank": "62px", "Rank range": "66px"}
         widths = [narrow[c] for c in columns[:2] if c in narrow]
     elif columns[:2] == ["Dataset", "Task"] and len(columns) > 2:  # a model's numbers: fit 1400 px, scroll on a phone
         widths = ["120px", "170px", *["112px"] * (len(columns) - 2)]
@@ -181,12 +182,47 @@ class Answers:
                     f"({len(names)} model{'s' * (len(names) != 1)}).")
             nothing = model_page.model_numbers(model_page.model_bars(board, ""))
             hidden = gr.Plot(value=None, visible=False, elem_classes=["figure"])
-            return gr.Plot(value=None), card, frame(nothing), hidden
+            return hidden, card, frame(nothing), hidden, *self.studies(None)  # no empty figure under the words
         bars = model_page.model_bars(board, model or "")
         reasoning = radrbench[radrbench["model"] == (model or "")]
-        return (model_figure(bars), model_page.model_card(board, model or "", radrbench),
+        return (gr.Plot(model_figure(bars), visible=True), model_page.model_card(board, model or "", radrbench),
                 frame(model_page.model_numbers(bars)),
-                gr.Plot(radrbench_figure(reasoning), visible=not reasoning.empty, elem_classes=["figure"]))
+                gr.Plot(radrbench_figure(reasoning), visible=not reasoning.empty, elem_classes=["figure"]),
+                *self.studies(model))
+
+    def studies(self, model: str | None):
+        """The Model tab's per-study part (`studies_view`): the dataset and task chooser, what it cannot show and
+        why; its figure comes next (`study_figure`), so that the card and bars do not wait for it."""
+        shown, why = studies_view.pairs(self.source, model) if model else ([], [])
+        lines = [*(["Click (or tap) a bar to list its studies, worst first."] if shown else []),
+                 *(f"- {line}" for line in why)]
+        note = gr.Markdown("\n".join(lines), visible=bool(lines))
+        return gr.Dropdown(choices=shown, value=shown[0][1] if shown else None, visible=bool(shown)), note
+
+    def study_figure(self, model: str | None, key: str | None, drawn: str | None = None):
+        """One pair's distributions (none without a pair), the listing emptied until a bar is clicked, and what is
+        drawn now (`drawn`: the tab shown again redraws nothing and keeps the studies listed)."""
+        if f"{model}|{key}" == drawn:
+            return gr.skip(), gr.skip(), drawn
+        if not model or not key:
+            return gr.HTML(visible=False), gr.Dataframe(visible=False), None
+        try:
+            one = studies_view.scored(self.source, model or "", key or "")
+        except compare.NotComparable as err:
+            return gr.HTML(f"<p>{err}</p>", visible=True), gr.Dataframe(visible=False), None
+        title = f"{model} · {dict((k, v) for v, k in studies_view.pairs(self.source, model)[0]).get(key, key)}"
+        return (gr.HTML(studies_view.figure_html(one, title), visible=True), gr.Dataframe(visible=False),
+                f"{model}|{key}")
+
+    def studies_in_bar(self, model: str | None, key: str | None, event: gr.EventData):
+        """The studies the clicked bar holds (its id `bin-<metric>-<index>`, sent by the page's script)."""
+        try:
+            one = studies_view.scored(self.source, model or "", key or "")
+        except compare.NotComparable:
+            return gr.Dataframe(visible=False)
+        shown = studies_view.listed(one, str(getattr(event, "bar", "")))
+        return gr.Dataframe(value=shown, visible=True, wrap=True, label=f"The {len(shown):,} studies of the bar "
+                            "clicked, worst first")
 
     def open_model(self, model: str | None, shown: str | None, request: gr.Request):
         """The Model tab when it is shown: the model chosen, else the one the address names (a name the board does
@@ -196,7 +232,7 @@ class Answers:
         if not wanted:
             wanted = names[0] if names else None
         if shown is not None and wanted == shown:
-            return (gr.skip(),) * 6
+            return (gr.skip(),) * 8
         return (gr.Dropdown(value=wanted if wanted in names else None), *self.show_model(wanted), wanted)
 
     def chose_model(self, model: str | None):

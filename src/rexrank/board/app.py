@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from types import SimpleNamespace
 
-from rexrank.board import about, model_page, page, views
+from rexrank.board import about, model_page, page, studies_view, views
 from rexrank.board.page import PAGES, address_js, launch_options
 from rexrank.board.radrbench import RADRBENCH_VIEWS
 from rexrank.board.sources import DEMO, RESULTS_ENV, BoardSource, Results
@@ -50,7 +50,7 @@ def build(results: Results = None, refresh_s: float = 300.0):
                 gr.Markdown(page.SUBMIT)
         # what each tab has shown in this page (the first showing fills it, the next ones ask nothing)
         ui.overview_shown, ui.compare_shown, ui.radrbench_shown = gr.State(False), gr.State(False), gr.State(False)
-        ui.model_shown = gr.State(None)
+        ui.model_shown, ui.study_drawn = gr.State(None), gr.State(None)
         _wire_leaderboard(demo, ui, answers)
         _wire_tabs(ui, answers, refresh_s)
     return demo
@@ -164,6 +164,11 @@ def _model_tab(ui: SimpleNamespace, source: BoardSource) -> None:
         ui.model_table = gr.Dataframe(label="The numbers", interactive=False, wrap=True, elem_classes=["board"])
         ui.model_radr = gr.Plot(label="RadRBench-CXR accuracy per task type, 95% CIs", visible=False,
                                 elem_classes=["figure"])
+        # each metric's per-study distribution (a board on this machine: `rexrank.board.studies_view`)
+        ui.study_pair = gr.Dropdown([], label="Per-study scores on", visible=False)
+        ui.study_note = gr.Markdown(visible=False)
+        ui.study_plot = gr.HTML(visible=False, elem_id="per-study", js_on_load=studies_view.CLICK_JS)
+        ui.study_table = gr.Dataframe(visible=False, interactive=False, wrap=True, elem_classes=["board"])
 
 
 def _wire_leaderboard(demo, ui: SimpleNamespace, answers) -> None:
@@ -205,7 +210,9 @@ def _wire_tabs(ui: SimpleNamespace, answers, refresh_s: float) -> None:
     import gradio as gr
 
     pair = [ui.pair_dataset, ui.pair_task, ui.model_a, ui.model_b]
-    model_view = [ui.model_plot, ui.model_card, ui.model_table, ui.model_radr]
+    model_view = [ui.model_plot, ui.model_card, ui.model_table, ui.model_radr, ui.study_pair, ui.study_note]
+    study = dict(fn=answers.study_figure, inputs=[ui.model, ui.study_pair, ui.study_drawn],
+                 outputs=[ui.study_plot, ui.study_table, ui.study_drawn], api_visibility="private")
     ui.pages["overview"].select(answers.open_overview, [ui.overview_shown, ui.overview_task, ui.stability_dataset],
                                 [ui.overview_table, ui.stability_plot, ui.overview_shown], api_visibility="private")
     ui.pages["compare"].select(answers.open_compare, [ui.compare_shown, *pair],
@@ -213,7 +220,7 @@ def _wire_tabs(ui: SimpleNamespace, answers, refresh_s: float) -> None:
     ui.pages["radrbench"].select(answers.open_radrbench, [ui.radrbench_shown, ui.radr_view, ui.radr_search],
                                  [ui.radr_table, ui.radr_plot, ui.radrbench_shown], api_visibility="private")
     ui.pages["model"].select(answers.open_model, [ui.model, ui.model_shown], [ui.model, *model_view, ui.model_shown],
-                             api_visibility="private")
+                             api_visibility="private").then(**study)
     ui.model.change(None, ui.model, None, js=address_js("model"))
     for key, control in (("a", ui.model_a), ("b", ui.model_b)):
         control.input(None, control, None, js=address_js(key))
@@ -228,7 +235,9 @@ def _wire_tabs(ui: SimpleNamespace, answers, refresh_s: float) -> None:
     ui.overview_task.change(answers.overview, ui.overview_task, ui.overview_table, api_name="overview")
     ui.radr_view.change(answers.radrbench, [ui.radr_view, ui.radr_search], ui.radr_table, api_name="radrbench")
     ui.radr_search.change(answers.radrbench, [ui.radr_view, ui.radr_search], ui.radr_table, api_visibility="private")
-    ui.model.input(answers.chose_model, ui.model, [*model_view, ui.model_shown], api_name="model")
+    ui.model.input(answers.chose_model, ui.model, [*model_view, ui.model_shown], api_name="model").then(**study)
+    ui.study_pair.input(**study)
+    ui.study_plot.click(answers.studies_in_bar, [ui.model, ui.study_pair], ui.study_table, api_visibility="private")
     stability = dict(fn=answers.stability, inputs=[ui.stability_dataset, ui.overview_task], outputs=ui.stability_plot)
     ui.stability_dataset.change(**stability, api_name="stability")
     ui.overview_task.change(**stability, api_visibility="private")

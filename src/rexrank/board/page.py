@@ -87,6 +87,9 @@ CSS = """
   border: 1px solid var(--border-color-primary); box-shadow: 0 2px 8px rgba(0, 0, 0, .2); font-size: 14px;
   line-height: 1.4; }
 #rexrank-tip a { text-decoration: underline; }
+.per-study-figure svg { width: 100%; max-width: calc(var(--panels) * 340px); height: auto; }
+.per-study-figure [id^=bin-] { cursor: pointer; }
+.per-study-figure [id^=bin-]:hover path { opacity: .75; }
 @media (min-width: 641px) {
   .ranked.details th:nth-child(-n+3), .ranked.details [role=gridcell]:nth-child(-n+3) {
     position: sticky !important; z-index: 2; background: var(--background-fill-primary); }
@@ -102,6 +105,8 @@ CSS = """
   .figure { overflow-x: auto !important; }  /* a figure keeps a legible size and scrolls sideways, as tables do */
   .figure .matplotlib { justify-content: flex-start !important; align-items: flex-start !important; }
   .figure img { width: 760px !important; max-width: none !important; height: auto !important; }
+  .per-study-figure { overflow-x: auto; }
+  .per-study-figure svg { width: max(100%, calc((var(--panels) - 1) * 300px)); max-width: none; }
 }
 """
 # With Details on, each column's width: enough for its header's longest word and its usual text, so that a header
@@ -113,8 +118,10 @@ METRIC_WIDTH = "150px"  # "1/FineRadScore" (bold, beside its menu button) and "0
 
 def address_js(key: str, value: str = "v") -> str:
     """A browser-side handler that sets `key` in the page's address to `value` (a JS expression; `v` is the
-    event's input), without reloading."""
-    return (f"(v) => {{ const u = new URL(window.location.href); u.searchParams.set({key!r}, {value}); "
+    event's input), without reloading. An empty value leaves the address as it is: a link's model that is not on the
+    board stays in it (`model=null` said nothing), as the page says it is not here."""
+    return (f"(v) => {{ const x = {value}; if (x === null || x === undefined || x === '') return []; "
+            f"const u = new URL(window.location.href); u.searchParams.set({key!r}, x); "
             "window.history.replaceState(null, '', u); return []; }")
 
 
