@@ -97,7 +97,7 @@ def test_a_partial_set_is_scored_only_when_asked_and_marked_partial_everywhere(t
     assert score(tmp_path, subset, "--dataset-name", "mimic-cxr") == 2
     err = capsys.readouterr().err
     assert "in the split but has no prediction" in err
-    assert err.endswith("25 of the split's 48 studies have no prediction: --partial scores the predicted ones alone (a "
+    assert err.endswith("25 of the split's 45 studies have no prediction: --partial scores the predicted ones alone (a "
                         "partial result: not comparable with the board, never submittable)\n")
     assert score(tmp_path, subset, "--dataset-name", "mimic-cxr", "--partial") == 0
     said = capsys.readouterr()

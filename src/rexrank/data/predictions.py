@@ -148,7 +148,7 @@ def align(references: TaskReferences, predictions: dict[str, object], source: st
     scored = [s for s in references.references if s in predictions]
     empty, broken = _values(predictions, list(references.references), errors, partial)
     if errors:
-        hints = _hints(len(known), len(predictions), extra, unpredicted, ignore_extra, partial)
+        hints = _hints(len(references.references), len(predictions), extra, unpredicted, ignore_extra, partial)
         raise InputError(f"{source}: {len(errors)} problem(s), nothing was scored:\n{listing(errors)}{hints}")
     if not scored:
         raise InputError(f"{source}: none of its {len(predictions):,} predictions is for a study of the split "
