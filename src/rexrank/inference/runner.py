@@ -10,7 +10,6 @@ continues it: ReXrank's own scripts skip the studies already in their save file.
 
 from __future__ import annotations
 
-import os
 import shutil
 import threading
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from rexrank.inference.contract import Model, check_model
 from rexrank.inference.inputs import input_records, write_input
 from rexrank.inference.sandbox import Outcome, Sandbox, scratch_copy
 from rexrank.inference.save_file import SaveFileRefused, members
+from rexrank.inference.staging import image_tree, weights_tree
 from rexrank.rules.limits import LINE_JSON
 from rexrank.text import shown
 
@@ -115,6 +115,7 @@ def infer(submission: str | Path, dataset: str | Path, image_root: str | Path, o
            "REXRANK_MODEL_REVISION": model.weights[0].revision}
     sandboxes = []
     tree = image_tree(records, images, work / "images")
+    folders = weights_tree(folders, {w.repo: w.revision for w in model.weights}, work / "weights")
     for i, block in enumerate(blocks):
         folder = work / f"block-{i}"
         write_input({s: records[s] for s in block}, folder / "input" / INPUT)
@@ -168,30 +169,6 @@ def infer(submission: str | Path, dataset: str | Path, image_root: str | Path, o
 def _blocks(studies: list[str], n: int) -> list[list[str]]:
     size = -(-len(studies) // n) if studies else 0
     return [studies[i:i + size] for i in range(0, len(studies), size)] if size else [[]]
-
-
-def image_tree(records: dict[str, dict], root: Path, tree: Path) -> Path:
-    """A fresh folder holding exactly the image files the studies name, at their relative paths: hard links where
-    the file system allows (nothing copied), copies elsewhere. Nothing else of `root` (a file planted beside the
-    images, a second split's images) reaches the sandbox, and its path shows nowhere inside."""
-    if tree.exists():
-        shutil.rmtree(tree)
-    tree.mkdir(parents=True)
-    root = root.resolve()
-    for record in records.values():
-        for relative in {*record.get("image_path", []), *([record["key_image_path"]] if record.get(
-                "key_image_path") else [])}:
-            source = (root / relative).resolve()
-            target = tree / relative
-            if root not in source.parents or not source.is_file() or target.exists() or \
-                    not target.resolve().is_relative_to(tree.resolve()):
-                continue  # outside the image folder, missing, or named twice: the script finds it missing
-            target.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                os.link(source, target)
-            except OSError:  # another file system, or links not allowed
-                shutil.copyfile(source, target)
-    return tree
 
 
 def read_save(path: Path, studies: list[str], limit: int) -> dict[str, str]:

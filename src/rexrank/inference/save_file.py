@@ -30,7 +30,9 @@ def members(path: Path, record_bytes: int, max_members: int) -> Iterator[tuple[s
     """Each top-level member of the JSON object in `path`, as (key, value), in file order."""
     depth, count, record = 0, 0, bytearray()
     with open(path, "rb") as handle:
-        data = handle.read(PIECE).lstrip(_SPACE)
+        data = b""
+        while not data and (more := handle.read(PIECE)):
+            data = more.lstrip(_SPACE)
         if not data.startswith(b"{"):
             raise SaveFileRefused("it is not a JSON object of studies")
         while data:
@@ -53,6 +55,8 @@ def members(path: Path, record_bytes: int, max_members: int) -> Iterator[tuple[s
                     continue
                 record += data[mark:match.start()]
                 mark = match.end()
+                if len(record) > record_bytes:
+                    raise SaveFileRefused(f"a study's record is longer than {record_bytes:,} bytes")
                 if record.strip(_SPACE):
                     count += 1
                     if count > max_members:
