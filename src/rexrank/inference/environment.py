@@ -35,6 +35,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from rexrank.errors import InputError
 from rexrank.inference.contract import ENVIRONMENTS, Model
 from rexrank.inference.sandbox import ENVIRONMENT, Sandbox, scratch_copy
 
@@ -45,7 +46,7 @@ WHEELS = "/wheels"  # where the sandbox sees the fetched artefacts
 CONDA_CHANNELS = ("conda-forge", "defaults", "nvidia", "pytorch", "bioconda")  # names only: a URL could be anywhere
 
 
-class BuildFailed(RuntimeError):
+class BuildFailed(InputError):
     """The environment could not be built; the message says why in rexrank's words, the log is pip's or conda's."""
 
 
@@ -203,7 +204,8 @@ def _venv(model: Model, planned: Plan, into: Path, log: Path, python: Path, time
     outcome = box.run(command, log, append=True)
     shutil.rmtree(box.output.parent, ignore_errors=True)
     if not outcome.ok:
-        raise BuildFailed(f"pip install -r requirements.txt {outcome.why(timeout, BUILD_OUTPUT)}")
+        raise BuildFailed(f"pip install -r requirements.txt {outcome.why(timeout, BUILD_OUTPUT)} (in the sandbox, "
+                          f"offline; pip's output: {log})")
     return into
 
 
@@ -240,7 +242,8 @@ def _conda(model: Model, environment: Path, into: Path, log: Path, python: Path,
                        "-f", "/submission/environment.yaml"], log, append=True)
     shutil.rmtree(box.output.parent, ignore_errors=True)
     if not outcome.ok:
-        raise BuildFailed(f"{tool} create {outcome.why(timeout, BUILD_OUTPUT)}")
+        raise BuildFailed(f"{tool} create {outcome.why(timeout, BUILD_OUTPUT)} (in the sandbox, offline; its "
+                          f"output: {log})")
     return into
 
 
