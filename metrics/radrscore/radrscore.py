@@ -46,7 +46,7 @@ Returns:
         max_tokens, with a prompt the judge refused, and items read with a count above its denominator. A judge
         server that fails after its retries raises instead: no item is scored.
     problems (list of str or None): why an item was not read. judge_replies (list of dict): raw replies by stage.
-    signature (str): e.g. `radrscore:2|judge:judge:gpt-4o:t=0:max_tokens=4096|prompt:radrscore-9a8a00d|...`.
+    signature (str): e.g. `radrscore:3|judge:judge:gpt-4o:t=0:max_tokens=4096|prompt:radrscore-9a8a00d|...`.
 Examples:
     The judge is the endpoint REXRANK_JUDGE_URL and REXRANK_JUDGE_MODEL name (or judge_url= and judge_model=), e.g.
     a vLLM server at http://localhost:8000/v1 serving Qwen/Qwen2.5-72B-Instruct.

@@ -94,7 +94,7 @@ def test_radrscore_runs_on_the_items_with_reasoning_when_a_judge_is_given(radrbe
     reasoned = items["original_report"].notna().sum()
     assert total["items"] == reasoned > 0 and total["radrscore_n"] == reasoned
     assert (total["completeness"], total["factuality"], total["effectiveness"]) == (0.5, 1.0, 0.75)
-    assert total["radrscore"] == 0.75 and report["unparseable"] == 0 and report["signature"].startswith("radrscore:2")
+    assert total["radrscore"] == 0.75 and report["unparseable"] == 0 and report["signature"].startswith("radrscore:3")
 
     # submitted, held to the security rules, aggregated, and on the board's reasoning view
     result = tmp_path / "out" / "radrbench-cxr.accuracy.json"

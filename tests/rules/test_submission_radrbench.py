@@ -134,11 +134,11 @@ def set_row(index, **fields):
     (set_row(13, items=30, correct=23, accuracy=23 / 30, low=0.6, high=0.9), "the all row's items is not the sum"),
     (lambda v: v.update(radrscore=[1]), "radrscore: expected null or an object"),
     (lambda v: v.update(radrscore={"rows": []}),
-     "radrscore: expected the fields cut, judged, judged_mean, refused, rows, signature, unparseable"),
-    (lambda v: v.update(radrscore={"signature": "bleu2:1", "unparseable": -1, "refused": 0, "cut": 0, "judged": 1,
-                                   "judged_mean": 2.0, "rows": [{}]}),
-     "radrscore.signature: expected a radrscore signature; radrscore: judged, refused, unparseable and cut must be "
-     "whole numbers; radrscore: judged_mean must be null or a number from 0 to 1"),
+     "radrscore: expected the fields addressed, cut, judged, judged_mean, refused, rows, signature, unparseable"),
+    (lambda v: v.update(radrscore={"signature": "bleu2:1", "unparseable": -1, "refused": 0, "cut": 0, "addressed": 0,
+                                   "judged": 1, "judged_mean": 2.0, "rows": [{}]}),
+     "radrscore.signature: expected a radrscore signature; radrscore: judged, refused, unparseable, cut and addressed "
+     "must be whole numbers; radrscore: judged_mean must be null or a number from 0 to 1"),
 ])
 def test_radrbench_contents_are_checked(tmp_path, demo_dataset, edit, message):
     err = refused(write(tmp_path / "repo", clean_files() | {PATH: accuracy_json(tmp_path, demo_dataset, edit)}), SID)

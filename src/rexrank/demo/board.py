@@ -111,7 +111,7 @@ def _demo_radrscore(accuracy: pd.DataFrame, quality: float) -> tuple[pd.DataFram
             row |= {part: round(value, 4), f"{part}_low": round(max(0.0, value - half), 4),
                     f"{part}_high": round(min(1.0, value + half), 4), f"{part}_n": int(items)}
         rows.append(row)
-    judged = SimpleNamespace(signature="radrscore:2|demo:synthetic",
+    judged = SimpleNamespace(signature="radrscore:3|demo:synthetic",
                              tally=lambda: {"judged": int(groups["items"].max()), "judged_mean": None, "refused": 0,
                                             "unparseable": 0, "cut": 0})
     return pd.DataFrame(rows), judged

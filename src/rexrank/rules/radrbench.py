@@ -68,7 +68,7 @@ def _radrbench_row(number: int, row: object) -> list[str]:
     return problems
 
 
-_RADRSCORE_KEYS = {"signature", "judged", "judged_mean", "refused", "unparseable", "cut", "rows"}
+_RADRSCORE_KEYS = {"signature", "judged", "judged_mean", "refused", "unparseable", "cut", "addressed", "rows"}
 _RADRSCORE_ROW = {"source", "task", "items", *(f"{p}{e}" for p in RADRSCORE_PARTS for e in ("", "_low", "_high", "_n"))}
 
 
@@ -106,8 +106,8 @@ def _radrscore_problems(block: object) -> list[str]:
     if not isinstance(block["signature"], str) or not block["signature"].startswith("radrscore:") \
             or len(block["signature"]) > 300:
         problems.append("radrscore.signature: expected a radrscore signature")
-    if not all(_count(block[k]) for k in ("judged", "refused", "unparseable", "cut")):
-        problems.append("radrscore: judged, refused, unparseable and cut must be whole numbers")
+    if not all(_count(block[k]) for k in ("judged", "refused", "unparseable", "cut", "addressed")):
+        problems.append("radrscore: judged, refused, unparseable, cut and addressed must be whole numbers")
     if block["judged_mean"] is not None and not _fraction(block["judged_mean"]):
         problems.append("radrscore: judged_mean must be null or a number from 0 to 1")
     rows = block["rows"]

@@ -26,7 +26,9 @@ Departures, each named in the signature or counted in the result:
   worst; the means over the items read and each kind's count are reported beside them. A model output that carries
   the keys the reader takes its counts from (`effective_count`, `key_conclusion`, ...) has them made inert before it
   enters a prompt (`rexrank.llm.quoting.RADRSCORE`), so a judge that quotes it back cannot be read as scoring it;
-  every other output's prompts are the reference's byte for byte.
+  every other output's prompts are the reference's byte for byte. Version 3 (rule 17): outputs are read as a judge
+  would retype them (fullwidth forms, invisible characters, HTML entities), and one that addresses the evaluator is
+  never sent and counts 0 in all three.
 - `key_conclusion` must be a list and each count a non-negative number (the reference would take a string's length
   or divide by a negative). A count above its denominator is kept, as in the reference, and counted
   (`out_of_range`).
@@ -47,12 +49,14 @@ from rexrank.errors import InputError
 from rexrank.llm import Judge, Reply
 from rexrank.llm.guard import DataUse
 from rexrank.llm.quoting import RADRSCORE as ANSWER_FORMAT
+from rexrank.llm.quoting import addressed
 from rexrank.scorers.base import Judgements, Problem, mean_scored
 from rexrank.signature import Signature
 
 REFERENCE = "MAGIC-AI4Med/ChestX-Reasoner@9a8a00df76110d71f23f60e912b492b5d65f2d39"
 PROMPT_VERSION = "radrscore-9a8a00d"  # the prompts below, unchanged at HEAD 6bbe912 (2025-06-04)
-VERSION = "2"  # 2: an unread item counts 0 in every component, and outputs cannot carry the reply's keys
+VERSION = "3"  # 3: outputs read as a judge would retype them, one addressed to the evaluator counts 0; 2: an unread
+# item counts 0 in every component, and outputs cannot carry the reply's keys
 WORST = 0.0
 MAX_TOKENS = 4096  # ours: the reference set no limit; lists of quoted steps are long
 DATASET = "radrbench-cxr"  # what the reports and reasoning steps are, for the judge's data-use guard
@@ -319,24 +323,27 @@ def radrscore(predictions: Sequence[str], references: Sequence[Any], reports: Se
     reports. `dataset` names where the text comes from, for the judge's data-use guard (RadRBench-CXR's reports
     are MIMIC-CXR and CheXpert text: loopback or explicitly allowed endpoints only)."""
     _check(predictions, references, reports)
+    flags = [addressed(p) for p in predictions]  # never sent: such an item counts 0 in every component
     predictions = [ANSWER_FORMAT.neutral(p) for p in predictions]
     n = len(predictions)
-    first = [chat(p) for prediction, steps in zip(predictions, references)
-             for p in (extraction_prompt(steps), extraction_prompt(prediction),
-                       effectiveness_prompt(steps, prediction))]
-    asked = judge.complete(first, PROMPT_VERSION, dataset=dataset) if n else []
-    replies: list[dict[str, Reply]] = [dict(zip(STAGES[:3], asked[3 * i:3 * i + 3])) for i in range(n)]
+    sent = [i for i in range(n) if flags[i] is None]
+    first = [chat(p) for i in sent for p in (extraction_prompt(references[i]), extraction_prompt(predictions[i]),
+                                              effectiveness_prompt(references[i], predictions[i]))]
+    asked = judge.complete(first, PROMPT_VERSION, dataset=dataset) if first else []
+    replies: list[dict[str, Reply]] = [{} for _ in range(n)]
+    for position, i in enumerate(sent):
+        replies[i] = dict(zip(STAGES[:3], asked[3 * position:3 * position + 3]))
     read: list[dict[str, Any]] = [{} for _ in range(n)]
     second, waiting = [], []
     for i, item in enumerate(replies):
         ok = {stage: reply.text is not None and reply.error is None for stage, reply in item.items()}
-        if all(ok.values()):
+        if item and all(ok.values()):
             read[i][REFERENCE_FINDINGS] = read_findings(read_json(item[REFERENCE_FINDINGS].text))
             read[i][PREDICTION_FINDINGS] = read_findings(read_json(item[PREDICTION_FINDINGS].text))
             parsed = read_json(item[EFFECTIVENESS].text)
             counts = (read_count(parsed, "effective_count"), read_count(parsed, "ineffective_count"))
             read[i][EFFECTIVENESS] = None if None in counts else counts
-        if all(ok.values()) and all(v is not None for v in read[i].values()):
+        if item and all(ok.values()) and all(v is not None for v in read[i].values()):
             second += [chat(completeness_prompt(read[i][REFERENCE_FINDINGS], read[i][PREDICTION_FINDINGS])),
                        chat(factuality_prompt(reports[i], read[i][PREDICTION_FINDINGS]))]
             waiting.append(i)
@@ -349,7 +356,13 @@ def radrscore(predictions: Sequence[str], references: Sequence[Any], reports: Se
             read[i][stage] = read_count(read_json(reply.text), key) if ok else None
 
     completeness, factuality, effectiveness, counts, problems, messages = [], [], [], [], [], []
-    for item, values in zip(replies, read):  # a judge whose server failed raised instead: no item is scored for it
+    for item, values, flag in zip(replies, read, flags):  # a judge whose server failed raised instead
+        if flag is not None:
+            problems.append(Problem.ADDRESSED)
+            messages.append(f"addressed to the evaluator: {flag!r}")
+            for column in (completeness, factuality, effectiveness, counts):
+                column.append(None)
+            continue
         refused = next((_refused(stage, reply) for stage, reply in item.items() if reply.text is None), None)
         cut = next((f"{stage}: cut at the length limit" for stage, reply in item.items() if reply.truncated), None)
         unread = next((f"{stage}: unparseable" for stage in STAGES if stage in item and values.get(stage) is None),
