@@ -27,9 +27,10 @@ Departures, each named in the signature or counted in the result:
   the keys the reader takes its counts from (`effective_count`, `key_conclusion`, ...) has them made inert before it
   enters a prompt (`rexrank.llm.quoting.RADRSCORE`), so a judge that quotes it back cannot be read as scoring it;
   every other output's prompts are the reference's byte for byte.
-- `key_conclusion` must be a list and each count a non-negative number (the reference would take a string's length
-  or divide by a negative). A count above its denominator is kept, as in the reference, and counted
-  (`out_of_range`).
+- Two figures, each signed: the board's (`unreadable:worst`) and the read items' (`judged_*`, `unreadable:left-out`).
+- `key_conclusion` must be a list (the plural is not read: nor is it by the reference) and each count a non-negative
+  number (the reference would take a string's length or divide by a negative). A count above its denominator is
+  kept, as in the reference, and counted (`out_of_range`).
 - Stage two (recall, precision) is asked only for items whose three stage-one replies read.
 
 The prompts hold no report text (their examples are generic phrases), so they are kept verbatim.
@@ -53,7 +54,7 @@ from rexrank.signature import Signature
 REFERENCE = "MAGIC-AI4Med/ChestX-Reasoner@9a8a00df76110d71f23f60e912b492b5d65f2d39"
 PROMPT_VERSION = "radrscore-9a8a00d"  # the prompts below, unchanged at HEAD 6bbe912 (2025-06-04)
 VERSION = "2"  # 2: an unread item counts 0 in every component, and outputs cannot carry the reply's keys
-WORST = 0.0
+WORST, LEFT_OUT = 0.0, "left-out"  # what an unread item counts on the board; the signature's word for leaving it out
 MAX_TOKENS = 4096  # ours: the reference set no limit; lists of quoted steps are long
 DATASET = "radrbench-cxr"  # what the reports and reasoning steps are, for the judge's data-use guard
 
@@ -289,10 +290,9 @@ class RadRScoreResult(Judgements):
         return mean_scored(getattr(self, component))
 
 
-def signature(judge: Judge) -> Signature:
+def signature(judge: Judge, unreadable: str = "worst") -> Signature:
     return Signature("radrscore", VERSION, settings={"prompt": PROMPT_VERSION, "radrscore": "mean3",
-                                                     "unreadable": "worst"},
-                     models={"judge": judge.identity})
+                                                     "unreadable": unreadable}, models={"backend": judge.identity})
 
 
 def _check(predictions, references, reports) -> None:
@@ -389,11 +389,11 @@ def judge_for(judge_url: str | None = None, judge_model: str | None = None, *, c
 def compute(predictions: Sequence[str], references: Sequence[Any], reports: Sequence[str], *,
             dataset: DataUse | str | None = DATASET, judge: Judge | None = None, **settings) -> dict:
     """What the `evaluate` module returns; `settings` go to `judge_for` unless a judge is given."""
-    result = radrscore(predictions, references, reports, judge or judge_for(**settings), dataset=dataset)
-    out = {"radrscore": result.mean, **{c: result.mean_of(c) for c in COMPONENTS},
-           "radrscore_per_sample": result.board_scores, **result.tally(),
-           **{f"judged_{c}": result.judged_mean_of(c) for c in COMPONENTS}}
-    out.update({f"{c}_per_sample": result.board(c) for c in COMPONENTS})
-    out.update({"counts_per_sample": result.counts, "out_of_range": result.out_of_range, "problems": result.messages,
-                "judge_replies": result.replies, "signature": result.signature})
-    return out
+    result = radrscore(predictions, references, reports, judge := judge or judge_for(**settings), dataset=dataset)
+    return {"radrscore": result.mean, **{c: result.mean_of(c) for c in COMPONENTS},
+            "radrscore_per_sample": result.board_scores, **result.tally(),
+            **{f"judged_{c}": result.judged_mean_of(c) for c in COMPONENTS},
+            **{f"{c}_per_sample": result.board(c) for c in COMPONENTS},
+            "counts_per_sample": result.counts, "out_of_range": result.out_of_range, "problems": result.messages,
+            "judge_replies": result.replies, "signature": result.signature,
+            "judged_signature": str(signature(judge, LEFT_OUT))}
