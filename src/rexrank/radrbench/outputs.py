@@ -30,6 +30,7 @@ from rexrank.data.radrbench import config_name
 from rexrank.data.split import jsonl_records, listing, read_json
 from rexrank.errors import InputError
 from rexrank.radrbench.answers import options_of, parse_reference
+from rexrank.text import shown
 
 OUTPUT_KEYS = ("output", "prediction")
 REXRANK, CHESTX_REASONER = "rexrank", "chestx-reasoner"  # the layouts
@@ -174,11 +175,11 @@ def _authors(path: Path, records: list, items: pd.DataFrame, chosen: list[str]) 
             found = [r for r in found if _same_images(images, list(r.image_paths))]
         said = " and ".join(w for w, given in (("question", True), ("item_id", given_id is not None),
                                                ("image_path", bool(images))) if given)
-        name = f"{where} (question {question_key(question)!r:.60})"
+        name = f"{where} (question {shown(question_key(question), 80)!r})"
         if len(found) != 1:
             ids = ", ".join(r.item_id for r in found[:4]) + (" ..." if len(found) > 4 else "")
             problems.append(f"{name}: no test item of {config} has this {said}" if not found else
-                            f"{name}: its {said} match {len(found)} test items of {config} ({ids}): add the item's "
+                            f"{name}: {len(found)} test items of {config} have this {said} ({ids}): add the item's "
                             f"{'image_path or item_id' if not images else 'item_id'} to the record")
             continue
         row = found[0]

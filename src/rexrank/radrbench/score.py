@@ -202,9 +202,8 @@ def write_results(out: str | Path, model: str, scores: RadRBenchScores, reasonin
          "missing_outputs": len(scores.missing), "rows": _records(scores.rows),
          "radrscore": None if reasoning is None else {
              "signature": reasoning.signature, **reasoning.result.tally(),
-             "rows": json.loads(reasoning.rows.to_json(orient="records")),
-             "judged_signature": reasoning.judged_signature,
-             "judged_rows": json.loads(reasoning.judged_rows.to_json(orient="records"))},
+             "rows": _records(reasoning.rows), "judged_signature": reasoning.judged_signature,
+             "judged_rows": _records(reasoning.judged_rows)},
          "ratescore": None if open_ended is None else {"signature": open_ended[1],
                                                        "rows": open_ended[0].to_dict("records")}},
         indent=2) + "\n")
