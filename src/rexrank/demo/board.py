@@ -64,7 +64,8 @@ def demo_results_repo(root: str | os.PathLike, crowd: int = 0) -> Path:
                     companions = {"per_study.parquet": file_sha256(path)}
                 else:
                     metrics = _demo_metrics(rng, level, key, task)
-                made = GENERATED_FIELDS if key in GENERATED_BY_THE_MAINTAINERS else {}
+                # a crowd's models are as the maintainers would run them: ranked, as most of a real board would be
+                made = GENERATED_FIELDS if key in GENERATED_BY_THE_MAINTAINERS or key not in tabled else {}
                 result = Result(ModelInfo(card["name"], card["institution"], card["url"]), dataset, "test", task,
                                 metrics, counts={"scored": STUDIES}, created="2026-11-01T00:00:00Z",
                                 companions=companions, **made)
