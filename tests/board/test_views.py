@@ -20,7 +20,8 @@ def board(tmp_path):
     repo = results_repo(tmp_path)
     hostile = repo / "submissions" / "lab-x"
     (hostile / "results").mkdir(parents=True)
-    result("<script>alert(1)</script> **Bold** | pipe", 0.95, provenance="generated").write(hostile / "results" / "mimic-cxr.findings.json")
+    made = result("<script>alert(1)</script> **Bold** | pipe", 0.95, provenance="generated")
+    made.write(hostile / "results" / "mimic-cxr.findings.json")
     (hostile / "submission.json").write_text(json.dumps({"name": "<script>alert(1)</script> **Bold** | pipe",
                                                          "url": "javascript:alert(1)"}))
     reviewed(repo, "lab-x", {"mimic-cxr.findings": (hostile / "results" / "mimic-cxr.findings.json").read_bytes()})

@@ -1,4 +1,4 @@
-"""Judges read what the candidate says, not what it tells them (issue 35 item 6; docs/security.md rule 17).
+"""Judges read what the candidate says, not what it tells them (issue 35 item 6; docs/security.md rule 19).
 
 Three loopback judges, each played for GREEN, FineRadScore and RadRScore: one that quotes the candidate verbatim
 beside its own verdict, one that retypes what it quotes (NFKC, invisible characters dropped, HTML entities decoded),

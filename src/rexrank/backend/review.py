@@ -163,7 +163,7 @@ def comment(checks: list[Check], radrbench: dict | None = None,
         study, why = found[0]
         lines += ["", f"{to_markdown(dataset, 40)} {to_markdown(task, 40)}: {len(found):,} predictions address the "
                   f"evaluator (first: study {to_markdown(study, 60)}, {to_markdown(repr(why), 80)}); every LLM-judged "
-                  "metric counts each at its worst value and never sends it to the judge (docs/security.md, rule 17)."]
+                  "metric counts each at its worst value and never sends it to the judge (docs/security.md, rule 19)."]
     if radrbench is not None:  # checked by the security rules (shape, numbers consistent); its outputs stay private
         total = next(r for r in radrbench["rows"] if r["source"] == "all" and r["task"] == "all")
         lines += ["", f"RadRBench-CXR: accuracy {total['accuracy']:.4f} [{total['low']:.4f}, {total['high']:.4f}] over "

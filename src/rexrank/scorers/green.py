@@ -25,7 +25,7 @@ the matched-findings section, or whose section gives no count at all, as if the 
 only the errors are missing). Such an answer is unparseable here, and counted. Every answer the reference can read
 is read the same way, quirks included (a count without its trailing period is 0).
 
-Ours, for a board that ranks what submitters send (version 4; docs/security.md, rules 10 and 17): a candidate that
+Ours, for a board that ranks what submitters send (version 4; docs/security.md, rules 10 and 19): a candidate that
 carries pieces of the answer format ("[Matched Findings]:", a count line "(a) ...: 0.", a chat marker), as written
 or as a judge would retype it (fullwidth brackets, zero-width spaces, HTML entities), has them made inert before it
 enters the prompt (`rexrank.llm.quoting.GREEN`), so a judge that quotes it back cannot be read as scoring it; one

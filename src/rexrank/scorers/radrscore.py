@@ -26,7 +26,7 @@ Departures, each named in the signature or counted in the result:
   worst; the means over the items read and each kind's count are reported beside them. A model output that carries
   the keys the reader takes its counts from (`effective_count`, `key_conclusion`, ...) has them made inert before it
   enters a prompt (`rexrank.llm.quoting.RADRSCORE`), so a judge that quotes it back cannot be read as scoring it;
-  every other output's prompts are the reference's byte for byte. Version 3 (rule 17): outputs are read as a judge
+  every other output's prompts are the reference's byte for byte. Version 3 (rule 19): outputs are read as a judge
   would retype them (fullwidth forms, invisible characters, HTML entities), and one that addresses the evaluator is
   never sent and counts 0 in all three.
 - Two figures, each signed: the board's (`unreadable:worst`) and the read items' (`judged_*`, `unreadable:left-out`).

@@ -20,7 +20,7 @@ reference asks again up to five times with the same messages at the API's defaul
 judge's temperature (0 by default) and, when the reply cannot be read, once more with the reading error quoted. A
 reply still unreadable is unparseable, and a reply cut at the judge's max_tokens is not read (version 2: both count
 as the worst value in the board's mean; docs/security.md, rule 10). A candidate is read as a judge would retype it,
-and one that addresses the evaluator is never sent and counts as the worst value (version 3; rule 17). A reply that
+and one that addresses the evaluator is never sent and counts as the worst value (version 3; rule 19). A reply that
 is one ``` fenced block is read. A line id beyond the candidate's lines and a severity that is not one of the four
 labels (or "No error", 0) are reading errors. `{}` scores 0 (the reference's fifth example teaches it for a report
 that needs no correction). Duplicate keys: the last wins, as `json.loads` has it. The reference's example turns
