@@ -6,8 +6,9 @@ when it fails:
 
 1. **read**: the pull request against every rule, at exactly the head the review left (as the private job), and
    its `model/` against the contract.
-2. **build**: the model's environment (rexrank.inference.environment: pip or conda, itself sandboxed, the network on
-   but no token and no private data on the machine yet) and its pinned weights, fetched into the job's own cache.
+2. **build**: the model's environment (rexrank.inference.environment: wheels fetched here without running any, then
+   installed and built in the sandbox with the network off, no token and no private data on the machine yet; never
+   run here) and its pinned weights, fetched into the job's own cache.
 3. **smoke**: the model on the first SMOKE_STUDIES studies of a public split, in the sandbox; how it went, with its
    build and run logs, goes back to the submitter as a comment (in a code block: its text is inert).
 4. **public**: optionally each public test set the maintainers hold, whole: the predictions scored as the review
