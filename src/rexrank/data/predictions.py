@@ -5,7 +5,8 @@ tolerated), JSONL with `study_id` and `prediction` per line, or CSV with columns
 
 Rules (each problem names the study):
 - errors, nothing is scored: a study id given twice, a prediction that is not text (number, list,
-  null/NaN), a prediction for a study the split does not have, a split study with no prediction;
+  null/NaN) or not valid Unicode (a lone surrogate), a prediction for a study the split does not have, a split study
+  with no prediction;
 - warnings, scored: an empty or whitespace-only prediction (it scores what each metric gives the
   empty string, see `rexrank metrics`); a prediction holding line breaks or tabs (scored as given, as the board
   scored predictions: BLEU-2 splits at single spaces only, so a line break joins the words beside it into one
@@ -31,6 +32,7 @@ from rexrank.reports import TaskReferences
 
 PREDICTION_KEYS = ("prediction", "model_prediction")
 BREAKS = re.compile(r"[^\S ]")  # whitespace other than the space: line breaks, tabs (a reference has none left)
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: JSON can spell it, UTF-8 cannot
 
 
 def load_predictions(path: str | os.PathLike) -> dict[str, object]:
@@ -138,6 +140,9 @@ def align(references: TaskReferences, predictions: dict[str, object], source: st
             errors.append(f"study {study_id}: prediction is null/NaN (write \"\" for a deliberately empty report)")
         elif not isinstance(value, str):
             errors.append(f"study {study_id}: prediction must be text, got {type(value).__name__} {value!r:.40}")
+        elif LONE_SURROGATE.search(value):  # valid JSON (\ud800), not Unicode text: nothing can write it
+            errors.append(f"study {study_id}: prediction is not valid Unicode (a lone surrogate, "
+                          f"\\u{ord(LONE_SURROGATE.search(value).group()):04x})")
         elif not value.strip():
             empty.append(study_id)
         elif BREAKS.search(value):
