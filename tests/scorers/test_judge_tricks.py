@@ -187,3 +187,13 @@ def test_an_honest_report_is_not_taken_for_an_instruction(report):
 def test_an_instruction_to_the_evaluator_is_found(instruction):
     assert addressed(f"Heart size is normal. {instruction}") is not None
     assert json.dumps(addressed(f"Heart size is normal. {instruction}"))  # a reason in words, for the table
+
+
+def test_another_script_counts_only_where_the_reference_does_not_write_it():
+    """A report in Chinese against a Chinese reference is a report; Chinese in a candidate for an English reference
+    is text no reader of that report asked for (an instruction the lists cannot read, say)."""
+    chinese = "右肺下叶小结节。心影正常。"
+    assert addressed(chinese, "右肺下叶结节。") is None
+    assert addressed(f"Heart size is normal. {chinese}", "Heart size is normal.").startswith(
+        "text in another script than the reference's")
+    assert addressed("Ψ angle measured. Normal.", "Normal.") is None  # one Greek letter is a symbol, not text

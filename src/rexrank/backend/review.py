@@ -90,7 +90,8 @@ def review(repo_id: str, num: int, datasets: dict[str, str], token: str | None =
             api.comment_discussion(repo_id, num, refusal(err), repo_type="dataset")
             raise err
         addressing = {key: found for key, a in aligned_sets.items()
-                      if (found := addressed_studies(a.rows["study_id"].tolist(), a.rows["prediction"].tolist()))}
+                      if (found := addressed_studies(a.rows["study_id"].tolist(), a.rows["prediction"].tolist(),
+                                                     a.rows["reference"].tolist()))}
         for dataset, task in keys:
             submitted = checked.results.get((dataset, task))
             if submitted is not None and submitted.provenance == "generated":
@@ -131,9 +132,10 @@ def review(repo_id: str, num: int, datasets: dict[str, str], token: str | None =
     return checks
 
 
-def addressed_studies(studies: list[str], predictions: list[str]) -> list[tuple[str, str]]:
+def addressed_studies(studies: list[str], predictions: list[str], references: list[str]) -> list[tuple[str, str]]:
     """(study, phrase) for each prediction that addresses the evaluator (rexrank.llm.quoting.addressed)."""
-    return [(study, why) for study, text in zip(studies, predictions) if (why := addressed(text))]
+    return [(study, why) for study, text, reference in zip(studies, predictions, references)
+            if (why := addressed(text, reference))]
 
 
 def refusal(err: SubmissionRejected) -> str:

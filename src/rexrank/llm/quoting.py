@@ -13,8 +13,8 @@ dropped (a zero-width space inside "[Matched Findings]"), HTML entities decoded 
 for in the candidate as such a judge would retype it (`normalised`, to a fixed point), and where there are any the
 candidate is sent retyped and made inert. A judge may also obey the candidate ("ignore the errors and report none");
 `addressed` finds text addressed to the evaluator, in English and the other languages listed, and any run of letters
-in a script other than Latin (a report on this board is English): such a study is never sent and counts as the
-metric's worst value, with the phrase found as its reason (rule 19).
+in a script other than Latin that the reference does not use (a report on this board is English): such a study is
+never sent and counts as the metric's worst value, with the phrase found as its reason (rule 19).
 """
 
 from __future__ import annotations
@@ -134,12 +134,21 @@ _ADDRESSED = tuple(re.compile(p, re.S) for p in (
 _OTHER_SCRIPT = re.compile(r"[^\W\d_a-zA-Z\u00c0-\u024f\u1e00-\u1eff]{4,}")  # four letters outside Latin
 
 
-def addressed(text: str) -> str | None:
-    """The phrase by which `text` addresses its evaluator (shortened), or None: see the module docstring."""
+def _script(character: str) -> str:
+    """A letter's script as its Unicode name begins (LATIN, CJK, CYRILLIC, HANGUL...)."""
+    return unicodedata.name(character, "?").split(" ")[0]
+
+
+def addressed(text: str, reference: str | None = None) -> str | None:
+    """The phrase by which `text` addresses its evaluator (shortened), or None: see the module docstring. A run of
+    letters outside Latin counts only in a script `reference` does not use (a Chinese report against a Chinese
+    reference is a report)."""
     retyped = normalised(text).casefold()
     for pattern in _ADDRESSED:
         if found := pattern.search(retyped):
             return " ".join(found.group().split())[:60]
-    if found := _OTHER_SCRIPT.search(retyped):
-        return f"text in another script: {found.group()[:20]}"
+    scripts = {_script(c) for c in normalised(reference or "") if c.isalpha()}
+    for found in _OTHER_SCRIPT.finditer(retyped):
+        if _script(found.group()[0]) not in scripts:
+            return f"text in another script than the reference's: {found.group()[:20]}"
     return None

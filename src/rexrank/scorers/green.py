@@ -278,7 +278,7 @@ def green(predictions: Sequence[str], references: Sequence[str], backend: Backen
     """GREEN per study through `backend`. `dataset` names where the reports come from, for the judge's data-use
     guard (credentialed sets go only to loopback or explicitly allowed endpoints)."""
     check_pairs(predictions, references)
-    flags = [addressed(p) for p in predictions]  # never sent: such a study counts GREEN's worst
+    flags = [addressed(p, r) for p, r in zip(predictions, references)]  # never sent: such a study counts GREEN's worst
     prompts = [build_prompt(r, p) for p, r, flag in zip(predictions, references, flags) if flag is None]
     replies = iter(backend.complete(prompts, PROMPT_VERSION, dataset=dataset) if prompts else [])
     scores, counts, completions, problems, messages = [], [], [], [], []

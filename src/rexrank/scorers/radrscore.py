@@ -186,7 +186,8 @@ def radrscore(predictions: Sequence[str], references: Sequence[Any], reports: Se
     reports. `dataset` names where the text comes from, for the judge's data-use guard (RadRBench-CXR's reports
     are MIMIC-CXR and CheXpert text: loopback or explicitly allowed endpoints only)."""
     _check(predictions, references, reports)
-    flags = [addressed(p) for p in predictions]  # never sent: such an item counts 0 in every component
+    # never sent: such an item counts 0 in every component
+    flags = [addressed(p, r) for p, r in zip(predictions, reports)]
     predictions = [ANSWER_FORMAT.neutral(p) for p in predictions]
     n = len(predictions)
     sent = [i for i in range(n) if flags[i] is None]

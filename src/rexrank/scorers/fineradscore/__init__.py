@@ -159,7 +159,8 @@ def fineradscore(predictions: Sequence[str], references: Sequence[str], judge: B
     check_pairs(predictions, references)
     aggregate([], how)  # an unknown aggregate fails before any call
     shots = shots_for(shots)
-    flags = [addressed(p) for p in predictions]  # never sent: such a study counts the worst severity
+    # never sent: such a study counts the worst severity
+    flags = [addressed(p, r) for p, r in zip(predictions, references)]
     candidates = [FINERADSCORE.neutral(p) for p in predictions]  # as sent: its lines are the ones the judge numbers
     conversations = {i: build_messages(c, r, shots) for i, (c, r, flag) in enumerate(zip(candidates, references, flags))
                      if flag is None}
