@@ -72,6 +72,7 @@ def results(outputs) -> list[tuple[str, int]]:
 
 def load(settings: hf_runner.Settings, images_per_study: int):
     """vLLM's engine on the pinned snapshot, the model's processor, and greedy sampling parameters."""
+    os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")  # the sandbox has no network: nothing to report to
     LLM, SamplingParams = engine()
     from transformers import AutoConfig, AutoProcessor
 
