@@ -74,16 +74,16 @@ def sync() -> None:
 
 
 def real_size_gemma3(folder: Path, tiny: Path) -> Path:
-    """MedGemma 4B's shape with random bf16 weights, the tiny stand-in's tokenizer and chat template, 896-pixel
-    images and 256 image tokens (the real processor's)."""
+    """MedGemma 4B's shape with random bf16 weights, the tiny stand-in's tokenizer (filled up to the real
+    vocabulary's 262,208 ids) and chat template, 896-pixel images and 256 image tokens (the real processor's)."""
     import torch
     from transformers import AutoProcessor, Gemma3Config, Gemma3ForConditionalGeneration
 
     processor = AutoProcessor.from_pretrained(tiny)
     processor.image_processor.size = {"height": 896, "width": 896}
-    processor.image_seq_length = 256
-    processor.full_image_sequence = processor.full_image_sequence.replace(
-        processor.image_token * 4, processor.image_token * 256)
+    processor.image_seq_length = 256  # saved, then read back: the loaded processor expands each image to 256
+    # A token for every id the real vocabulary has, so that texts decoded from random ids can be compared
+    processor.tokenizer.add_tokens([f"<t{i}>" for i in range(len(processor.tokenizer), 262_208)])
     small = Gemma3Config.from_pretrained(tiny)
     config = Gemma3Config(
         text_config={"vocab_size": 262_208, "hidden_size": 2560, "intermediate_size": 10240, "num_hidden_layers": 34,
