@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rexrank import stats
-from rexrank.backend import ledger
+from rexrank.backend import bill, ledger
 from rexrank.backend.private import DATASET, unreviewed
 from rexrank.backend.pull import open_submission
 from rexrank.errors import InputError
@@ -109,7 +109,13 @@ def run_pull_request(repo_id: str, num: int, *, work: Path, smoke: Public | None
         report.stages[stage], started, stage = time.monotonic() - started, time.monotonic(), "smoke"
         if smoke is not None:
             run = infer(model.folder, smoke.split, smoke.images, work / "smoke.jsonl", python=python,
-                        environment=environment, weights_cache=cache, limit=SMOKE_STUDIES, timeout=SMOKE_TIMEOUT)
+                        environment=environment, weights_cache=cache, limit=SMOKE_STUDIES, timeout=SMOKE_TIMEOUT,
+                        gpus=min(gpus, 1))
+            # The bill (issue 39): one more study timed, the private run estimated; over the budget, refused here.
+            timeout = bill.after_smoke(run, lambda: infer(
+                model.folder, smoke.split, smoke.images, work / "public" / "smoke-one.jsonl", python=python,
+                environment=environment, weights_cache=cache, limit=1, timeout=SMOKE_TIMEOUT, gpus=min(gpus, 1),
+                keep_logs=False), len(model.tasks), max(gpus, 1), timeout)
             report.smoke = run.studies
             api.comment_discussion(repo_id, num, _smoke_comment(smoke.name, run, work), repo_type="dataset")
         report.stages[stage], started, stage = time.monotonic() - started, time.monotonic(), "public"

@@ -4,9 +4,9 @@
 Hub repositories so that nothing is fetched once the script runs.
 
     model/model.yaml          weights (Hub repos pinned to 40-hex commits), tasks, images (multi | single),
-                              gpu_memory_gb, and how it is run (runner: inference.py | transformers; cli: flags |
-                              positional)
-    model/inference.py        ReXrank's CLI (not needed with `runner: transformers`: rexrank's own runner)
+                              gpu_memory_gb, and how it is run (runner: inference.py | transformers | vllm; cli:
+                              flags | positional)
+    model/inference.py        ReXrank's CLI (not needed with `runner: transformers` or `vllm`: rexrank's runners)
     model/requirements.txt    or model/environment.yaml: what the script needs beyond the job image
     model/...                 the script's own modules and small configs (text files only)
 
@@ -26,7 +26,8 @@ MODEL_FOLDER = "model"
 CARD = "model.yaml"
 SCRIPT = "inference.py"
 ENVIRONMENTS = ("requirements.txt", "environment.yaml")
-RUNNERS = ("inference.py", "transformers")
+RUNNERS = ("inference.py", "transformers", "vllm")
+REXRANK_RUNNERS = {"transformers": "rexrank.inference.hf_runner", "vllm": "rexrank.inference.vllm_runner"}
 CLIS = ("flags", "positional")
 IMAGES = ("multi", "single")
 # What the folder may hold: the script's code and small text configs; weights go to the Hub, pinned.
@@ -64,13 +65,13 @@ class Model:
 
     @property
     def uses_rexrank_runner(self) -> bool:
-        return self.runner == "transformers"
+        return self.runner in REXRANK_RUNNERS
 
     def command(self, input_json: str, save_json: str, image_root: str, python: str = "python") -> list[str]:
         """The command the sandbox runs (its paths as the sandbox shows them), in the CLI form the script takes
         (rexrank's runner takes both)."""
         if self.uses_rexrank_runner:
-            return [python, "-m", "rexrank.inference.hf_runner", "--input_json_file", input_json,
+            return [python, "-m", REXRANK_RUNNERS[self.runner], "--input_json_file", input_json,
                     "--save_json_file", save_json, "--img_root_dir", image_root]
         script = f"/submission/{SCRIPT}"  # where the sandbox shows the folder
         if self.cli == "positional":
@@ -101,8 +102,8 @@ def check_model(folder: str | Path) -> Model:
         model = None
     if model is not None and not model.uses_rexrank_runner and not (folder / SCRIPT).is_file():
         problems.append(f"no {SCRIPT}: ReXrank's CLI (`python inference.py --input_json_file X --save_json_file Y "
-                        "--img_root_dir Z`), or `runner: transformers` in model.yaml for a standard transformers "
-                        "image-text-to-text model")
+                        "--img_root_dir Z`), or `runner: transformers` (or `vllm`) in model.yaml for a standard "
+                        "transformers image-text-to-text model")
     if model is not None and not model.uses_rexrank_runner and not any((folder / e).is_file() for e in ENVIRONMENTS):
         problems.append(f"no {' or '.join(ENVIRONMENTS)}: what the script needs beyond the job image")
     if problems:
