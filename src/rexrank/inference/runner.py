@@ -112,7 +112,8 @@ def infer(submission: str | Path, dataset: str | Path, image_root: str | Path, o
     work = out.with_name(f".{out.name}.work")
     blocks = _blocks(list(records), max(1, gpus))
     env = {"REXRANK_TASK": task, "REXRANK_IMAGES": model.images, "REXRANK_MODEL_REPO": model.weights[0].repo,
-           "REXRANK_MODEL_REVISION": model.weights[0].revision}
+           "REXRANK_MODEL_REVISION": model.weights[0].revision,
+           "REXRANK_GPU_MEMORY_GB": f"{model.gpu_memory_gb:g}"}  # what rexrank's runners fit their batches to
     sandboxes = []
     tree = image_tree(records, images, work / "images")
     folders = weights_tree(folders, {w.repo: w.revision for w in model.weights}, work / "weights")
