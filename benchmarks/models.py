@@ -10,8 +10,10 @@ Measured, on the same pairs and threads:
 - CheXbert: rexrank cold and warm (embeddings and labels from one pass), f1chexbert 0.0.2 in the reference
   venv (transformers 4; timed inside that process around the `get_label` of every reference and candidate,
   which is `F1CheXbert.forward` before its sklearn report; model loading excluded);
-- the bare encoder forward pass over the same distinct texts, batched and length-sorted: the roofline.
-Prints a table; `--json FILE` also writes the numbers.
+- the bare encoder forward pass over the same distinct texts, batched and length-sorted: the roofline (RaTEScore's
+  two encoders each: the tagger over the distinct sentences, BioLORD over the distinct entity texts).
+Each row of the table is printed as soon as it is measured (a cut run still says what it measured); `--json FILE`
+also writes the numbers.
 """
 
 from __future__ import annotations
@@ -183,25 +185,27 @@ def main() -> None:
     work = scratch("rexrank-bench-")
     roberta, bert, checkpoint = encoders(work)
 
-    rows, distinct = [], len(set(cands + refs))
+    distinct = len(set(cands + refs))
     print(f"{n:,} pairs ({distinct:,} distinct texts), torch {torch.__version__}, {torch.get_num_threads()} threads")
+    print(f"\n{'metric':<10} {'implementation':<44} {'pairs':>6} {'seconds':>8} {'pairs/s':>8} {'cold is':>11}",
+          flush=True)
+    rows: list = []
+
+    def report(metric: str, name: str, seconds: float, count: int = n) -> None:
+        """Print the row now; `cold is` against this metric's rexrank cold row, measured first."""
+        rows.append((metric, name, seconds, count))
+        ours = next(c / s for m, k, s, c in rows if m == metric and k == "rexrank cold")
+        print(f"{metric:<10} {name:<44} {count:6d} {seconds:8.1f} {count / seconds:8.2f} "
+              f"{ours / (count / seconds):10.2f}x", flush=True)
 
     if "bertscore" in args.only:
-        rows += bertscore_rows(args, work, roberta, cands, refs, second)
+        bertscore_rows(args, work, roberta, cands, refs, second, report)
     if "chexbert" in args.only:
-        rows += chexbert_rows(args, work, bert, checkpoint, cands, refs, second)
+        chexbert_rows(args, work, bert, checkpoint, cands, refs, second, report)
     if "radgraph" in args.only:
-        rows += radgraph_rows(args, work, bert, cands, refs, second)
+        radgraph_rows(args, work, bert, cands, refs, second, report)
     if "ratescore" in args.only:
-        rows += ratescore_rows(args, work)
-
-    # rows: (metric, implementation, seconds[, pairs]); pairs/s compares rows measured on different counts
-    rows = [(*row, n) if len(row) == 3 else row for row in rows]
-    print(f"\n{'metric':<10} {'implementation':<40} {'pairs':>6} {'seconds':>8} {'pairs/s':>8} {'cold is':>11}")
-    for metric, name, seconds, count in rows:
-        ours = next(c / s for m, k, s, c in rows if m == metric and k == "rexrank cold")
-        print(f"{metric:<10} {name:<40} {count:6d} {seconds:8.1f} {count / seconds:8.2f} "
-              f"{ours / (count / seconds):10.2f}x")
+        ratescore_rows(args, work, report)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak resident memory of this process: {peak:,.0f} MiB")
     if args.json:
@@ -209,55 +213,52 @@ def main() -> None:
                                                torch.get_num_threads(), "rows": rows, "peak_mib": peak}, indent=2))
 
 
-def bertscore_rows(args, work, roberta, cands, refs, second) -> list:
+def bertscore_rows(args, work, roberta, cands, refs, second, report) -> None:
     from rexrank.scorers.bertscore import BertScore
 
     cold, warm, scorer = run_scorer(lambda: BertScore(batch_size=args.batch_size, progress=False), cands, refs,
                                     second, work / "bertscore.sqlite")
-    bare = bare_seconds("bertscore", scorer, cands + refs)
-    rows = [("BERTScore", "rexrank cold", cold), ("BERTScore", "rexrank warm (2nd system)", warm),
-            ("BERTScore", "bare encoder forward", bare)]
+    report("BERTScore", "rexrank cold", cold)
+    report("BERTScore", "rexrank warm (2nd system)", warm)
+    report("BERTScore", "bare encoder forward", bare_seconds("bertscore", scorer, cands + refs))
     try:
-        rows.append(("BERTScore", "bert-score 0.3.13", bert_score_seconds(work, roberta, cands, refs)))
+        report("BERTScore", "bert-score 0.3.13", bert_score_seconds(work, roberta, cands, refs))
     except ImportError:
         print("bert-score not installed: pip install bert-score==0.3.13")
-    return rows
 
 
-def chexbert_rows(args, work, bert, checkpoint, cands, refs, second) -> list:
+def chexbert_rows(args, work, bert, checkpoint, cands, refs, second, report) -> None:
     from rexrank.scorers.semb import SembScore
 
     cold, warm, scorer = run_scorer(lambda: SembScore(batch_size=args.batch_size, progress=False), cands, refs,
                                     second, work / "chexbert.sqlite")
-    bare = bare_seconds("semb_score", scorer, cands + refs)
-    rows = [("CheXbert", "rexrank cold", cold), ("CheXbert", "rexrank warm (2nd system)", warm),
-            ("CheXbert", "bare encoder forward", bare)]
+    report("CheXbert", "rexrank cold", cold)
+    report("CheXbert", "rexrank warm (2nd system)", warm)
+    report("CheXbert", "bare encoder forward", bare_seconds("semb_score", scorer, cands + refs))
     if Path(args.reference_python).exists():
         seconds = f1chexbert_job(args.reference_python, work, bert, checkpoint, cands, refs)["f1chexbert_seconds"]
-        rows.append(("CheXbert", "f1chexbert 0.0.2 (labels only)", seconds))
+        report("CheXbert", "f1chexbert 0.0.2 (labels only)", seconds)
     else:
         print(f"no reference venv at {args.reference_python}: tests/parity/make_venv.sh builds it")
-    return rows
 
 
-def radgraph_rows(args, work, bert, cands, refs, second) -> list:
+def radgraph_rows(args, work, bert, cands, refs, second, report) -> None:
     radgraph = radgraph_archive(work, bert)
     from rexrank.scorers.radgraph import RadGraphF1
 
     cold, warm, scorer = run_scorer(lambda: RadGraphF1(batch_size=args.batch_size, progress=False), cands, refs,
                                     second, work / "radgraph.sqlite")
-    bare = bare_seconds("radgraph", scorer, cands + refs)
-    rows = [("RadGraph", "rexrank cold", cold), ("RadGraph", "rexrank warm (2nd system)", warm),
-            ("RadGraph", "bare encoder forward", bare)]
+    report("RadGraph", "rexrank cold", cold)
+    report("RadGraph", "rexrank warm (2nd system)", warm)
+    report("RadGraph", "bare encoder forward", bare_seconds("radgraph", scorer, cands + refs))
     if Path(args.reference_python).exists():
-        rows.append(("RadGraph", "radgraph 0.1.18 (one report/forward)",
-                     run_job(args.reference_python, work, {"radgraph": {
-                         "model": str(radgraph), "texts": refs + cands, "timing": True}},
-                         timeout=24 * 3600)["radgraph_seconds"]))
-    return rows
+        report("RadGraph", "radgraph 0.1.18 (one report/forward)",
+               run_job(args.reference_python, work, {"radgraph": {
+                   "model": str(radgraph), "texts": refs + cands, "timing": True}},
+                   timeout=24 * 3600)["radgraph_seconds"])
 
 
-def ratescore_rows(args, work) -> list:
+def ratescore_rows(args, work, report) -> None:
     """RaTEScore on template reports (about half their sentences distinct, as in real reports; the fixed
     synthetic sentences would make sentence deduplication look better than it is)."""
     cands, refs = varied_pairs(args.pairs, seed=0)
@@ -268,12 +269,19 @@ def ratescore_rows(args, work) -> list:
 
     sentences = [s for t in cands + refs for s in ratescore_sentences(t)]
     print(f"RaTEScore: {len(set(cands + refs)):,} distinct texts, {len(sentences):,} sentences "
-          f"({len(set(sentences)):,} distinct)")
+          f"({len(set(sentences)):,} distinct)", flush=True)
     cold, warm, scorer = run_scorer(lambda: RaTEScore(batch_size=args.batch_size, progress=False), cands, refs,
                                     second, work / "ratescore.sqlite")
-    bare = bare_seconds("ratescore", scorer, cands + refs)
-    rows = [("RaTEScore", "rexrank cold", cold), ("RaTEScore", "rexrank warm (2nd system)", warm),
-            ("RaTEScore", "bare NER forward (distinct sentences)", bare)]
+    report("RaTEScore", "rexrank cold", cold)
+    report("RaTEScore", "rexrank warm (2nd system)", warm)
+    print(f"{'':<10} (near ties given per-report vectors in the warm run: {scorer.rescored} of {len(cands)} pairs)")
+    ner_bare = bare_seconds("ratescore", scorer, cands + refs)
+    report("RaTEScore", "bare NER forward (distinct sentences)", ner_bare)
+    biolord_bare = biolord_seconds(scorer, cands + refs)
+    report("RaTEScore", "bare BioLORD forward (distinct entities)", biolord_bare)
+    report("RaTEScore", "both encoders' bare forward", ner_bare + biolord_bare)
+    print(f"{'':<10} rexrank cold at {ner_bare / cold:.0%} of the NER's bare forward, "
+          f"{(ner_bare + biolord_bare) / cold:.0%} of both encoders'", flush=True)
     if Path(args.reference_python).exists():  # the reference tags one sentence per pass: a subset
         k = min(args.reference_pairs, len(cands))
         answer = run_job(args.reference_python, work, {"ratescore": {
@@ -283,9 +291,17 @@ def ratescore_rows(args, work) -> list:
         fresh = RaTEScore(batch_size=args.batch_size, progress=False)
         fresh.cache = FeatureCache(work / "ratescore-subset.sqlite")
         fresh.features(["Heart size is normal."])
-        rows += [("RaTEScore", f"rexrank cold, first {k} pairs", timed(lambda: fresh(cands[:k], refs[:k]))[0], k),
-                 ("RaTEScore", "ratescore 0.6.0 (batch_size 1)", answer["ratescore_seconds"], k)]
-    return rows
+        report("RaTEScore", f"rexrank cold, first {k} pairs", timed(lambda: fresh(cands[:k], refs[:k]))[0], k)
+        report("RaTEScore", "ratescore 0.6.0 (batch_size 1)", answer["ratescore_seconds"], k)
+
+
+def biolord_seconds(scorer, texts: list[str]) -> float:
+    """BioLORD's bare forward over the distinct entity texts the tagger finds in `texts` (their features cached)."""
+    distinct = list(dict.fromkeys(texts))
+    features = scorer.cache.get_or_compute(scorer.cache_namespace(), distinct, scorer.features)
+    entities = list(dict.fromkeys(t for f in features for t in f[0].tolist()))
+    encoder = scorer.model.encoder
+    return roofline(encoder.net, [e.ids for e in encoder.tokenizer.encode_batch(entities)])
 
 
 def f1chexbert_job(python, work, bert, checkpoint, cands, refs, device: str = "cpu") -> dict:

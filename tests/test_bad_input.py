@@ -57,6 +57,19 @@ def test_hostile_predictions_files_end_in_one_clear_line(tmp_path, capsys, name,
     assert said in error_line(capsys)
 
 
+@pytest.mark.parametrize("name", ["surrogate.jsonl", "surrogate.json"])
+def test_a_lone_surrogate_in_a_prediction_is_refused_naming_the_study(tmp_path, capsys, name):
+    """JSON can spell half a UTF-16 pair (\\ud800); no UTF-8 writer can write it: it ended in UnicodeEncodeError."""
+    texts = {s: "No acute findings." for s in STUDIES} | {STUDIES[3]: "Clear \ud800 lungs."}
+    path = tmp_path / name
+    path.write_text("".join(json.dumps({"study_id": s, "prediction": t}) + "\n" for s, t in texts.items())
+                    if name.endswith("l") else json.dumps({s: {"model_prediction": t} for s, t in texts.items()}))
+    assert score(tmp_path, path) == 2
+    err = capsys.readouterr().err
+    assert f"study {STUDIES[3]}: prediction is not valid Unicode (a lone surrogate, \\ud800)" in err
+    assert "Traceback" not in err
+
+
 def test_a_split_json_with_other_field_names_says_which_are_expected(tmp_path, capsys):
     split = tmp_path / "split.json"
     split.write_text(json.dumps({s: {"findings": "x.", "impression": "y."} for s in STUDIES}))

@@ -299,15 +299,16 @@ def test_dry_run_says_what_the_board_will_do_with_each_result(tmp_path, capsys):
         "synthetic stand-in?)",
         "    ranked: no: the board's review re-scores on the official MIMIC-CXR test split (2,347 studies), and these "
         "ids are not its",
-        "    provenance: scored (the maintainers' review re-scores its predictions with bleu2; the row shows their "
-        "numbers as re-scored by maintainers)"]
+        "    provenance: scored (the maintainers' review re-scores its predictions with bleu2; the row is "
+        "self-reported: shown with their CIs, marked †)"]
     assert plan[4] == "  mimic-cxr findings_impression:"
     assert plan[8:] == [
         "  rexgradient findings:",
         "    studies: 1 predictions for the private ReXGradient test split (10,000 studies)",
-        "    ranked: when the gated job's metrics include 1/RadCliQ-v1 (the maintainers' configuration)",
+        "    ranked: among the self-reported only, when the gated job's metrics include 1/RadCliQ-v1; add model/ "
+        "(--model) for a ranked row",
         "    provenance: scored (the maintainers' gated job scores them and publishes aggregates only, no per-study "
-        "scores)"]
+        "scores; the row is self-reported)"]
 
 
 def test_the_plan_names_the_official_split_and_what_ranking_needs(tmp_path):
@@ -342,7 +343,8 @@ def test_the_plan_names_the_official_split_and_what_ranking_needs(tmp_path):
     radcliq = replace(result.metrics["bleu2"], value=0.812, statistic="inverse_mean")
     replace(result, metrics=result.metrics | {"radcliq_v1": radcliq}).write(path)
     assert board_plan([Piece("results/iu-xray.findings.json", path)])[2] == (
-        "  ranked: yes, by 1/RadCliQ-v1 (yours 0.812; the review's number stands)")
+        "  ranked: among the self-reported only, by 1/RadCliQ-v1 (yours 0.812; the review's number stands); the board "
+        "ranks what the maintainers made: add model/ (--model) for a ranked row")
 
 
 def test_the_plan_says_a_code_submission_is_run_by_the_maintainers(tmp_path):

@@ -60,7 +60,7 @@ Returns:
         comments, categories.
     replies (list of str or None), problems_per_sample (list of str or None): the judge's replies and why a study's
         was not read.
-    signature (str): e.g. `fineradscore:2|backend:judge:gpt-4o:t=0:max_tokens=2048|prompt:fineradscore-3f5e1dc|
+    signature (str): e.g. `fineradscore:3|backend:judge:gpt-4o:t=0:max_tokens=2048|prompt:fineradscore-3f5e1dc|
         shots:synthetic-v1|agg:max|repair:1|rexrank:<version>`.
 Examples:
     The judge is the endpoint REXRANK_JUDGE_URL and REXRANK_JUDGE_MODEL name (or judge_url= and judge_model=), e.g.

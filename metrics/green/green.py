@@ -59,7 +59,7 @@ Returns:
     green_counts_per_sample (list of dict or None): significant_a..f, insignificant_a..f, matched.
     green_counts (dict): each category summed over the studies read.
     completions (list of str or None): the judge's cleaned answers.
-    signature (str): e.g. `green:3|backend:judge:StanfordAIMI/GREEN-RadLlama2-7b:t=0:max_tokens=server|prompt:...`.
+    signature (str): e.g. `green:4|backend:judge:StanfordAIMI/GREEN-RadLlama2-7b:t=0:max_tokens=server|prompt:...`.
 Examples:
     The judge is the endpoint REXRANK_JUDGE_URL and REXRANK_JUDGE_MODEL name (or judge_url= and judge_model=), e.g.
     a vLLM server at http://localhost:8000/v1 serving StanfordAIMI/GREEN-RadLlama2-7b; without one, GREEN's local

@@ -39,14 +39,14 @@ Returns:
     radrscore_per_sample, completeness_per_sample, factuality_per_sample, effectiveness_per_sample (list of float):
         0 where the item was not read.
     judged (int), judged_mean (float or None), judged_completeness, judged_factuality, judged_effectiveness (float):
-        the items read, and the means over them.
+        the items read, and the means over them (the reference's figures), signed by judged_signature.
     counts_per_sample (list of dict or None): reference_observations, prediction_observations, recalled, correct,
         effective, ineffective.
     unparseable, cut, refused, out_of_range (int): items with an unreadable judge reply, with a reply cut at
         max_tokens, with a prompt the judge refused, and items read with a count above its denominator. A judge
         server that fails after its retries raises instead: no item is scored.
     problems (list of str or None): why an item was not read. judge_replies (list of dict): raw replies by stage.
-    signature (str): e.g. `radrscore:2|judge:judge:gpt-4o:t=0:max_tokens=4096|prompt:radrscore-9a8a00d|...`.
+    signature (str): e.g. `radrscore:3|backend:judge:gpt-4o:t=0:max_tokens=4096|prompt:radrscore-9a8a00d|...`.
 Examples:
     The judge is the endpoint REXRANK_JUDGE_URL and REXRANK_JUDGE_MODEL name (or judge_url= and judge_model=), e.g.
     a vLLM server at http://localhost:8000/v1 serving Qwen/Qwen2.5-72B-Instruct.

@@ -244,15 +244,17 @@ class FeatureCache(Store):
             db.execute("PRAGMA incremental_vacuum")
 
     def get_or_compute(self, namespace: str, texts: Sequence[str],
-                       compute: Callable[[list[str]], list[Features]]) -> list[Features]:
-        """Features of `texts`: cached ones read, the others computed in one call and stored."""
+                       compute: Callable[[list[str]], list[Features]], counted: bool = True) -> list[Features]:
+        """Features of `texts`: cached ones read, the others computed in one call and stored. `counted` False: not
+        in `hits` and `misses`, which count a metric's features per text (a by-product is stored beside them)."""
         if not self.mode:
-            self.misses += len(texts)
+            self.misses += len(texts) * counted
             return compute(list(texts))
         keys = [_key(namespace, t) for t in texts]
         found = self._read(keys)
         missing = [i for i, key in enumerate(keys) if key not in found]
-        self.hits, self.misses = self.hits + len(keys) - len(missing), self.misses + len(missing)
+        self.hits += (len(keys) - len(missing)) * counted
+        self.misses += len(missing) * counted
         for start in range(0, len(missing), CHUNK):  # stored chunk by chunk: an interrupted run keeps what it did
             chunk = missing[start:start + CHUNK]
             computed = compute([texts[i] for i in chunk])

@@ -27,7 +27,8 @@ from rexrank.stats import KNOWN, Estimate
 
 SCHEMA_VERSION = 1
 PROVENANCES = ("generated", "scored", "imported")
-COMPUTED = ("generated", "scored")  # the maintainers' numbers: CIs, n and signatures, ranked together
+COMPUTED = ("generated", "scored")  # the maintainers' numbers: CIs, n and signatures
+SELF_REPORTED = "scored"  # the submitter's predictions re-scored: shown, ranked only among themselves (rexrank.board)
 COMPANIONS = ("per_study.parquet", "predictions.jsonl")  # the files of a result set beside its JSON
 BOARD_DECIMALS = 3  # the precision the board shows (and the private set's aggregates are published at)
 

@@ -42,7 +42,8 @@ def board_plan(pieces: list[Piece]) -> list[str]:
                           f"({test_set.studies:,} studies), and these ids are not its")
             elif radcliq in result.metrics:
                 yours = "mean <= 0, no inverse" if value is None else f"yours {value:.3f}"
-                ranked = f"yes, by 1/RadCliQ-v1 ({yours}; the review's number stands)"
+                ranked = (f"among the self-reported only, by 1/RadCliQ-v1 ({yours}; the review's number stands); the "
+                          "board ranks what the maintainers made: add model/ (--model) for a ranked row")
             else:
                 missing = [m for m in needs if m not in result.metrics]
                 weights = any("models download" in result.skipped.get(m, "") for m in (*missing, radcliq))
@@ -55,8 +56,8 @@ def board_plan(pieces: list[Piece]) -> list[str]:
                       f"({c.get('dropped_by_task', 0):,} left out by the task); its study ids are {against}",
                       f"  ranked: {ranked}",
                       f"  provenance: scored (the maintainers' review re-scores its predictions with "
-                      f"{', '.join(result.metrics) or 'no metric'}; the row shows their numbers as re-scored by "
-                      "maintainers)"]
+                      f"{', '.join(result.metrics) or 'no metric'}; the row is self-reported: shown with their CIs, "
+                      "marked †)"]
         elif kind == "predictions" and (result_name(name.replace(".jsonl", ".json")) or ("",))[0] in PRIVATE_DATASETS:
             dataset, task, _ = result_name(name.replace(".jsonl", ".json"))
             studies = sum(1 for _ in jsonl_records(piece.source))
@@ -64,9 +65,10 @@ def board_plan(pieces: list[Piece]) -> list[str]:
             lines += [f"{dataset} {task}:",
                       f"  studies: {studies:,} predictions for the private {private_set.title} {private_set.split} "
                       f"split ({private_set.studies:,} studies)",
-                      "  ranked: when the gated job's metrics include 1/RadCliQ-v1 (the maintainers' configuration)",
+                      "  ranked: among the self-reported only, when the gated job's metrics include 1/RadCliQ-v1; add "
+                      "model/ (--model) for a ranked row",
                       "  provenance: scored (the maintainers' gated job scores them and publishes aggregates only, "
-                      "no per-study scores)"]
+                      "no per-study scores; the row is self-reported)"]
         elif piece.path == f"{MODEL_FOLDER}/model.yaml":
             tasks = ", ".join(check_model(piece.source.parent).tasks)
             lines += [f"{MODEL_FOLDER}/: a code submission ({tasks})",

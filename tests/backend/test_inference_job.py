@@ -6,6 +6,7 @@ appear nowhere: no file of any branch, no comment, no output, no log."""
 import json
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -44,7 +45,10 @@ for study, record in data.items():
         sys.exit(1)
     if private and open("/submission/fail.txt").read().strip() == "fail":
         print("LEAK" + "ED:", open(args.img_root_dir + record["image_path"][0], "rb").read()[:40])
-        sys.exit(1)
+        sys.exit(137)  # a number it chose after seeing a private image
+if private and open("/submission/fail.txt").read().strip() == "byte":
+    open(args.save_json_file, "wb").write(b"{" + b" " * 136 + bytes([255]) + b"}")  # a position it chose
+    sys.exit(0)
 json.dump(data, open(args.save_json_file, "w"))
 """
 
@@ -162,16 +166,26 @@ def test_the_webhook_starts_the_inference_job_which_publishes_generated_aggregat
     assert left == []  # the private predictions and chunks are gone
 
 
-def test_a_failure_in_the_private_stage_says_the_stage_and_nothing_the_script_printed(hub, tmp_path, monkeypatch):
-    HfApi().upload_file(path_or_fileobj=b"fail\n", path_in_repo=f"submissions/{SUBMISSION}/model/fail.txt",
+@pytest.mark.parametrize("fail", ["fail", "byte"])
+def test_a_failure_in_the_private_stage_says_one_fixed_sentence_and_nothing_the_model_chose(hub, tmp_path,
+                                                                                            monkeypatch, fail):
+    """The model exits with code 137, or writes a save file whose byte 137 is not UTF-8: either number is the
+    model's choice after seeing private images, so neither reaches the submitter; the maintainers' log has it."""
+    from rexrank.backend.inference import MAINTAINERS_LOG, PRIVATE_FAILED
+
+    HfApi().upload_file(path_or_fileobj=fail.encode() + b"\n", path_in_repo=f"submissions/{SUBMISSION}/model/fail.txt",
                         repo_id=REPO, repo_type="dataset", revision="refs/pr/1", token="hf_researcher")
     jobs, _ = start(hub, tmp_path, monkeypatch)
     assert jobs.done.returncode == 2
     comments = [t for a, t in hub.pull_requests(REPO, repo_type="dataset")[0].comments if a == "maintainer"]
     stopped = seen(comments[-1])
-    assert "stopped at the private stage" in stopped and "exited with code 1" in stopped
-    assert "LEAKED:" not in everything(hub) and "synthetic image of g" not in everything(hub)
-    assert "LEAKED:" not in jobs.done.stdout + jobs.done.stderr
+    assert stopped == seen(f"**rexrank inference**: stopped at the private stage: {PRIVATE_FAILED}")
+    for said in ("".join(comments), jobs.done.stdout + jobs.done.stderr):  # (its own files hold its source)
+        assert not re.search(r"\b13[67]\b", said) and "LEAKED:" not in said
+        assert "synthetic image of g" not in said
+    details = (tmp_path / "job" / MAINTAINERS_LOG).read_text()
+    assert ("exited with code 137" if fail == "fail" else "its save file is refused: it is not JSON") in details
+    assert "LEAKED:" not in everything(hub)
     kept = [p for p in (tmp_path / "job").rglob("*") if p.is_file() and b"LEAKED:" in p.read_bytes()]
     assert kept == []  # nor on the maintainers' machine: the private run's output was kept nowhere
     files = hub.files(REPO, repo_type="dataset", revision="refs/pr/1")

@@ -31,7 +31,7 @@ from fixtures.radrbench import (
 )
 
 from rexrank.cli import main
-from rexrank.data.radrbench import COLUMNS, describe, read_radrbench, relative_image
+from rexrank.data.radrbench import COLUMNS, config_name, describe, read_radrbench, relative_image
 from rexrank.errors import InputError
 
 
@@ -171,8 +171,27 @@ def test_file_names_say_source_task_and_split(tmp_path):
     assert describe(tmp_path / "mimic_single_train.json", "mimic_single_train.json") is None
     with pytest.raises(InputError, match="cannot tell the task of 'mimic_vqa_test_option'"):
         describe(tmp_path / "mimic_vqa_test_option.json", "x")
-    with pytest.raises(InputError, match="cannot tell the source of this RadRBench-CXR file"):
+    with pytest.raises(InputError, match="padchest_binary_test_option.json: cannot tell the source of RadRBench-CXR's"):
         describe(tmp_path / "padchest_binary_test_option.json", "x")
+
+
+@pytest.mark.parametrize(("name", "config"), [
+    ("mimic_binary", "mimic-cxr.binary"), ("mimic_multi_no_option", "mimic-cxr.multi_no_option"),
+    ("temporal_cls_test_option", "ms-cxr-t.temporal"), ("temporal", "ms-cxr-t.temporal"),
+    ("chexpert_multi_no_option_evaluation_res", "chexpert.multi_no_option"), ("openi_single", "iu-xray.single"),
+    ("mimic-cxr.binary", "mimic-cxr.binary"), ("ms-cxr-t.temporal", "ms-cxr-t.temporal")])
+def test_a_config_is_named_by_rexrank_or_by_the_authors(name, config):
+    """The authors name a task `mimic_binary` (their output files and --task), rexrank a config `mimic-cxr.binary`."""
+    assert config_name(name) == config
+
+
+def test_a_config_of_no_known_source_or_task_is_refused():
+    with pytest.raises(InputError, match="cannot tell the source of RadRBench-CXR's 'padchest_binary'"):
+        config_name("padchest_binary")
+    with pytest.raises(InputError, match="cannot tell the task of 'mimic'"):
+        config_name("mimic")
+    with pytest.raises(InputError, match="cannot tell the task of 'vqa'"):
+        config_name("mimic-cxr.vqa")
 
 
 @pytest.mark.parametrize("name, content, message", [

@@ -76,3 +76,52 @@ def test_the_cli_form_is_read_from_the_script_unless_named(tmp_path):
     assert cli_of(positional) == "positional"
     assert read_card(json.dumps(CARD).encode(), tmp_path).cli == "positional"
     assert read_card(json.dumps(CARD | {"cli": "flags"}).encode(), tmp_path).cli == "flags"
+
+
+# A billion laughs in 1 KB: each level's list holds the one before nine times (9^9 nodes when walked), under a field
+# a message repr()s.
+ALIAS_BOMB = b"".join(b"l%d: &l%d [%s]\n" % (i, i, b",".join([b"*l%d" % (i - 1)] * 9) if i else b"x,x,x,x,x,x,x,x,x")
+                      for i in range(10)) + b"runner: *l9\ntasks: [findings]\ngpu_memory_gb: 8\n"
+DEEP = b"weights: " + b"[" * 20000 + b"]" * 20000 + b"\ntasks: [findings]\ngpu_memory_gb: 8\n"
+
+
+@pytest.mark.parametrize(("bomb", "said"), [(ALIAS_BOMB, "an alias"), (DEEP, "deeper than 16 levels")])
+def test_a_yaml_bomb_is_one_line_through_every_door_at_a_bounded_cost(tmp_path, bomb, said):
+    """`rexrank submit --model --dry-run`, `rexrank infer` and the review's rules each read model.yaml: each refuses
+    the bomb in one line, naming the file and the rule, in a child whose peak memory is measured (before the loader's
+    limits, the alias bomb hung or ran out of memory, the deep one ended in RecursionError)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    assert len(ALIAS_BOMB) < 1024
+    folder = tmp_path / "model"
+    write(folder, {"model.yaml": bomb, "inference.py": b"print('x')\n", "requirements.txt": b""})
+    write(tmp_path / "pr", {f"{BASE}/model/{k}": v for k, v in
+                            {"model.yaml": bomb, "inference.py": b"x\n", "requirements.txt": b""}.items()}
+          | {f"{BASE}/submission.json": card_json()})
+    child = textwrap.dedent(f"""
+        import contextlib, io, resource, sys
+        from rexrank.cli import main
+        from rexrank.rules import SubmissionRejected, check_submission
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        for argv in (["submit", "--model", {str(folder)!r}, "--name", "M", "--institution", "L", "--dry-run"],
+                     ["infer", "--submission", {str(folder)!r}, "--dataset", "x.jsonl", "--image-root", ".",
+                      "--out", "p.jsonl"]):
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                code = main(argv)
+            print(code, err.getvalue().strip().replace(chr(10), " | "))
+        try:
+            check_submission({str(tmp_path / "pr")!r}, {SID!r})
+        except SubmissionRejected as rejected:
+            print("rules", rejected.problems)
+        print("grew", (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024)
+    """)
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120)
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0 and len(lines) == 4, done.stderr[-2000:]
+    for line in lines[:2]:
+        assert line.startswith("2 ") and "model.yaml" in line and said in line and "Traceback" not in line
+    assert said in lines[2]
+    assert int(lines[3].split()[1]) < 32  # MiB over the child's peak before any was read

@@ -1,15 +1,15 @@
 """A code submission's environment, built as the inference job's build stage builds it: layered over this one, the
-install itself in the sandbox (network on, no token: a package's build script is submitted code too)."""
+install itself in the sandbox (network off, no token: a package's build script is submitted code too)."""
 
 import json
 import shutil
-import subprocess
 import textwrap
 
 import pytest
 
 from rexrank.inference.contract import check_model
 from rexrank.inference.environment import BuildFailed, build
+from rexrank.inference.sandbox import Sandbox
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed (.ci/run installs it)")
 
@@ -27,14 +27,16 @@ def model_folder(tmp_path, requirements: str | None = None, conda: str | None = 
     return folder
 
 
-def test_a_venv_over_the_jobs_packages_takes_what_is_there_and_runs_rexrank(tmp_path):
+def test_a_venv_over_the_jobs_packages_takes_what_is_there_and_runs_rexrank_in_the_sandbox(tmp_path):
     folder = model_folder(tmp_path, "numpy\n")
-    python = build(check_model(folder), tmp_path / "env", tmp_path / "build.log")
-    assert python == tmp_path.resolve() / "env" / "bin" / "python"
+    environment = build(check_model(folder), tmp_path / "env", tmp_path / "build.log")
+    assert environment == tmp_path.resolve() / "env"
     assert "Requirement already satisfied: numpy" in (tmp_path / "build.log").read_text()
-    ran = subprocess.run([str(python), "-c", "import sys, numpy, rexrank.inference.hf_runner; print(sys.prefix)"],
-                         capture_output=True, text=True, check=True)
-    assert ran.stdout.strip() == str((tmp_path / "env").resolve())
+    (tmp_path / "out").mkdir()
+    box = Sandbox(folder, tmp_path / "out", tmp_path / "out", tmp_path / "out", environment=environment)
+    ran = box.run([box.interpreter(), "-c", "import sys, numpy, rexrank.inference.hf_runner; print(sys.prefix)"],
+                  tmp_path / "ran.log")
+    assert ran.ok and (tmp_path / "ran.log").read_text().strip() == "/env"  # run there, never here
 
 
 def test_a_packages_build_script_runs_without_the_maintainers_token(tmp_path, monkeypatch):

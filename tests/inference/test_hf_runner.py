@@ -143,6 +143,36 @@ def test_a_rerun_generates_only_the_missing_prediction(hf_cache, study_set, tmp_
     assert json.loads(save.read_text()) == after
 
 
+@pytest.mark.parametrize("model", ["gemma3", "ved"])
+def test_batched_generation_gives_every_study_the_text_it_gets_alone(hf_cache, tmp_path, model):
+    """Nine studies of one, two and three images, with contexts of different lengths: batches of up to 8 (each of one
+    image count, left-padded) give every study byte for byte its batch-1 text."""
+    ids = [f"pat{n:02d}_study{n}" for n in range(9)]
+    root = tmp_path / "images"
+    paths = synthetic_pngs(root, ids, views=3)
+    studies = {sid: {"image_path": paths[sid][:1 + n % 3], "context": "Synthetic indication: cough. " * (n % 4),
+                     "split": "test"} for n, sid in enumerate(ids)}
+    source = tmp_path / "input.json"
+    source.write_text(json.dumps(studies))
+    texts, logs = {}, {}
+    for size in ("1", "8"):
+        save = tmp_path / f"batch{size}.json"
+        done = run(hf_cache, model, "findings", "multi", source, root, save, REXRANK_MAX_NEW_TOKENS="24",
+                   REXRANK_BATCH_SIZE=size)
+        assert done.returncode == 0, done.stderr
+        texts[size] = {sid: v["model_prediction"] for sid, v in json.loads(save.read_text()).items()}
+        logs[size] = [line for line in lines(done.stderr) if "] pat" in line]
+    assert list(texts["8"]) == ids and texts["8"] == texts["1"]
+    assert len({t for t in texts["1"].values()}) > 1  # the studies' texts differ: the comparison can fail
+    assert all("batch of 1 in" in line for line in logs["1"])
+    largest = max(int(line.split("batch of ")[1].split()[0]) for line in logs["8"])
+    if model == "gemma3":  # three image counts: batches of 3 (each count holds three studies)
+        assert largest == 3 and {line.split(": ")[2].split(",")[0] for line in logs["8"]} == \
+            {"1 image", "2 images", "3 images"}
+    else:  # one image each: batches of 8, then 1
+        assert largest == 8
+
+
 def test_a_missing_image_is_one_line_naming_study_and_path(hf_cache, study_set, tmp_path):
     source, root = study_set
     gone = json.loads(source.read_text())[STUDIES[2]]["image_path"][1]
@@ -283,20 +313,22 @@ def test_only_the_contract_fields_are_read(tmp_path):
 
 
 def test_a_run_that_stops_leaves_its_checkpoint_and_resumes_from_it(study_set, tmp_path, monkeypatch):
-    """The checkpoint logic, with the model replaced by a generator that fails on the third study (the model is not
-    what this test is about: the subprocess tests run the real one)."""
+    """The checkpoint logic, with the model replaced by a generator whose second batch fails (the model is not what
+    this test is about: the subprocess tests run the real one)."""
     source, root = study_set
     save = tmp_path / "predictions.json"
-    outcomes = iter(["first", "second", KeyboardInterrupt, "third", "fourth"])  # the job is killed mid-study 3
+    outcomes = iter([["first", "second"], KeyboardInterrupt, ["third", "fourth"]])  # killed in the 2nd batch
+    batches = []
 
     class Failing:
         kind, reads_prompt = "test", True
 
-        def generate(self, images, text):
+        def generate_batch(self, studies):
+            batches.append(len(studies))
             outcome = next(outcomes)
             if outcome is KeyboardInterrupt:
                 raise KeyboardInterrupt
-            return outcome, 2
+            return [(text, 2) for text in outcome]
 
     monkeypatch.setattr(hf_runner, "load_generator", lambda *args: (Failing(), "cpu", "float32"))
     monkeypatch.setenv("REXRANK_MODEL_REPO", "org/model")
@@ -304,15 +336,18 @@ def test_a_run_that_stops_leaves_its_checkpoint_and_resumes_from_it(study_set, t
     monkeypatch.setenv("REXRANK_TASK", "findings")
     monkeypatch.setenv("REXRANK_IMAGES", "multi")
     monkeypatch.setenv("REXRANK_SAVE_EVERY", "1")
+    monkeypatch.setenv("REXRANK_BATCH_SIZE", "2")
     args = ["--input_json_file", str(source), "--save_json_file", str(save), "--img_root_dir", f"{root}/"]
     with pytest.raises(KeyboardInterrupt):
         hf_runner.main(args)
-    partial = json.loads(save.read_text())  # checkpointed after each study: the two done are there
+    partial = json.loads(save.read_text())  # checkpointed after the first batch: its two studies are there
+    # Longest prompt first: the 4th study has no context, so it comes last; the others keep their input order.
     assert [partial[sid].get("model_prediction") for sid in STUDIES] == ["first", "second", None, None]
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".hf_runner-")] == []
     assert hf_runner.main(args) == 0
     assert [json.loads(save.read_text())[sid]["model_prediction"] for sid in STUDIES] == \
         ["first", "second", "third", "fourth"]
+    assert batches == [2, 2, 2]
 
 
 def test_a_sixteen_bit_png_is_scaled_to_eight_bits(tmp_path):

@@ -217,7 +217,7 @@ def test_a_save_file_missing_studies_or_text_is_refused_naming_them(tmp_path):
             "1 studies it was not given") in str(err.value)
     assert "zz" not in str(err.value)  # a key the script made up is never shown: it could carry what it saw
     path.write_text("[1, 2]")
-    with pytest.raises(InferenceFailed, match="a JSON list, not an object"):
+    with pytest.raises(InferenceFailed, match="not a JSON object of studies"):
         read_save(path, ["s1"], 1 << 20)
 
 
@@ -284,7 +284,7 @@ def test_the_sandbox_passes_one_gpu_and_no_other(tmp_path):
     """The GPU a block is given, and only it: its device node and the driver's, CUDA_VISIBLE_DEVICES naming it. No
     GPU here: the command line is what this asserts; benchmarks/sandbox_gpu.py runs it where there is one."""
     box = Sandbox(tmp_path, tmp_path, tmp_path, tmp_path / "out", gpu=1)
-    argv = box.argv(["true"])
+    argv = box.argv()
     assert ["--dev-bind-try", "/dev/nvidia1", "/dev/nvidia1"] == argv[argv.index("/dev/nvidia1") - 1:
                                                                       argv.index("/dev/nvidia1") + 2]
     assert "/dev/nvidia0" not in argv and box.variables()["CUDA_VISIBLE_DEVICES"] == "1"

@@ -61,8 +61,11 @@ def test_module_scores_lists_of_steps_and_reruns_from_the_cache(module, fake_ope
     assert out["problems"] == [None, "completeness: unparseable"]
     assert out["counts_per_sample"][0]["reference_observations"] == 2
     assert out["judge_replies"][1]["completeness"] == "One finding was recalled."
-    assert out["signature"].startswith(f"radrscore:2|judge:judge:{fake_openai.model}:t=0:max_tokens=4096|"
+    assert out["signature"].startswith(f"radrscore:3|backend:judge:{fake_openai.model}:t=0:max_tokens=4096|"
                                        f"prompt:{PROMPT_VERSION}|")
+    # the two figures are each signed for what they are: an unread item at 0, or left out
+    assert "|unreadable:worst|" in out["signature"] and "|unreadable:left-out|" in out["judged_signature"]
+    assert out["judged_signature"].replace("left-out", "worst") == out["signature"]
     assert fake_openai.calls == 10 and all(body["max_tokens"] == 4096 for body in fake_openai.requests)
     # a list of steps reaches the judge as the reference's f-string prints it
     assert any("1. Reason Steps: ['Examine the costophrenic angles.', 'They are sharp: no effusion.']\n" in prompt

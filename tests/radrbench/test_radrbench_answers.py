@@ -218,9 +218,9 @@ def test_accuracy_counts_failures_as_wrong_and_per_task():
     assert result.accuracy == 3 / 8
     assert dict(result.failures) == {NO_ANSWER_TAG: 1, UNCLOSED_ANSWER_TAG: 1, NOT_AN_OPTION: 1}
     table = result.per_task()
-    assert table[BINARY] == {"items": 3, "correct": 1, "failures": {NO_ANSWER_TAG: 1}, "accuracy": 1 / 3}
+    assert table[BINARY] == {"items": 3, "scored": 3, "correct": 1, "failures": {NO_ANSWER_TAG: 1}, "accuracy": 1 / 3}
     assert table[MULTI]["accuracy"] == 0.5 and table[MULTI]["failures"] == {}  # "A, C" is read, and wrong
-    assert table[TEMPORAL] == {"items": 2, "correct": 0, "accuracy": 0.0,
+    assert table[TEMPORAL] == {"items": 2, "scored": 2, "correct": 0, "accuracy": 0.0,
                                "failures": {UNCLOSED_ANSWER_TAG: 1, NOT_AN_OPTION: 1}}
     assert result.signature.startswith("radrbench-accuracy:1|parser:answers-v1|unreadable:wrong|")
 

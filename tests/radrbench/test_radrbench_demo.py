@@ -8,12 +8,14 @@ import pandas as pd
 from rexrank.cli import main
 from rexrank.demo import radrbench as rdemo
 from rexrank.radrbench.answers import FAILURES, TASKS
-from rexrank.radrbench.score import load_items, load_outputs, score_outputs
+from rexrank.radrbench.outputs import load_outputs
+from rexrank.radrbench.score import load_items, score_outputs
 
 
 def scored(tmp_path):
     items = load_items(rdemo.dataset(tmp_path / "radrbench-cxr"))
-    return items, {m: score_outputs(items, load_outputs(rdemo.output_file(m)), resamples=200) for m in rdemo.MODELS}
+    return items, {m: score_outputs(items, load_outputs(rdemo.output_file(m), items), resamples=200)
+                   for m in rdemo.MODELS}
 
 
 def test_committed_files_are_what_the_generator_writes():

@@ -54,17 +54,20 @@ def test_unknown_and_repeated_items_are_named(radrbench_built, tmp_path, capsys)
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"config": first["config"], "item_id": "nope", "output": "<answer>A</answer>"}) + "\n")
     assert main(["score-radrbench", "--predictions", str(bad), "--dataset", str(folder)]) == 2
-    assert "output(s) for items the dataset does not have" in capsys.readouterr().err
+    assert f"line 1 (item {first['config']}/nope): the test set has no such item" in capsys.readouterr().err
     record = {"config": first["config"], "item_id": first["item_id"], "output": "<answer>A</answer>"}
     bad.write_text((json.dumps(record) + "\n") * 2)
     assert main(["score-radrbench", "--predictions", str(bad), "--dataset", str(folder)]) == 2
-    assert f"item {first['config']}/{first['item_id']}: given twice" in capsys.readouterr().err
+    assert f"line 2 (item {first['config']}/{first['item_id']}): given twice (also line 1)" in capsys.readouterr().err
     with pytest.raises(Exception, match="no config nowhere.single"):
         load_items(folder, configs=["nowhere.single"])
 
 
 def scripted_judge(prompt: str) -> str:
-    """The judge's four kinds of answer, told apart by the count each prompt asks for: Rc 1/2, Rf 2/2, Re 3/4."""
+    """The judge's four kinds of answer, told apart by the count each prompt asks for: Rc 1/2, Rf 2/2, Re 3/4; an
+    output saying "unsure" gets an effectiveness reply that is not JSON (its item is not read)."""
+    if "effective_count" in prompt and "unsure" in prompt:
+        return "I cannot count these steps."
     if "effective_count" in prompt:
         return '```json\n{"effective_count": 3, "ineffective_count": 1}\n```'
     if "recalled_count" in prompt:
@@ -83,25 +86,38 @@ def test_radrscore_runs_on_the_items_with_reasoning_when_a_judge_is_given(radrbe
     items = load_items(folder)
     answers = {(c, i): "<think>The angles are sharp.</think><answer>A</answer>"
                for c, i in zip(items["config"], items["item_id"])}
+    unsure = next(k for k, report in zip(answers, items["original_report"].notna()) if report)
+    answers[unsure] = "<think>I am unsure.</think><answer>A</answer>"
     capsys.readouterr()
     code = main(["score-radrbench", "--predictions", str(outputs(tmp_path / "model.jsonl", answers)),
                  "--dataset", str(folder), "--out", str(tmp_path / "out"), "--judge-url", fake_openai.url,
                  "--judge-model", fake_openai.model])
-    out = capsys.readouterr().out
-    assert code == 0 and "RadRScore (items with reasoning annotations; judge judge:" in out
+    out, err = capsys.readouterr()
+    assert code == 0 and "RadRScore, the board's figures (items with reasoning annotations" in out
+    assert "RadRScore over the judged items only (the authors' figures" in out
+    assert "1 item(s) whose replies could not be read (1 unparseable" in err
     report = json.loads((tmp_path / "out" / "radrbench-cxr.accuracy.json").read_text())["radrscore"]
     total = next(r for r in report["rows"] if r["source"] == "all")
-    reasoned = items["original_report"].notna().sum()
-    assert total["items"] == reasoned > 0 and total["radrscore_n"] == reasoned
-    assert (total["completeness"], total["factuality"], total["effectiveness"]) == (0.5, 1.0, 0.75)
-    assert total["radrscore"] == 0.75 and report["unparseable"] == 0 and report["signature"].startswith("radrscore:2")
+    reasoned = int(items["original_report"].notna().sum())
+    assert total["items"] == reasoned > 1 and total["radrscore_n"] == reasoned - 1 and report["unparseable"] == 1
+    # the board's figures: the unread item counts 0 in each part; the judged items': it is left out
+    read = (reasoned - 1) / reasoned
+    assert (total["completeness"], total["factuality"], total["effectiveness"]) == pytest.approx(
+        (0.5 * read, 1.0 * read, 0.75 * read), abs=1e-12)
+    judged = next(r for r in report["judged_rows"] if r["source"] == "all")
+    assert (judged["completeness"], judged["factuality"], judged["effectiveness"], judged["radrscore"]) == (
+        0.5, 1.0, 0.75, 0.75)
+    assert judged["items"] == reasoned and judged["radrscore_n"] == reasoned - 1
+    for key, unreadable in (("signature", "worst"), ("judged_signature", "left-out")):
+        assert report[key].startswith(f"radrscore:3|backend:judge:{fake_openai.model}:t=0:max_tokens=4096|")
+        assert f"|unreadable:{unreadable}|boot:1000:seed=0|" in report[key] and report[key] in out
 
     # submitted, held to the security rules, aggregated, and on the board's reasoning view
     result = tmp_path / "out" / "radrbench-cxr.accuracy.json"
     assert check_radrbench(result.read_bytes())["radrscore"]["rows"] == report["rows"]
     tampered = json.loads(result.read_text())
-    tampered["radrscore"]["rows"][-1]["radrscore_high"] = 0.5
-    with pytest.raises(InputError, match=r"radrscore.rows\[\d+\]: radrscore 0.75 is outside its CI"):
+    tampered["radrscore"]["judged_rows"][-1]["radrscore_high"] = 0.5
+    with pytest.raises(InputError, match=r"radrscore.judged_rows\[\d+\]: radrscore 0.75 is outside its CI"):
         check_radrbench(json.dumps(tampered).encode())
     folder = tmp_path / "repo" / "submissions" / "lab-x"
     (folder / "radrbench").mkdir(parents=True)
@@ -110,24 +126,26 @@ def test_radrscore_runs_on_the_items_with_reasoning_when_a_judge_is_given(radrbe
     aggregate(tmp_path / "repo")
     table = pd.read_parquet(tmp_path / "repo" / "radrbench.parquet")
     overall = table[table["task"] == "all"].iloc[0]
-    assert (overall["radrscore"], overall["completeness"], overall["radrscore_items"]) == (0.75, 0.5, reasoned)
-    assert overall["radrscore_signature"] == report["signature"]
+    assert (overall["radrscore"], overall["completeness"], overall["radrscore_items"]) == (
+        total["radrscore"], total["completeness"], reasoned - 1)
+    assert overall["radrscore_signature"] == report["signature"]  # the board's figures, never the judged items'
     shown = radrbench_table(table, "radrscore")
-    assert shown["Model"].tolist() == ["Judged"] and shown["Judged items"].tolist() == [str(reasoned)]
-    assert shown["RadRScore"][0].startswith("0.750") and shown["Rf (factuality)"][0].startswith("1.000")
+    assert shown["Model"].tolist() == ["Judged"] and shown["Judged items"].tolist() == [str(reasoned - 1)]
+    assert shown["RadRScore"][0].startswith(f"{total['radrscore']:.3f}") and total["radrscore"] < 0.75
 
 
-def test_an_outputs_file_of_another_shape_is_refused_by_name(tmp_path):
-    from rexrank.radrbench.score import load_outputs
+def test_an_outputs_file_of_another_shape_is_refused_by_name(radrbench_built, tmp_path):
+    from rexrank.radrbench.outputs import load_outputs
 
+    items = load_items(radrbench_built[0])
     as_object = tmp_path / "outputs.json"
     as_object.write_text('{"[mimic-cxr] [1]MIMIC-CXR": "<answer>A</answer>"}')
     with pytest.raises(Exception, match=r"outputs.json: expected a JSON list of"):
-        load_outputs(as_object)
+        load_outputs(as_object, items)
     no_config = tmp_path / "outputs.jsonl"
     no_config.write_text(json.dumps({"item_id": "x", "output": "<answer>A</answer>"}) + "\n")
     with pytest.raises(Exception, match=r"line 1: expected an object with config, item_id and output"):
-        load_outputs(no_config)
+        load_outputs(no_config, items)
 
 
 def test_the_free_text_task_gets_ratescore_beside_exact_match(radrbench_built, tmp_path, capsys, local_models):

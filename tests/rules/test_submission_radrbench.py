@@ -131,18 +131,32 @@ def set_row(index, **fields):
     (set_row(0, bonus=1), "rows[0]: unknown field(s) bonus"),
     (lambda v: v["rows"].pop(), "rows: expected one row with source and task all"),
     (lambda v: v["rows"].append(dict(v["rows"][0])), "rows: a (source, task) appears more than once"),
-    (set_row(13, items=30, correct=23, accuracy=23 / 30, low=0.6, high=0.9), "the all row's items is not the sum"),
+    (set_row(13, items=30, scored=30, correct=23, accuracy=23 / 30, low=0.6, high=0.9),
+     "the all row's items is not the sum"),
+    # the authors' answer rule leaves unread answers out of the denominator: not the board's figure
+    (set_row(13, scored=20, accuracy=23 / 20), "rows[13]: scored 20 of 25 items: the board's answer rule scores every"),
+    (lambda v: v.update(signature=v["signature"].replace("parser:answers-v1|unreadable:wrong",
+                                                         "parser:chestx-reasoner:ours@9a8a00d|unreadable:left-out")),
+     "signature: answers read by another rule than the board's (radrbench-accuracy:1|parser:chestx-reasoner:ours"),
     (lambda v: v.update(radrscore=[1]), "radrscore: expected null or an object"),
     (lambda v: v.update(radrscore={"rows": []}),
-     "radrscore: expected the fields cut, judged, judged_mean, refused, rows, signature, unparseable"),
-    (lambda v: v.update(radrscore={"signature": "bleu2:1", "unparseable": -1, "refused": 0, "cut": 0, "judged": 1,
-                                   "judged_mean": 2.0, "rows": [{}]}),
-     "radrscore.signature: expected a radrscore signature; radrscore: judged, refused, unparseable and cut must be "
-     "whole numbers; radrscore: judged_mean must be null or a number from 0 to 1"),
+     "radrscore: expected the fields addressed, cut, judged, judged_mean, judged_rows, judged_signature, refused, "
+     "rows, signature, unparseable"),
+    (lambda v: v.update(radrscore={"signature": "bleu2:1", "unparseable": -1, "refused": 0, "cut": 0, "addressed": 0,
+                                   "judged": 1, "judged_mean": 2.0, "rows": [{}]}),
+     "radrscore.signature: expected a radrscore signature; radrscore: judged, refused, unparseable, cut and addressed "
+     "must be whole numbers; radrscore: judged_mean must be null or a number from 0 to 1"),
 ])
 def test_radrbench_contents_are_checked(tmp_path, demo_dataset, edit, message):
     err = refused(write(tmp_path / "repo", clean_files() | {PATH: accuracy_json(tmp_path, demo_dataset, edit)}), SID)
     assert message in str(err), str(err)
+
+
+def test_a_file_of_an_earlier_rexrank_without_scored_is_still_read(tmp_path, demo_dataset):
+    """Rows without `scored` (every item was scored before answer rules existed) are read as scoring every item."""
+    value = json.loads(accuracy_json(tmp_path, demo_dataset))
+    assert all(row.pop("scored") == row["items"] for row in value["rows"])
+    assert check_radrbench(json.dumps(value).encode())["rows"] == value["rows"]
 
 
 @pytest.mark.parametrize("data", [b"[]", b"{", b'{"rows": NaN}', b"\xff", b"[" * 100 + b"]" * 100,

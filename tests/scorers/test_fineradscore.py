@@ -256,7 +256,7 @@ def test_judge_end_to_end_repair_and_the_worst_value_for_unread_studies(fake_ope
     # each unread study counts as the worst severity, 4; the mean over the studies read is reported beside it
     assert result.board_scores == [4, 4, 3, 3, 4, 4] and result.worst == [4] * 6
     assert result.tally() == {"judged": 3, "judged_mean": pytest.approx(10 / 3), "refused": 1, "unparseable": 1,
-                              "cut": 1}
+                              "cut": 1, "addressed": 0}
     assert result.repaired == 1
     assert result.problems == [Problem.REFUSED, Problem.CUT, None, None, None, Problem.UNPARSEABLE]
     assert result.repaired_flags == [False, False, False, False, True, False]
@@ -276,7 +276,7 @@ def test_judge_end_to_end_repair_and_the_worst_value_for_unread_studies(fake_ope
     assert repair[:-2] == build_messages(CANDIDATES[4], REFERENCES[4], SYNTHETIC)
     assert repair[-2] == {"role": "assistant", "content": PROSE}
     assert repair[-1]["content"] == REPAIR.format(error="it is not JSON (Expecting value: line 1 column 1 (char 0))")
-    assert result.signature.startswith(f"fineradscore:2|backend:judge:{fake_openai.model}:t=0:max_tokens=2048|"
+    assert result.signature.startswith(f"fineradscore:3|backend:judge:{fake_openai.model}:t=0:max_tokens=2048|"
                                        f"prompt:{PROMPT_VERSION}|shots:synthetic-v1|agg:max|repair:1|rexrank:")
 
     again = fineradscore(CANDIDATES, REFERENCES, judge_on(fake_openai, tmp_path), how="sum", dataset="iu-xray")
@@ -365,7 +365,7 @@ def test_rexrank_score_fineradscore_through_a_judge(tmp_path, fake_openai, monke
     assert result.extras["fineradscore"] == {"aggregate": "max", "mean_max": pytest.approx(132 / 45),
                                              "mean_sum": pytest.approx(176 / 45), "judged": 45,
                                              "judged_mean": pytest.approx(132 / 45), "refused": 0, "unparseable": 0,
-                                             "cut": 0, "repaired": 0}
+                                             "cut": 0, "addressed": 0, "repaired": 0}
     assert table_problems(tmp_path) == {None}
     assert "|shots:synthetic-v1|agg:max|" in str(metric.signature)
     table = pd.read_parquet(written(tmp_path, "dataset.findings.per_study.parquet")).set_index("study_id")

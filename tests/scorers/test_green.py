@@ -89,10 +89,11 @@ def test_real_completions_mean_through_green(golden):
     assert result.mean == golden["expected_mean"] == 0.25
     assert math.isclose(math.sqrt(sum((s - 0.25) ** 2 for s in result.scores) / 5),
                         golden["expected_std_population"])
-    assert result.tally() == {"judged": 5, "judged_mean": 0.25, "refused": 0, "unparseable": 0, "cut": 0}
+    assert result.tally() == {"judged": 5, "judged_mean": 0.25, "refused": 0, "unparseable": 0, "cut": 0,
+                              "addressed": 0}
     assert result.totals == counts((6, 6, 4, 3, 0, 0), (0,) * 6, 5)
     assert result.completions == golden["completions"]
-    assert result.signature.startswith(f"green:3|backend:scripted|prompt:{PROMPT_VERSION}|words:300|rexrank:")
+    assert result.signature.startswith(f"green:4|backend:scripted|prompt:{PROMPT_VERSION}|words:300|rexrank:")
 
 
 # --- the parser on written answers: what the reference reads, and where it would fall back silently ---
@@ -222,7 +223,8 @@ def test_judge_end_to_end_counts_unreadable_studies_at_the_worst_value(fake_open
     assert result.completions[1] and parse(result.completions[1]) is not None
     assert result.scores == [None, None, None, 0.5, 0.0]
     assert result.board_scores == [0.0, 0.0, 0.0, 0.5, 0.0] and result.mean == 0.1
-    assert result.tally() == {"judged": 2, "judged_mean": 0.25, "refused": 1, "unparseable": 1, "cut": 1}
+    assert result.tally() == {"judged": 2, "judged_mean": 0.25, "refused": 1, "unparseable": 1, "cut": 1,
+                              "addressed": 0}
     assert result.messages[0].startswith("HTTP 400") and result.completions[0] is None
     assert result.counts[1] is None and result.counts[4] == counts((0, 0, 0, 1, 0, 0), (1,) * 6, 0)
     assert f"backend:{judge.identity}" in result.signature and "max_tokens=2048" in result.signature
@@ -328,7 +330,7 @@ def test_making_the_worst_studies_unreadable_gains_nothing(fake_openai, tmp_path
     fake_openai.replies = lambda prompt: "[Explanation]:" if "effusion" in prompt.split("3. Candidate")[1] else good
     unread = green(gamed, references, judge_on(fake_openai, tmp_path / "fresh"), dataset="iu-xray")
     assert unread.board_scores == [1.0, 1.0, 0.0] and unread.mean == pytest.approx(2 / 3)
-    assert unread.tally() == {"judged": 2, "judged_mean": 1.0, "refused": 0, "unparseable": 1, "cut": 0}
+    assert unread.tally() == {"judged": 2, "judged_mean": 1.0, "refused": 0, "unparseable": 1, "cut": 0, "addressed": 0}
 
 
 def test_judge_refuses_credentialed_reports_to_a_public_endpoint(fake_openai):

@@ -183,7 +183,7 @@ def test_known_scores_denominators_and_unreadable_replies(fake_openai, judge):
                                         read_json(findings("heart", "lungs")))
     assert "1. Ground Truth: {'key_conclusion': [{'observation': 'heart', 'status': 'as described'}, " in recall_prompt
     assert recall_prompt in fake_openai.prompts()
-    assert result.signature.startswith(f"radrscore:2|judge:judge:{fake_openai.model}:t=0:max_tokens=4096|"
+    assert result.signature.startswith(f"radrscore:3|backend:judge:{fake_openai.model}:t=0:max_tokens=4096|"
                                        f"prompt:{PROMPT_VERSION}|radrscore:mean3|unreadable:worst|rexrank:")
 
 

@@ -144,3 +144,21 @@ def test_biolord_tokenizer_is_built_from_its_vocabulary_as_transformers_builds_i
     for text in texts:
         expected = theirs(text, truncation=True, max_length=ENTITY_MAX_TOKENS)["input_ids"]
         assert ours.encode(text).ids == expected and expected[0] == theirs.cls_token_id  # <s> ... </s>
+
+
+def test_the_per_report_vectors_of_near_ties_are_read_back_from_the_cache(local_models, tmp_path, monkeypatch):
+    from rexrank.cache import FeatureCache
+
+    texts = reports(16, seed=8, long_every=4)
+    references = texts[::-1]
+    first = RaTEScore(progress=False)
+    first.cache = FeatureCache(tmp_path / "features.sqlite")
+    scores = first(texts, references)
+    assert 0 < first.rescored < len(texts)
+    second = RaTEScore(progress=False)
+    second.cache = FeatureCache(tmp_path / "features.sqlite")
+    embedded, embed = [], second.model.encoder.embed
+    monkeypatch.setattr(second.model.encoder, "embed", lambda entities: embedded.append(entities) or embed(entities))
+    assert np.array_equal(second(texts, references), scores) and second.rescored == first.rescored
+    assert embedded == []  # each near tie's reports read back, not embedded again
+    assert (second.cache.hits, second.cache.misses) == (len(set(texts)), 0)  # the features alone are counted

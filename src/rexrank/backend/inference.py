@@ -6,8 +6,9 @@ when it fails:
 
 1. **read**: the pull request against every rule, at exactly the head the review left (as the private job), and
    its `model/` against the contract.
-2. **build**: the model's environment (rexrank.inference.environment: pip or conda, itself sandboxed, the network on
-   but no token and no private data on the machine yet) and its pinned weights, fetched into the job's own cache.
+2. **build**: the model's environment (rexrank.inference.environment: wheels fetched here without running any, then
+   installed and built in the sandbox with the network off, no token and no private data on the machine yet; never
+   run here) and its pinned weights, fetched into the job's own cache.
 3. **smoke**: the model on the first SMOKE_STUDIES studies of a public split, in the sandbox; how it went, with its
    build and run logs, goes back to the submitter as a comment (in a code block: its text is inert).
 4. **public**: optionally each public test set the maintainers hold, whole: the predictions scored as the review
@@ -17,7 +18,8 @@ when it fails:
    token, which no sandboxed process ever has: each starts from an emptied environment, bubblewrap included); the
    model in the sandbox, nothing of its output or logs kept; its predictions handed to the private job's scorer
    (its degenerate-set rules, quotas and rounding stand), deleted after; aggregates only are published. A failure
-   here says which stage in rexrank's words, never what the script printed: it has seen private images.
+   here is one fixed sentence (PRIVATE_FAILED): no exit code, byte position, count, time or text of the run, each
+   of which the model chose after seeing private images. What went wrong goes to `<work>/maintainers.log`.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rexrank import stats
-from rexrank.backend import ledger
+from rexrank.backend import bill, ledger
 from rexrank.backend.private import DATASET, unreviewed
 from rexrank.backend.pull import open_submission
 from rexrank.errors import InputError
@@ -42,6 +44,9 @@ from rexrank.text import code_block, to_markdown
 
 SMOKE_STUDIES = 8
 SMOKE_TIMEOUT = 1800.0
+PRIVATE_FAILED = ("the model's run on the private images did not complete, or its predictions were refused; nothing "
+                  "of the run is reported (the model saw private images), and the maintainers have the details")
+MAINTAINERS_LOG = "maintainers.log"
 
 
 class StageFailed(InputError):
@@ -99,26 +104,32 @@ def run_pull_request(repo_id: str, num: int, *, work: Path, smoke: Public | None
         report.submission = submission
         report.stages[stage], started, stage = time.monotonic() - started, time.monotonic(), "build"
         cache = work / "hub"
-        environment = build(model, work / "env", work / "build.log", python)
+        environment = build(model, work / "env", work / "build.log", python)  # run at /env, never here
         fetch_weights(model, cache)
         report.stages[stage], started, stage = time.monotonic() - started, time.monotonic(), "smoke"
         if smoke is not None:
-            run = infer(model.folder, smoke.split, smoke.images, work / "smoke.jsonl", python=environment,
-                        weights_cache=cache, limit=SMOKE_STUDIES, timeout=SMOKE_TIMEOUT)
+            run = infer(model.folder, smoke.split, smoke.images, work / "smoke.jsonl", python=python,
+                        environment=environment, weights_cache=cache, limit=SMOKE_STUDIES, timeout=SMOKE_TIMEOUT,
+                        gpus=min(gpus, 1))
+            # The bill (issue 39): one more study timed, the private run estimated; over the budget, refused here.
+            timeout = bill.after_smoke(run, lambda: infer(
+                model.folder, smoke.split, smoke.images, work / "public" / "smoke-one.jsonl", python=python,
+                environment=environment, weights_cache=cache, limit=1, timeout=SMOKE_TIMEOUT, gpus=min(gpus, 1),
+                keep_logs=False), len(model.tasks), max(gpus, 1), timeout)
             report.smoke = run.studies
             api.comment_discussion(repo_id, num, _smoke_comment(smoke.name, run, work), repo_type="dataset")
         report.stages[stage], started, stage = time.monotonic() - started, time.monotonic(), "public"
         for test_set in public:
-            report.results += _public(api, repo_id, num, model, test_set, environment, cache, work, metrics,
-                                      resamples, gpus, timeout)
+            report.results += _public(api, repo_id, num, model, test_set, (python, environment), cache, work,
+                                      metrics, resamples, gpus, timeout)
         report.stages[stage], started, stage = time.monotonic() - started, time.monotonic(), "private"
         if references is not None:
-            report.results += _private(repo_id, num, model, references, private_images, environment, cache, work,
-                                       metrics, resamples, gpus, timeout, token)
+            report.results += _private(repo_id, num, model, references, private_images, (python, environment),
+                                       cache, work, metrics, resamples, gpus, timeout, token)
         report.stages[stage] = time.monotonic() - started
     except (InputError, BuildFailed, OSError) as err:
-        why = _private_safe(err) if stage == "private" else str(err)
-        failed = err if isinstance(err, StageFailed) else StageFailed(stage, why)
+        why = _private_safe(err, work) if stage == "private" else str(err)
+        failed = err if isinstance(err, StageFailed) and stage != "private" else StageFailed(stage, why)
         failed_logs = tuple(sorted((work / ".smoke.jsonl.work").glob("*.log"))) if stage == "smoke" else ()
         logs = "" if stage in ("public", "private") else _logs(work, stage, failed_logs)
         api.comment_discussion(repo_id, num, f"**rexrank inference**: stopped at the {stage} stage: "
@@ -162,7 +173,7 @@ def _logs(work: Path, stage: str, logs: tuple[Path, ...] = ()) -> str:
     return "".join(parts)
 
 
-def _public(api, repo_id, num, model, test_set: Public, environment, cache, work, metrics, resamples, gpus,
+def _public(api, repo_id, num, model, test_set: Public, interpreters, cache, work, metrics, resamples, gpus,
             timeout) -> list:
     """Each task of the model on a public test set, scored, committed to the pull request as generated."""
     from huggingface_hub import CommitOperationAdd
@@ -183,8 +194,8 @@ def _public(api, repo_id, num, model, test_set: Public, environment, cache, work
         operations, written, results = [], {}, []
         for task in model.tasks:
             out = work / "public" / f"{test_set.name}.{task}.jsonl"
-            infer(model.folder, test_set.split, test_set.images, out, task=task, python=environment,
-                  weights_cache=cache, gpus=gpus, timeout=timeout)
+            infer(model.folder, test_set.split, test_set.images, out, task=task, python=interpreters[0],
+                  environment=interpreters[1], weights_cache=cache, gpus=gpus, timeout=timeout)
             aligned = align(split.references(task), load_predictions(out), str(out.name))
             card_scores = score(aligned.rows, MetricSet([m for m in metrics if m not in JUDGED], progress=False),
                                 resamples, dataset=identify(split), text=aligned.text)
@@ -211,7 +222,7 @@ def _public(api, repo_id, num, model, test_set: Public, environment, cache, work
     return results
 
 
-def _private(repo_id, num, model, references, private_images, environment, cache, work, metrics, resamples, gpus,
+def _private(repo_id, num, model, references, private_images, interpreters, cache, work, metrics, resamples, gpus,
              timeout, token) -> list:
     """The model on the private images, its output kept nowhere, its predictions scored by the private job."""
     from rexrank.backend.private import score_pull_request
@@ -228,8 +239,8 @@ def _private(repo_id, num, model, references, private_images, environment, cache
     generated = {}
     for task in model.tasks:
         generated[task] = work / "private" / f"{DATASET}.{task}.jsonl"
-        infer(model.folder, references, images, generated[task], task=task, python=environment, weights_cache=cache,
-              gpus=gpus, timeout=timeout, keep_logs=False)
+        infer(model.folder, references, images, generated[task], task=task, python=interpreters[0],
+              environment=interpreters[1], weights_cache=cache, gpus=gpus, timeout=timeout, keep_logs=False)
     try:
         return score_pull_request(repo_id, num, references, metrics, token=token, resamples=resamples,
                                   work=work / "chunks", generated=generated)
@@ -238,12 +249,16 @@ def _private(repo_id, num, model, references, private_images, environment, cache
         shutil.rmtree(work / "private-images", ignore_errors=True)
 
 
-def _private_safe(err: Exception) -> str:
-    """What a private-stage failure may say: rexrank's words about the run, never the script's output."""
-    if isinstance(err, StageFailed):
-        return err.why
-    text = str(err)
-    return text.split("; its output:")[0] if "running the model" in text else text
+def _private_safe(err: Exception, work: Path) -> str:
+    """What a private-stage failure may say: PRIVATE_FAILED, whatever it was; rexrank's own words about it (an exit
+    code, a byte position, a count: each the model's choice) go to the maintainers' log in `work`, never to a
+    comment, the job's output or an exception."""
+    import datetime
+
+    with open(work / MAINTAINERS_LOG, "a", encoding="utf-8") as log:
+        log.write(f"{datetime.datetime.now(datetime.UTC):%Y-%m-%dT%H:%M:%SZ} private stage: {type(err).__name__}: "
+                  f"{err}\n")
+    return PRIVATE_FAILED
 
 
 def _clear(work: Path) -> None:

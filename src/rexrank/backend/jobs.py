@@ -6,7 +6,9 @@ Docker Space whose image the job names (`REXRANK_JOB_IMAGE`, e.g. `hf.co/spaces/
 `python -m rexrank.backend infer ...` (`command`). The job gets the maintainers' token as a secret: it reads the
 private references and images with it and writes the aggregates; the sandboxed model never sees it. Its flavor is
 the smallest whose GPUs each hold `gpu_memory_gb` (model.yaml), its timeout sized for the private set's 10,000
-studies at `REXRANK_SECONDS_PER_STUDY` (the smoke test says what a model takes; the default allows 8 s).
+studies at `REXRANK_SECONDS_PER_STUDY` (the default allows 8 s). Where a smoke run has measured the model
+(rexrank.backend.bill), `plan` sizes the job from that instead: the cheapest flavor that finishes within
+MAX_JOB_HOURS, at SAFETY times the estimate.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ FLAVORS = (("t4-small", 16, 1), ("l4x1", 24, 1), ("a10g-large", 24, 1), ("l40sx1
 PRIVATE_STUDIES = 10_000
 SECONDS_PER_STUDY = 8.0
 SETUP_SECONDS = 3 * 3600  # the build, the weights, the smoke test and the scoring
+SAFETY = 2.0  # a measured estimate's margin: the smoke studies are few and public, the private ones may be longer
+MAX_JOB_HOURS = 24
 
 
 def flavor_for(gpu_memory_gb: float, gpus: int = 1) -> str:
@@ -37,6 +41,24 @@ def flavor_for(gpu_memory_gb: float, gpus: int = 1) -> str:
 def timeout_for(gpus: int = 1, seconds_per_study: float | None = None) -> int:
     per_study = seconds_per_study or float(os.environ.get("REXRANK_SECONDS_PER_STUDY", SECONDS_PER_STUDY))
     return int(SETUP_SECONDS + PRIVATE_STUDIES * per_study / max(gpus, 1))
+
+
+def plan(gpu_memory_gb: float, tasks: int, seconds_per_study: float, fixed_seconds: float = 0.0,
+         gpus: int = 1) -> tuple[str, int, int]:
+    """(flavor, GPUs, timeout) for a model measured at `seconds_per_study` (and `fixed_seconds` per process: the
+    weights' loading): the cheapest flavor, of at least `gpus` GPUs that hold `gpu_memory_gb`, whose run of every
+    task, SAFETY times over, ends within MAX_JOB_HOURS; else the one with the most GPUs (rexrank.backend.bill refuses
+    what the budget does not cover)."""
+    fitting = [(name, count) for name, memory, count in FLAVORS if memory >= gpu_memory_gb and count >= gpus]
+    if not fitting:
+        raise InputError(f"no HF Jobs flavor has {gpus} or more GPUs of {gpu_memory_gb:g} GB")
+
+    def seconds(count: int) -> int:
+        return int(SETUP_SECONDS + tasks * SAFETY * (fixed_seconds + seconds_per_study * -(-PRIVATE_STUDIES // count)))
+
+    most = max(fitting, key=lambda flavor: flavor[1])
+    name, count = next((f for f in fitting if seconds(f[1]) <= MAX_JOB_HOURS * 3600), most)
+    return name, count, seconds(count)
 
 
 @dataclass(frozen=True)
@@ -61,10 +83,10 @@ class JobSettings:
                    public, int(os.environ.get("REXRANK_JOB_GPUS", "1")))
 
 
-def command(repo_id: str, num: int, settings: JobSettings, timeout: int) -> list[str]:
+def command(repo_id: str, num: int, settings: JobSettings, timeout: int, gpus: int | None = None) -> list[str]:
     """The job's command line (the same on the maintainers' own GPU machine)."""
     args = ["python", "-m", "rexrank.backend", "infer", "--hub", repo_id, "--pr", str(num), "--work",
-            "/tmp/rexrank-job", "--gpus", str(settings.gpus), "--timeout", str(timeout - SETUP_SECONDS)]
+            "/tmp/rexrank-job", "--gpus", str(gpus or settings.gpus), "--timeout", str(timeout - SETUP_SECONDS)]
     if settings.smoke:
         args += ["--smoke", settings.smoke]
     for spec in settings.public:
@@ -87,10 +109,16 @@ def code_submission(api, repo_id: str, num: int) -> Model | None:
         return open_submission(api, repo_id, num, Path(tmp)).checked.model
 
 
-def launch(api, repo_id: str, num: int, model: Model, settings: JobSettings, token: str | None = None):
-    """Start the inference job for pull request `num` as an HF Job; its JobInfo."""
-    timeout = timeout_for(settings.gpus)
-    return api.run_job(image=settings.image, command=command(repo_id, num, settings, timeout),
-                       secrets={"HF_TOKEN": token or api.token}, flavor=flavor_for(model.gpu_memory_gb, settings.gpus),
+def launch(api, repo_id: str, num: int, model: Model, settings: JobSettings, token: str | None = None,
+           measured: tuple[float, float] | None = None):
+    """Start the inference job for pull request `num` as an HF Job; its JobInfo. `measured`: (seconds per study,
+    fixed seconds) from an earlier smoke run of the same model, which then sizes the job (`plan`)."""
+    if measured is None:
+        gpus, timeout = settings.gpus, timeout_for(settings.gpus)
+        flavor = flavor_for(model.gpu_memory_gb, gpus)
+    else:
+        flavor, gpus, timeout = plan(model.gpu_memory_gb, len(model.tasks), *measured, gpus=settings.gpus)
+    return api.run_job(image=settings.image, command=command(repo_id, num, settings, timeout, gpus),
+                       secrets={"HF_TOKEN": token or api.token}, flavor=flavor,
                        timeout=timeout, name=f"rexrank-infer-{repo_id.split('/')[-1]}-pr{num}",
                        labels={"rexrank-pr": str(num)})

@@ -199,6 +199,8 @@ def score_pull_request(repo_id: str, pr_num: int, references: str, metrics: list
         predictions = {task: (generated[task], f"the {task} predictions its model generated") if generated else
                        (Path(tmp) / carried[task], carried[task]) for task in tasks}
         aligned, problems = _aligned(references, predictions, opened.ledger.private)
+        if problems and generated:  # what the model generated on private images: no word of it reaches a comment
+            raise SubmissionRejected(submission, problems)
         if problems:
             raise _refused(api, repo_id, pr_num, submission, problems)
         metric_set = MetricSet(metrics, progress=False, chunk=chunk)

@@ -22,6 +22,7 @@ from rexrank.data import align, load_predictions, load_split
 from rexrank.data.identity import identify
 from rexrank.demo import is_demo
 from rexrank.files import file_sha256
+from rexrank.llm.quoting import addressed
 from rexrank.official import SPLITS
 from rexrank.results import ModelInfo, Result
 from rexrank.rules import SubmissionRejected
@@ -88,6 +89,9 @@ def review(repo_id: str, num: int, datasets: dict[str, str], token: str | None =
             err = SubmissionRejected(checked.submission_id, copied)
             api.comment_discussion(repo_id, num, refusal(err), repo_type="dataset")
             raise err
+        addressing = {key: found for key, a in aligned_sets.items()
+                      if (found := addressed_studies(a.rows["study_id"].tolist(), a.rows["prediction"].tolist(),
+                                                     a.rows["reference"].tolist()))}
         for dataset, task in keys:
             submitted = checked.results.get((dataset, task))
             if submitted is not None and submitted.provenance == "generated":
@@ -124,8 +128,14 @@ def review(repo_id: str, num: int, datasets: dict[str, str], token: str | None =
     ledger.record_results(api, repo_id, checked.submission_id, owner=opened.ledger.owner(checked.submission_id)
                           or pr.author, name=name, institution=model.institution, files=written, pr=num, read=pr.head,
                           head=head, tree=ledger.folder_tree(api, repo_id, head, checked.submission_id), job="review")
-    api.comment_discussion(repo_id, num, comment(checks, checked.radrbench), repo_type="dataset")
+    api.comment_discussion(repo_id, num, comment(checks, checked.radrbench, addressing), repo_type="dataset")
     return checks
+
+
+def addressed_studies(studies: list[str], predictions: list[str], references: list[str]) -> list[tuple[str, str]]:
+    """(study, phrase) for each prediction that addresses the evaluator (rexrank.llm.quoting.addressed)."""
+    return [(study, why) for study, text, reference in zip(studies, predictions, references)
+            if (why := addressed(text, reference))]
 
 
 def refusal(err: SubmissionRejected) -> str:
@@ -133,7 +143,8 @@ def refusal(err: SubmissionRejected) -> str:
         f"- {to_markdown(problem, 300)}" for problem in err.problems)
 
 
-def comment(checks: list[Check], radrbench: dict | None = None) -> str:
+def comment(checks: list[Check], radrbench: dict | None = None,
+            addressing: dict[tuple[str, str], list[tuple[str, str]]] | None = None) -> str:
     """The review's table. Every cell is escaped for markdown: dataset, task and metric names are known names by
     now, but a comment the maintainer account posts never renders what a submitter wrote as markup."""
     def shown(x: float | None) -> str:
@@ -150,6 +161,11 @@ def comment(checks: list[Check], radrbench: dict | None = None) -> str:
         ci = "" if c.low is None or c.high is None else f"[{c.low:.4f}, {c.high:.4f}]"
         cells = [to_markdown(x, 60) for x in (c.dataset, c.task, c.metric)]
         lines.append(f"| {' | '.join(cells)} | {shown(c.submitted)} | {shown(c.rescored)} | {ci} | {c.verdict} |")
+    for (dataset, task), found in sorted((addressing or {}).items()):
+        study, why = found[0]
+        lines += ["", f"{to_markdown(dataset, 40)} {to_markdown(task, 40)}: {len(found):,} predictions address the "
+                  f"evaluator (first: study {to_markdown(study, 60)}, {to_markdown(repr(why), 80)}); every LLM-judged "
+                  "metric counts each at its worst value and never sends it to the judge (docs/security.md, rule 19)."]
     if radrbench is not None:  # checked by the security rules (shape, numbers consistent); its outputs stay private
         total = next(r for r in radrbench["rows"] if r["source"] == "all" and r["task"] == "all")
         lines += ["", f"RadRBench-CXR: accuracy {total['accuracy']:.4f} [{total['low']:.4f}, {total['high']:.4f}] over "

@@ -5,13 +5,18 @@ imported official ReXrank rows, and the RadRBench-CXR table (`radrbench.parquet`
 One row per (model, dataset, task), ranked within each dataset and task by 1/RadCliQ-v1 (higher is better). Each
 row's `provenance` says where its numbers come from: `generated` (the maintainers' inference job ran the submitted
 model and scored what it wrote), `scored` (the submission's predictions, re-scored by the maintainers' review or
-private job) or `imported` (ReXrank's figure as published). The maintainers' numbers (generated and scored, both with
-signatures) are ranked together only when their RadCliQ-v1 signatures' point keys agree: the key most rows carry
-(the newest on a tie) is the board's, and a row made otherwise is listed unranked with the reason. Imported rows
-(`imported/*.json`, from `rexrank import-rexrank-csv --out`) have no signature; they are ranked beside the others and
-marked `imported`, as ReXrank's own table mixes them. A submission's result, generated or scored, is ranked only when
-the ledger holds its file's sha256 (a maintainers' job wrote exactly those bytes): a submitter's file that claims to
-be generated is listed unranked, with the reason.
+private job) or `imported` (ReXrank's figure as published).
+
+The board ranks what the maintainers made: generated rows, and imported ones (`imported/*.json`, from `rexrank
+import-rexrank-csv --out`: no signature, ranked beside the others and marked, as ReXrank's own table mixes them).
+A scored row is self-reported: the predictions are the submitter's, and no check can tell a paraphrased copy of a
+public test set's references from a model's reports (the near-copy rule is lexical). It keeps its numbers and CIs,
+has no `rank` (SELF_REPORTED_NOTE says why), and `self_rank` ranks it among the self-reported rows (the board's
+switch). The maintainers' numbers (generated and scored, both with signatures) share one RadCliQ-v1 signature point
+key: the key most rows carry (the newest on a tie) is the board's, and a row made otherwise is listed unranked with
+the reason. A submission's result, generated or scored, is ranked only when the ledger holds its file's sha256 (a
+maintainers' job wrote exactly those bytes): a submitter's file that claims to be generated is listed unranked,
+with the reason.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from rexrank.errors import InputError
 from rexrank.files import atomic_path, write_text
 from rexrank.official import departures
 from rexrank.radrbench import RADRSCORE_PARTS
-from rexrank.results import COMPUTED, Result, ResultError
+from rexrank.results import COMPUTED, SELF_REPORTED, Result, ResultError
 from rexrank.rules.layout import CARD, RADRBENCH_RESULT, SUBMISSIONS
 from rexrank.rules.limits import CARD_JSON, parse_json
 
@@ -159,10 +164,15 @@ def ranked_rows(repo: Path) -> pd.DataFrame:
     return board
 
 
+SELF_REPORTED_NOTE = "self-reported: the submitter's predictions, re-scored; ranked only among the self-reported"
+
+
 def rank(frame: pd.DataFrame) -> pd.DataFrame:
-    """`rank` (1 = best 1/RadCliQ-v1) within each dataset and task; `unranked` says why a row has none."""
+    """`rank` (1 = best 1/RadCliQ-v1) of the maintainers' rows within each dataset and task, `self_rank` of the
+    self-reported (scored) rows among themselves; `unranked` says why a row has no `rank`."""
     frame = frame.copy()
     frame["rank"] = pd.Series([None] * len(frame), dtype="Int64")
+    frame["self_rank"] = pd.Series([None] * len(frame), dtype="Int64")
     frame["unranked"] = frame["unranked"].astype(object) if "unranked" in frame else None  # the ledger's reasons
     for _, group in frame.groupby(["dataset", "task"], sort=False):
         scored = group[group["provenance"].isin(COMPUTED)]  # the maintainers' numbers: one signature key
@@ -179,9 +189,11 @@ def rank(frame: pd.DataFrame) -> pd.DataFrame:
                 frame.loc[i, "unranked"] = "no 1/RadCliQ-v1"
             elif row["provenance"] in COMPUTED and row[f"{RANK_BY}_key"] != board_key:
                 frame.loc[i, "unranked"] = f"RadCliQ-v1 made as {row[f'{RANK_BY}_key']}, the board's is {board_key}"
-        rankable = group.index[frame.loc[group.index, "unranked"].isna()]
-        order = frame.loc[rankable, RANK_BY].rank(ascending=False, method="min").astype("Int64")
-        frame.loc[rankable, "rank"] = order
+        rankable = frame.loc[group.index[frame.loc[group.index, "unranked"].isna()]]
+        own = rankable["provenance"] == SELF_REPORTED
+        for column, rows in (("rank", rankable[~own]), ("self_rank", rankable[own])):
+            frame.loc[rows.index, column] = rows[RANK_BY].rank(ascending=False, method="min").astype("Int64")
+        frame.loc[rankable.index[own], "unranked"] = SELF_REPORTED_NOTE
     return frame.sort_values(["dataset", "task", "rank"], na_position="last").reset_index(drop=True)
 
 

@@ -38,7 +38,7 @@ RADRBENCH_TYPES = {"items": "Int64", "correct": "Int64", "missing_outputs": "Int
 
 def conform(board: pd.DataFrame) -> pd.DataFrame:
     """A board written by an older or newer aggregate job: the columns we show, missing ones blank (never 0)."""
-    return board.reindex(columns=list(dict.fromkeys([*COLUMNS, "rank", "unranked", *board.columns])))
+    return board.reindex(columns=list(dict.fromkeys([*COLUMNS, "rank", "self_rank", "unranked", *board.columns])))
 
 
 def empty_board() -> pd.DataFrame:

@@ -26,12 +26,19 @@ def add(commands) -> None:
     build.add_argument("--public", action="store_true", help="push a public repo (IU-Xray only)")
     build.set_defaults(run=cmd_build_dataset)
 
+    from rexrank.radrbench.answers import ANSWER_RULES, REXRANK
+
     radr = commands.add_parser("score-radrbench", help="accuracy of a reasoning model on RadRBench-CXR")
     radr.add_argument("--predictions", required=True,
-                      help="JSON list or JSONL of {config, item_id, output} (the model's <think>/<answer> text)")
+                      help="JSON list or JSONL of {config, item_id, output} (the model's <think>/<answer> text), or "
+                           "one of ChestX-Reasoner's output files (a list of {question, answer, pred})")
     radr.add_argument("--dataset", required=True, help="a folder built by rexrank build-dataset radrbench-cxr")
     radr.add_argument("--config", action="append", default=[], metavar="SOURCE.TASK",
-                      help="only these configs (e.g. mimic-cxr.single); default all")
+                      help="only these configs (e.g. mimic-cxr.single, or the authors' mimic_single); default all")
+    radr.add_argument("--answer-rule", choices=ANSWER_RULES, default=REXRANK,
+                      help="how answers are read: rexrank (the board's: one parser, an unreadable answer wrong) or "
+                           "the authors' eval/accuracy_eval.py branch for a model (chestx-reasoner: chosen by "
+                           "--model-name as their script chose it; unreadable answers left out); signed")
     radr.add_argument("--out", default="rexrank-results", help="folder for the result JSON")
     radr.add_argument("--model-name", help="default: the predictions file's name")
     resampling_options(radr)
@@ -82,48 +89,82 @@ def cmd_build_dataset(args: argparse.Namespace) -> int:
 
 def cmd_score_radrbench(args: argparse.Namespace) -> int:
     """Accuracy of a reasoning model on RadRBench-CXR, per source and task, with 95% CIs and answer failures."""
-    from rexrank.radrbench.score import load_items, load_outputs, score_outputs, write_results
+    from rexrank.radrbench.answers import REXRANK
+    from rexrank.radrbench.outputs import CHESTX_REASONER, load_outputs
+    from rexrank.radrbench.score import load_items, score_outputs, write_results
 
     items = load_items(args.dataset, configs=args.config or None)
-    outputs = load_outputs(args.predictions)
-    scores = score_outputs(items, outputs, args.resamples, args.seed)
+    outputs = load_outputs(args.predictions, items, args.config)
+    if outputs.set_aside:
+        warn(f"--config {', '.join(args.config)}: {sum(outputs.set_aside.values()):,} output(s) of other configs set "
+             "aside (" + ", ".join(f"{c} {n:,}" for c, n in sorted(outputs.set_aside.items())) + ")")
+    # The authors' script chose a model's reading by its folder's name: so does a bare chestx-reasoner.
+    model = args.model_name or (Path(args.predictions).resolve().parent.name if outputs.layout == CHESTX_REASONER
+                                else Path(args.predictions).stem)
+    rule = REXRANK if args.answer_rule == REXRANK else _branch(args.answer_rule, model)
+    scores = score_outputs(items, outputs, args.resamples, args.seed, rule)
     if scores.missing:
-        warn(f"{len(scores.missing):,} item(s) have no output and are scored as empty outputs (wrong), e.g. "
-              + ", ".join(scores.missing[:5]))
-    print(f"{'source':<14} {'task':<16} {'items':>6} {'accuracy':>9}  {'95% CI':<17} answer failures")
+        fate = "empty outputs (wrong)" if rule == REXRANK else "empty outputs (left out, by this rule)"
+        warn(f"{len(scores.missing):,} item(s) have no output and are scored as {fate}, e.g. "
+             + ", ".join(scores.missing[:5]))
+    for note in scores.notes:
+        warn(note)
+    print(f"{'source':<14} {'task':<16} {'items':>6} {'scored':>6} {'accuracy':>9}  {'95% CI':<17} answer failures")
     for _, r in scores.rows.iterrows():
         failures = ", ".join(f"{k} {v}" for k, v in json.loads(r["failures"]).items())
-        print(f"{r['source']:<14} {r['task']:<16} {r['items']:>6,} {r['accuracy']:>9.4f}  "
-              f"[{r['low']:.4f}, {r['high']:.4f}]  {failures}")
+        value = "n/a" if r["accuracy"] is None or r["accuracy"] != r["accuracy"] else f"{r['accuracy']:.4f}"
+        ci = "" if value == "n/a" else f"[{r['low']:.4f}, {r['high']:.4f}]"
+        print(f"{r['source']:<14} {r['task']:<16} {r['items']:>6,} {r['scored']:>6,} {value:>9}  {ci:<17} {failures}")
     print(f"signature: {scores.signature}")
     open_ended = _open_ended(items, outputs, args)
-    reasoning = None
-    if args.judge_model or os.environ.get("REXRANK_JUDGE_MODEL"):
-        from rexrank.radrbench.score import reasoning_rows, reasoning_table
-        from rexrank.scorers.radrscore import judge_for
-
-        judge = judge_for(args.judge_url, args.judge_model, concurrency=args.judge_concurrency,
-                          allow_endpoints=args.allow_endpoint, progress=True)
-        reasoning, judged = reasoning_rows(items, outputs, judge, args.resamples, args.seed)
-        print(f"\nRadRScore (items with reasoning annotations; judge {judge.identity})")
-        print("\n".join(reasoning_table(reasoning)))
-        if unread := len(judged.scores) - judged.judged:
-            warn(f"RadRScore: {unread} item(s) whose replies could not be read ({judged.unparseable} unparseable, "
-                 f"{judged.cut} cut at the length limit, {judged.refused} refused by the judge) count 0, the worst, in "
-                 "the means")
-        print(f"signature: {judged.signature}")
+    reasoning = _reasoning(items, outputs, args) if args.judge_model or os.environ.get("REXRANK_JUDGE_MODEL") else None
     out = Path(args.out)
-    write_results(out, args.model_name or Path(args.predictions).stem, scores, reasoning,
-                  judged if reasoning is not None else None, open_ended)
+    write_results(out, model, scores, reasoning, open_ended)
     print(f"wrote {out / 'radrbench-cxr.accuracy.json'}, {out / 'radrbench-cxr.per_item.parquet'}")
     return OK
 
 
+def _branch(rule: str, model: str) -> str:
+    from rexrank.radrbench import chestx_reasoner
+
+    which = chestx_reasoner.branch(rule, model)
+    print(f"answers read as ChestX-Reasoner's eval/accuracy_eval.py reads them for model {model!r}: its {which} branch")
+    return f"{chestx_reasoner.RULE}:{which}"
+
+
+def _reasoning(items, outputs, args: argparse.Namespace):
+    """RadRScore through the judge, printed both ways with their signatures."""
+    from rexrank.radrbench.score import reasoning_rows, reasoning_table
+    from rexrank.scorers.radrscore import judge_for
+
+    judge = judge_for(args.judge_url, args.judge_model, concurrency=args.judge_concurrency,
+                      allow_endpoints=args.allow_endpoint, progress=True)
+    reasoning = reasoning_rows(items, outputs, judge, args.resamples, args.seed)
+    judged = reasoning.result
+    print(f"\nRadRScore, the board's figures (items with reasoning annotations; one whose replies could not all be "
+          f"read counts 0; judge {judge.identity})")
+    print("\n".join(reasoning_table(reasoning.rows)))
+    print(f"signature: {reasoning.signature}")
+    print("\nRadRScore over the judged items only (the authors' figures: an item whose replies could not all be read "
+          "is left out)")
+    print("\n".join(reasoning_table(reasoning.judged_rows)))
+    print(f"signature: {reasoning.judged_signature}")
+    if unread := len(judged.scores) - judged.judged:
+        warn(f"RadRScore: {unread} item(s) whose replies could not be read ({judged.unparseable} unparseable, "
+             f"{judged.cut} cut at the length limit, {judged.refused} refused by the judge) count 0, the worst, in "
+             "the board's figures and are left out of the judged items' figures")
+    return reasoning
+
+
 def _open_ended(items, outputs, args: argparse.Namespace):
-    """RaTEScore of the free-text task's answers, printed; None (and one line why) when it cannot run here."""
+    """RaTEScore of the free-text task's answers, printed; None (and one line why) when it cannot run here, or when
+    no item is of the free-text task."""
+    from rexrank.radrbench.answers import MULTI_NO_OPTION
     from rexrank.radrbench.score import open_ended_rows
     from rexrank.scorers.ratescore import RaTEScore
 
+    if not (items["task"] == MULTI_NO_OPTION).any():
+        return None
     try:
         found = open_ended_rows(items, outputs, RaTEScore(device=args.device, batch_size=args.batch_size,
                                                           dtype=args.dtype, progress=False), args.resamples, args.seed)

@@ -32,7 +32,11 @@ def add(commands) -> None:
     run.add_argument("--gpus", type=whole(0), default=0, metavar="N",
                      help="split the studies over N sandboxes, one GPU each (default 0: one sandbox, no GPU)")
     run.add_argument("--python", metavar="PATH",
-                     help="the Python of the environment the script runs in (default: this one)")
+                     help="the Python the script runs with when its environment is not built (default: this one)")
+    run.add_argument("--build", action="store_true",
+                     help="first build the submission's environment from its requirements.txt or environment.yaml as "
+                          "the maintainers' job does (wheels fetched here, installed in the sandbox offline, into "
+                          "OUT.env/) and run the script in it")
     run.add_argument("--weights-cache", metavar="DIR",
                      help="the Hugging Face hub cache holding the pinned weights (default HF_HUB_CACHE)")
     run.add_argument("--fetch", action="store_true",
@@ -46,8 +50,17 @@ def cmd_infer(args: argparse.Namespace) -> int:
 
     if args.fetch:
         _fetch(check_model(args.submission), fetch_weights, Path(args.weights_cache) if args.weights_cache else None)
+    environment = None
+    if args.build:
+        from rexrank.inference.environment import build
+
+        out = Path(args.out)
+        environment = build(check_model(args.submission), out.with_name(f"{out.name}.env"),
+                            out.with_name(f"{out.name}.build.log"), args.python)
+        print(f"environment built: {environment or 'none needed (rexrank runner)'}; its log: {out.name}.build.log")
     done = infer(args.submission, args.dataset, args.image_root, args.out, task=args.task, split=args.split,
-                 timeout=float(args.timeout), gpus=args.gpus, python=args.python, weights_cache=args.weights_cache)
+                 timeout=float(args.timeout), gpus=args.gpus, python=args.python, environment=environment,
+                 weights_cache=args.weights_cache)
     print(f"{done.studies:,} studies predicted for {done.task} in {done.seconds:,.1f} s: {done.predictions}")
     for log in done.logs:
         print(f"  the script's output: {log}")

@@ -323,12 +323,13 @@ def _demo_radrbench(out: Path) -> None:
     import tempfile
 
     from rexrank.demo import radrbench as rdemo
-    from rexrank.radrbench.score import load_items, load_outputs, score_outputs, write_results
+    from rexrank.radrbench.outputs import load_outputs
+    from rexrank.radrbench.score import load_items, score_outputs, write_results
 
     with tempfile.TemporaryDirectory(prefix="rexrank-radrbench-demo-") as tmp:
         items = load_items(rdemo.dataset(Path(tmp) / "radrbench-cxr"))
     print(f"\n== RadRBench-CXR (synthetic demo items) · {len(items)} items · accuracy [95% CI] per task")
-    scored = {key: score_outputs(items, load_outputs(rdemo.output_file(key))) for key in rdemo.MODELS}
+    scored = {key: score_outputs(items, load_outputs(rdemo.output_file(key), items)) for key in rdemo.MODELS}
     width = max(len(card["name"]) for card in rdemo.MODELS.values())
     rows = {key: s.rows.set_index(["source", "task"]) for key, s in scored.items()}
     groups = list(next(iter(rows.values())).index)

@@ -7,7 +7,8 @@ past.
 
 Rules (each problem names the study):
 - errors, nothing is scored: a study id given twice, a prediction that is not text (number, list,
-  null/NaN), a prediction for a study the split does not have, a split study with no prediction;
+  null/NaN) or not valid Unicode (a lone surrogate), a prediction for a study the split does not have, a split study
+  with no prediction;
 - warnings, scored: an empty or whitespace-only prediction (it scores what each metric gives the
   empty string, see `rexrank metrics`); a prediction holding line breaks or tabs (scored as given, as the board
   scored predictions: BLEU-2 splits at single spaces only, so a line break joins the words beside it into one
@@ -39,6 +40,7 @@ ROW_KEYS = (*PREDICTION_KEYS, "report")  # a JSONL or CSV row's text: `report` i
 _MISSING = object()
 IMPRESSION = re.compile(r"\bimpression\s*:", re.IGNORECASE)  # what a findings+impression text holds
 BREAKS = re.compile(r"[^\S ]")  # whitespace other than the space: line breaks, tabs (a reference has none left)
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: JSON can spell it, UTF-8 cannot
 
 
 def load_predictions(path: str | os.PathLike) -> dict[str, object]:
@@ -189,6 +191,9 @@ def _values(predictions: dict[str, object], studies: list[str], errors: list[str
             errors.append(f"study {study_id}: prediction is null/NaN (write \"\" for a deliberately empty report)")
         elif not isinstance(value, str):
             errors.append(f"study {study_id}: prediction must be text, got {type(value).__name__} {value!r:.40}")
+        elif LONE_SURROGATE.search(value):  # valid JSON (\ud800), not Unicode text: nothing can write it
+            errors.append(f"study {study_id}: prediction is not valid Unicode (a lone surrogate, "
+                          f"\\u{ord(LONE_SURROGATE.search(value).group()):04x})")
         elif not value.strip():
             empty.append(study_id)
         elif BREAKS.search(value):

@@ -89,17 +89,31 @@ def describe(path: Path, key: str) -> ItemFile | None:
     stem = path.stem.lower()
     if "train" in stem or any("train" in part.lower() for part in PurePosixPath(key).parts[:-1]):
         return None
-    first = stem.split("_", 1)[0]
-    if first not in SOURCES:
-        raise InputError(f"{path}: cannot tell the source of this RadRBench-CXR file: its name should start with "
-                         f"one of {', '.join(f'{k}_' for k in SOURCES)}")
     try:
-        task = task_of(stem)
+        config = config_name(stem)
     except InputError as err:
         raise InputError(f"{path}: {err}") from None
-    source = SOURCES[first]
+    source, task = config.split(".", 1)
+    return ItemFile(path, key, source, task_of(task), config)
+
+
+def config_name(name: str) -> str:
+    """The config (`<source>.<task>`) a rexrank config name or one of the authors' task or file names stands for:
+    `mimic_binary`, `mimic_multi_test_no_option`, `temporal_cls_test_option`, `mimic_binary_evaluation_res` ->
+    `mimic-cxr.binary`, `mimic-cxr.multi_no_option`, `ms-cxr-t.temporal`, `mimic-cxr.binary`."""
+    if "." in name and name.split(".", 1)[0] in SOURCES.values():
+        source, task = name.split(".", 1)
+        task_of(task)  # a known task, or the error that says which are
+        return name
+    stem = name.lower()
+    first = stem.split("_", 1)[0]
+    if first not in SOURCES:
+        raise InputError(f"cannot tell the source of RadRBench-CXR's {name!r}: a config is <source>.<task> "
+                         f"({', '.join(sorted(set(SOURCES.values())))}), and an authors' name starts with one of "
+                         f"{', '.join(f'{k}_' for k in SOURCES)}")
+    task = task_of(stem)
     no_option = "no_option" in stem and task != MULTI_NO_OPTION  # a question asked without its options
-    return ItemFile(path, key, source, task, f"{source}.{task}{'_no_option' if no_option else ''}")
+    return f"{SOURCES[first]}.{task}{'_no_option' if no_option else ''}"
 
 
 def find_files(sources: Sequence[Path]) -> tuple[list[ItemFile], list[str]]:

@@ -64,7 +64,8 @@ def demo_results_repo(root: str | os.PathLike, crowd: int = 0) -> Path:
                     companions = {"per_study.parquet": file_sha256(path)}
                 else:
                     metrics = _demo_metrics(rng, level, key, task)
-                made = GENERATED_FIELDS if key in GENERATED_BY_THE_MAINTAINERS else {}
+                # a crowd's models are as the maintainers would run them: ranked, as most of a real board would be
+                made = GENERATED_FIELDS if key in GENERATED_BY_THE_MAINTAINERS or key not in tabled else {}
                 result = Result(ModelInfo(card["name"], card["institution"], card["url"]), dataset, "test", task,
                                 metrics, counts={"scored": STUDIES}, created="2026-11-01T00:00:00Z",
                                 companions=companions, **made)
@@ -87,19 +88,23 @@ def demo_results_repo(root: str | os.PathLike, crowd: int = 0) -> Path:
 def _demo_radrbench(root: Path) -> None:
     """The demo's two synthetic reasoning models scored on its synthetic RadRBench-CXR items, as submissions."""
     from rexrank.demo import radrbench as rdemo
-    from rexrank.radrbench.score import load_items, load_outputs, score_outputs, write_results
+    from rexrank.radrbench.outputs import load_outputs
+    from rexrank.radrbench.score import load_items, score_outputs, write_results
 
     items = load_items(rdemo.dataset(root / "radrbench-build" / "radrbench-cxr"))
     for (key, card), quality in zip(rdemo.MODELS.items(), (0.75, 0.35)):
         folder = root / SUBMISSIONS / key
         write_text(folder / CARD, json.dumps({**card, "date": "2026-11-01"}, indent=2) + "\n")
-        scores = score_outputs(items, load_outputs(rdemo.output_file(key)))
-        write_results(folder / "radrbench", card["name"], scores, *_demo_radrscore(scores.rows, quality))
+        scores = score_outputs(items, load_outputs(rdemo.output_file(key), items))
+        write_results(folder / "radrbench", card["name"], scores, _demo_radrscore(scores.rows, quality))
 
 
-def _demo_radrscore(accuracy: pd.DataFrame, quality: float) -> tuple[pd.DataFrame, SimpleNamespace]:
+def _demo_radrscore(accuracy: pd.DataFrame, quality: float):
     """Synthetic RadRScore rows for the demo (no judge runs offline), shaped as `score-radrbench` writes them: per
-    source and task and overall, every item judged, each part with a CI."""
+    source and task and overall, every item judged (so the judged items' figures are the board's), each part with a
+    CI."""
+    from rexrank.radrbench.score import Reasoning
+
     rng = random.Random(quality)
     groups = accuracy[(accuracy["source"] != "all") | (accuracy["task"] == "all")]
     rows = []
@@ -111,10 +116,10 @@ def _demo_radrscore(accuracy: pd.DataFrame, quality: float) -> tuple[pd.DataFram
             row |= {part: round(value, 4), f"{part}_low": round(max(0.0, value - half), 4),
                     f"{part}_high": round(min(1.0, value + half), 4), f"{part}_n": int(items)}
         rows.append(row)
-    judged = SimpleNamespace(signature="radrscore:2|demo:synthetic",
-                             tally=lambda: {"judged": int(groups["items"].max()), "judged_mean": None, "refused": 0,
-                                            "unparseable": 0, "cut": 0})
-    return pd.DataFrame(rows), judged
+    judged = SimpleNamespace(tally=lambda: {"judged": int(groups["items"].max()), "judged_mean": None, "refused": 0,
+                                            "unparseable": 0, "cut": 0, "addressed": 0})
+    return Reasoning(pd.DataFrame(rows), pd.DataFrame(rows), "radrscore:3|demo:synthetic|unreadable:worst",
+                     "radrscore:3|demo:synthetic|unreadable:left-out", judged)
 
 
 # The demo's code submission: its rows are as the inference job writes a model it ran (synthetic numbers all the same).

@@ -4,9 +4,9 @@
 Hub repositories so that nothing is fetched once the script runs.
 
     model/model.yaml          weights (Hub repos pinned to 40-hex commits), tasks, images (multi | single),
-                              gpu_memory_gb, and how it is run (runner: inference.py | transformers; cli: flags |
-                              positional)
-    model/inference.py        ReXrank's CLI (not needed with `runner: transformers`: rexrank's own runner)
+                              gpu_memory_gb, and how it is run (runner: inference.py | transformers | vllm; cli:
+                              flags | positional)
+    model/inference.py        ReXrank's CLI (not needed with `runner: transformers` or `vllm`: rexrank's runners)
     model/requirements.txt    or model/environment.yaml: what the script needs beyond the job image
     model/...                 the script's own modules and small configs (text files only)
 
@@ -26,7 +26,8 @@ MODEL_FOLDER = "model"
 CARD = "model.yaml"
 SCRIPT = "inference.py"
 ENVIRONMENTS = ("requirements.txt", "environment.yaml")
-RUNNERS = ("inference.py", "transformers")
+RUNNERS = ("inference.py", "transformers", "vllm")
+REXRANK_RUNNERS = {"transformers": "rexrank.inference.hf_runner", "vllm": "rexrank.inference.vllm_runner"}
 CLIS = ("flags", "positional")
 IMAGES = ("multi", "single")
 # What the folder may hold: the script's code and small text configs; weights go to the Hub, pinned.
@@ -37,6 +38,8 @@ MAX_TOTAL_BYTES = 16 * 1024 * 1024
 MAX_DEPTH = 8
 MAX_WEIGHTS = 8
 MAX_GPU_MEMORY_GB = 141  # one H200: a study is run on one GPU
+MAX_YAML_BYTES = 64 * 1024  # model.yaml and environment.yaml: a few hundred bytes each
+MAX_YAML_DEPTH = 16  # model.yaml's weights list of mappings is 3 levels
 _REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 _FIELDS = {"weights", "tasks", "images", "gpu_memory_gb", "runner", "cli", "name"}
@@ -62,13 +65,13 @@ class Model:
 
     @property
     def uses_rexrank_runner(self) -> bool:
-        return self.runner == "transformers"
+        return self.runner in REXRANK_RUNNERS
 
     def command(self, input_json: str, save_json: str, image_root: str, python: str = "python") -> list[str]:
         """The command the sandbox runs (its paths as the sandbox shows them), in the CLI form the script takes
         (rexrank's runner takes both)."""
         if self.uses_rexrank_runner:
-            return [python, "-m", "rexrank.inference.hf_runner", "--input_json_file", input_json,
+            return [python, "-m", REXRANK_RUNNERS[self.runner], "--input_json_file", input_json,
                     "--save_json_file", save_json, "--img_root_dir", image_root]
         script = f"/submission/{SCRIPT}"  # where the sandbox shows the folder
         if self.cli == "positional":
@@ -99,8 +102,8 @@ def check_model(folder: str | Path) -> Model:
         model = None
     if model is not None and not model.uses_rexrank_runner and not (folder / SCRIPT).is_file():
         problems.append(f"no {SCRIPT}: ReXrank's CLI (`python inference.py --input_json_file X --save_json_file Y "
-                        "--img_root_dir Z`), or `runner: transformers` in model.yaml for a standard transformers "
-                        "image-text-to-text model")
+                        "--img_root_dir Z`), or `runner: transformers` (or `vllm`) in model.yaml for a standard "
+                        "transformers image-text-to-text model")
     if model is not None and not model.uses_rexrank_runner and not any((folder / e).is_file() for e in ENVIRONMENTS):
         problems.append(f"no {' or '.join(ENVIRONMENTS)}: what the script needs beyond the job image")
     if problems:
@@ -143,16 +146,50 @@ def file_problems(folder: Path) -> list[str]:
     return problems
 
 
-def read_card(data: bytes, folder: Path) -> Model:
-    """model.yaml's bytes read safely (no YAML tags, bounded) and checked."""
+def safe_yaml(data: bytes, where: str = CARD) -> object:
+    """A submitted YAML file's bytes, read with limits: at most MAX_YAML_BYTES, no tags (the safe loader), no aliases
+    (a 1 KB file of nested aliases expands to billions of nodes when walked), at most MAX_YAML_DEPTH levels (20,000
+    open brackets end in RecursionError). InputError in one line otherwise."""
     import yaml
 
-    if len(data) > 64 * 1024:
-        raise InputError(f"{len(data):,} bytes, more than 64 KiB")
+    if len(data) > MAX_YAML_BYTES:
+        raise InputError(f"{len(data):,} bytes, more than {MAX_YAML_BYTES // 1024} KiB")
+
+    class Bounded(yaml.SafeLoader):
+        depth = 0
+
+        def compose_node(self, parent, index):
+            if self.check_event(yaml.AliasEvent):
+                raise yaml.composer.ComposerError(None, None, "an alias (*name): not read in submitted YAML",
+                                                  self.peek_event().start_mark)
+            self.depth += 1
+            try:
+                if self.depth > MAX_YAML_DEPTH:
+                    raise yaml.composer.ComposerError(None, None, f"deeper than {MAX_YAML_DEPTH} levels",
+                                                      self.peek_event().start_mark)
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+
     try:
-        card = yaml.safe_load(data.decode("utf-8"))
+        loader = Bounded(data.decode("utf-8"))
+        try:
+            return loader.get_single_data()
+        finally:
+            loader.dispose()
     except (UnicodeDecodeError, yaml.YAMLError) as err:
-        raise InputError(f"not YAML ({str(err).splitlines()[0][:120]})") from None
+        mark = getattr(err, "problem_mark", None)
+        said = " ".join(str(getattr(err, "problem", None) or err).split())[:120]
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise InputError(f"{where}: not YAML as rexrank reads it ({said}{at})") from None
+
+
+def read_card(data: bytes, folder: Path) -> Model:
+    """model.yaml's bytes read safely (safe_yaml) and checked."""
+    try:
+        card = safe_yaml(data)
+    except InputError as err:
+        raise InputError(str(err).removeprefix(f"{CARD}: ")) from None
     if not isinstance(card, dict):
         raise InputError(f"expected a mapping of {', '.join(sorted(_FIELDS))}")
     unknown = sorted(map(str, set(card) - _FIELDS))

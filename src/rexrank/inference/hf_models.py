@@ -1,6 +1,7 @@
 """The two kinds of `transformers` model rexrank's inference runner (rexrank.inference.hf_runner) generates with:
 an image-text-to-text model through its processor's chat template, or a vision-encoder-decoder model from one
-image. Weights come from the local Hugging Face cache only, never with remote code; decoding is greedy."""
+image. Weights come from the local Hugging Face cache only, never with remote code; decoding is greedy, a batch of
+studies at a time (rexrank.inference.batching says why that gives each study the text it gets alone)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,19 @@ def messages(images: list, text: str) -> list[dict]:
                                          {"type": "text", "text": text}]}]
 
 
+def generated_length(row: list[int], eos: set[int]) -> int:
+    """Tokens a row generated: up to its first end-of-sequence token, that one included (a batch pads the rows
+    that ended first)."""
+    return next((i + 1 for i, token in enumerate(row) if token in eos), len(row))
+
+
+def eos_ids(*values) -> set[int]:
+    ids = next((v for v in values if v is not None), None)
+    return set(ids) if isinstance(ids, list | tuple) else {ids} if ids is not None else set()
+
 
 class Generator:
-    """Loads the model once; `generate(images, text)` returns the model's text for one study."""
+    """Loads the model once; `generate_batch([(images, text), ...])` returns each study's (text, tokens)."""
 
     kind = "image-text-to-text"
     reads_prompt = True
@@ -31,18 +42,34 @@ class Generator:
         self.processor = AutoProcessor.from_pretrained(repo, **where)
         self.model = AutoModelForImageTextToText.from_pretrained(repo, dtype=dtype, **where).to(device)
         self.model.eval()
+        # Left: each row's answer follows its own last prompt token; right padding would put pads in between.
+        self.processor.tokenizer.padding_side = "left"
+        self.eos = eos_ids(self.model.generation_config.eos_token_id, self.processor.tokenizer.eos_token_id)
 
-    def generate(self, images: list, text: str) -> tuple[str, int]:
+    def inputs(self, studies: list[tuple[list, str]]):
         inputs = self.processor.apply_chat_template(
-            messages(images, text), add_generation_prompt=True, tokenize=True, return_dict=True,
-            return_tensors="pt")
-        inputs = inputs.to(self.device, dtype=self.model.dtype)  # dtype: floating tensors (pixel values) only
-        prompt_length = inputs["input_ids"].shape[1]
+            [messages(images, text) for images, text in studies], add_generation_prompt=True, tokenize=True,
+            return_dict=True, return_tensors="pt", processor_kwargs={"padding": True})
+        return inputs.to(self.device, dtype=self.model.dtype)  # dtype: floating tensors (pixel values) only
+
+    def study_bytes(self, images: list, text: str) -> int:
+        """GPU memory one more study of this shape takes in a batch (rexrank.inference.batching)."""
+        from rexrank.inference.batching import MARGIN, kv_cache_bytes
+
+        tokens = self.inputs([(images, text)])["input_ids"].shape[1] + self.max_new_tokens
+        return MARGIN * kv_cache_bytes(self.model.config, tokens, self.model.dtype.itemsize)
+
+    def generate_batch(self, studies: list[tuple[list, str]]) -> list[tuple[str, int]]:
+        inputs = self.inputs(studies)
         with self.torch.inference_mode():
             out = self.model.generate(**inputs, max_new_tokens=self.max_new_tokens, do_sample=False,
                                       num_beams=1)
-        new = out[0, prompt_length:]
-        return self.processor.decode(new, skip_special_tokens=True).strip(), int(new.shape[0])
+        new = out[:, inputs["input_ids"].shape[1]:].tolist()
+        return [(self.processor.decode(row[:n], skip_special_tokens=True).strip(), n)
+                for row in new for n in [generated_length(row, self.eos)]]
+
+    def generate(self, images: list, text: str) -> tuple[str, int]:
+        return self.generate_batch([(images, text)])[0]
 
 
 class EncoderDecoderGenerator(Generator):
@@ -74,15 +101,27 @@ class EncoderDecoderGenerator(Generator):
         }
         if self.ids["decoder_start_token_id"] is None:
             raise ModelError(f"{repo}@{revision[:12]}: no decoder start token in its config or tokenizer")
+        self.eos = eos_ids(self.ids["eos_token_id"])
 
-    def generate(self, images: list, text: str) -> tuple[str, int]:
-        [image] = images[:1]
-        pixels = self.image_processor(images=image, return_tensors="pt")["pixel_values"]
+    def study_bytes(self, images: list, text: str) -> int:
+        """The decoder's own keys and values and its cross-attention's over the encoder's patches."""
+        from rexrank.inference.batching import MARGIN, kv_cache_bytes
+
+        encoder = self.model.config.encoder
+        patches = (getattr(encoder, "image_size", 224) // getattr(encoder, "patch_size", 16)) ** 2 + 1
+        tokens = self.max_new_tokens + 1 + patches
+        return MARGIN * kv_cache_bytes(self.model.config, tokens, self.model.dtype.itemsize)
+
+    def generate_batch(self, studies: list[tuple[list, str]]) -> list[tuple[str, int]]:
+        images = [study_images[0] for study_images, _ in studies]  # one image each; no prompt
+        pixels = self.image_processor(images=images, return_tensors="pt")["pixel_values"]
         pixels = pixels.to(self.device, dtype=self.model.dtype)
         with self.torch.inference_mode():
             out = self.model.generate(pixel_values=pixels, max_new_tokens=self.max_new_tokens,
                                       do_sample=False, num_beams=1, **self.ids)
-        return self.tokenizer.decode(out[0], skip_special_tokens=True).strip(), int(out.shape[1]) - 1  # - start
+        new = out[:, 1:].tolist()  # after the decoder's start token
+        return [(self.tokenizer.decode(row[:n], skip_special_tokens=True).strip(), n)
+                for row in new for n in [generated_length(row, self.eos)]]
 
 
 def load_generator(repo: str, revision: str, device: str | None, max_new_tokens: int) -> tuple[Generator, str, str]:

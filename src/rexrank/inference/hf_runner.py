@@ -20,7 +20,9 @@ Settings come from the environment (the job sets them from the submission's ``mo
 - ``REXRANK_IMAGES``: ``multi`` (every image of the study, in its order) or ``single`` (``key_image_path``, else the
   first image);
 - ``REXRANK_DEVICE`` (default ``cuda`` when available, else ``cpu``), ``REXRANK_MAX_NEW_TOKENS`` (default 256),
-  ``REXRANK_SAVE_EVERY`` (default 10 studies).
+  ``REXRANK_SAVE_EVERY`` (default 10 studies);
+- ``REXRANK_BATCH_SIZE`` (studies per ``generate``; default: fitted to the GPU's memory, with ``REXRANK_GPU_MEMORY_GB``,
+  model.yaml's ``gpu_memory_gb``, as what batch 1 takes; 8 on the CPU: rexrank.inference.batching).
 
 Two code paths (rexrank.inference.hf_models), chosen from the model's config:
 
@@ -31,15 +33,17 @@ Two code paths (rexrank.inference.hf_models), chosen from the model's config:
   ``generate(pixel_values=...)``. Such a model reads one image and no prompt: in ``multi`` mode it still gets the
   single image (said on stderr), and its output is the prediction whatever the task.
 
-Decoding is greedy (``do_sample=False``, one beam) under ``torch.inference_mode``, one study at a time in input
-order. The instruction text is rexrank's own prompt (``PROMPTS``, version ``PROMPT_VERSION``), written for this
-runner: it is not any paper's or model card's prompt, and a signature names it by its version.
+Decoding is greedy (``do_sample=False``, one beam) under ``torch.inference_mode``, in batches of studies with the
+same image count, longest prompt first, left-padded: each study gets the text it gets alone
+(rexrank.inference.batching). The instruction text is rexrank's own prompt (``PROMPTS``, version
+``PROMPT_VERSION``), written for this runner: it is not any paper's or model card's prompt, and a signature names
+it by its version.
 
 Resumable as ReXrank's own scripts are: when the save file exists, its studies that have a string
 ``model_prediction`` are kept and not generated again; the save file is rewritten atomically (a temporary file in
-its folder, then ``os.replace``) every ``REXRANK_SAVE_EVERY`` studies and at the end. Progress goes to stderr.
-Bad input (an unreadable input JSON, a missing image, a bad setting) is one line on stderr and exit 2, before any
-model is loaded; a model that cannot be loaded from the cache is one line and exit 3.
+its folder, then ``os.replace``) after the batch that completes each ``REXRANK_SAVE_EVERY`` studies, and at the
+end. Progress goes to stderr. Bad input (an unreadable input JSON, a missing image, a bad setting) is one line on
+stderr and exit 2, before any model is loaded; a model that cannot be loaded from the cache is one line and exit 3.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+from rexrank.inference import batching
 from rexrank.inference.hf_models import ModelError, load_generator
 
 PROMPT_VERSION = "hf-runner-v1"
@@ -94,6 +99,8 @@ class Settings:
     device: str | None  # None: cuda when available, else cpu (decided once torch is imported)
     max_new_tokens: int
     save_every: int
+    batch_size: int | None = None  # None: chosen (rexrank.inference.batching)
+    gpu_memory_gb: float | None = None  # model.yaml's: what batch 1 takes
 
 
 def _positive_int(env: dict[str, str], name: str, default: int) -> int:
@@ -120,8 +127,14 @@ def settings_from_env(env: dict[str, str] | None = None) -> Settings:
     if images not in IMAGE_MODES:
         raise RunnerError(f"REXRANK_IMAGES={images!r}: expected one of {', '.join(IMAGE_MODES)}")
     device = env.get("REXRANK_DEVICE", "").strip() or None
+    memory = env.get("REXRANK_GPU_MEMORY_GB", "").strip()
+    try:
+        gpu_memory_gb = float(memory) if memory else None
+    except ValueError:
+        raise RunnerError(f"REXRANK_GPU_MEMORY_GB={memory!r}: expected a number of GB") from None
     return Settings(repo, revision, task, images, device, _positive_int(env, "REXRANK_MAX_NEW_TOKENS", 256),
-                    _positive_int(env, "REXRANK_SAVE_EVERY", 10))
+                    _positive_int(env, "REXRANK_SAVE_EVERY", 10), _positive_int(env, "REXRANK_BATCH_SIZE", 0) or None,
+                    gpu_memory_gb)
 
 
 # --- the input -----------------------------------------------------------------------------------------------------
@@ -279,7 +292,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def run(args: argparse.Namespace, settings: Settings) -> int:
+def pending(args: argparse.Namespace, settings: Settings) -> tuple[dict, dict, list[str]]:
+    """The studies, the predictions kept from the save file, and the studies left, each image checked to exist."""
     studies = read_input(args.input_json_file)
     done = {sid: text for sid, text in read_done(args.save_json_file).items() if sid in studies}
     todo = [sid for sid in studies if sid not in done]
@@ -290,6 +304,31 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             path = image_file(args.img_root_dir, relative)
             if not os.path.isfile(path):
                 raise RunnerError(f"study {sid}: image {relative} not found (looked for {path})")
+    return studies, done, todo
+
+
+def study_loader(studies: dict, root: str, task: str, mode: str):
+    """study id -> (its images, read, and its instruction); an unreadable image is one line naming the study."""
+    def load(sid: str) -> tuple[list, str]:
+        chosen = chosen_images(studies[sid], mode)
+        try:
+            images = [load_image(image_file(root, relative)) for relative in chosen]
+        except OSError as err:
+            raise RunnerError(f"study {sid}: an image could not be read ({type(err).__name__}: {err})") from None
+        return images, instruction(studies[sid], task, chosen)
+    return load
+
+
+def plan(studies: dict, todo: list[str], task: str, mode: str) -> tuple[list[str], dict[str, int]]:
+    """The order studies are generated in (rexrank.inference.batching.ordered) and each one's image count."""
+    chosen = {sid: chosen_images(studies[sid], mode) for sid in todo}
+    counts = {sid: len(paths) for sid, paths in chosen.items()}
+    lengths = {sid: len(instruction(studies[sid], task, chosen[sid])) for sid in todo}
+    return batching.ordered({sid: (counts[sid], lengths[sid]) for sid in todo}), counts
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    studies, done, todo = pending(args, settings)
     noun = "study" if len(todo) == 1 else "studies"
     say(f"{len(todo)} {noun} to generate, {len(done)} kept from {args.save_json_file}")
     predictions = dict(done)
@@ -302,26 +341,30 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                                                   settings.max_new_tokens)
     except ModelError as err:
         raise RunnerError(str(err), EXIT_NO_MODEL) from None
+    mode = settings.images if generator.reads_prompt else "single"
+    load = study_loader(studies, args.img_root_dir, settings.task, mode)
+    order, counts = plan(studies, todo, settings.task, mode)
+    size = batching.batch_size(settings.batch_size, device, lambda: generator.study_bytes(*load(order[0])),
+                               settings.gpu_memory_gb)
     say(f"{settings.repo}@{settings.revision[:12]} ({generator.kind}), task {settings.task}, images "
-        f"{settings.images}, {device}, {dtype}, greedy, max_new_tokens {settings.max_new_tokens}"
-        + (f", prompt {PROMPT_VERSION}" if generator.reads_prompt else ", no prompt"))
+        f"{settings.images}, {device}, {dtype}, greedy, max_new_tokens {settings.max_new_tokens}, batches of up to "
+        f"{size}" + (f", prompt {PROMPT_VERSION}" if generator.reads_prompt else ", no prompt"))
     if not generator.reads_prompt and settings.images == "multi":
         say("a vision-encoder-decoder model reads one image: each study's key image (else its first) is used")
-    started = time.monotonic()
-    for n, sid in enumerate(todo, 1):
-        study = studies[sid]
-        chosen = chosen_images(study, "single" if not generator.reads_prompt else settings.images)
-        t0 = time.monotonic()
-        try:
-            images = [load_image(image_file(args.img_root_dir, relative)) for relative in chosen]
-        except OSError as err:
-            raise RunnerError(f"study {sid}: an image could not be read ({type(err).__name__}: {err})") from None
-        text, tokens = generator.generate(images, instruction(study, settings.task, chosen))
-        predictions[sid] = text
-        say(f"[{n}/{len(todo)}] {sid}: {len(images)} image{'s' if len(images) != 1 else ''}, {tokens} tokens, "
-            f"{time.monotonic() - t0:.2f} s")
-        if n % settings.save_every == 0 and n < len(todo):
+    started, saved = time.monotonic(), [0]
+
+    def finished(batch: list[str], results: list[tuple[str, int]], seconds: float) -> None:
+        for sid, (text, tokens) in zip(batch, results, strict=True):
+            predictions[sid] = text
+            n = len(predictions) - len(done)
+            say(f"[{n}/{len(todo)}] {sid}: {counts[sid]} image{'s' if counts[sid] != 1 else ''}, {tokens} tokens, "
+                f"batch of {len(batch)} in {seconds:.2f} s")
+        if n - saved[0] >= settings.save_every and n < len(todo):
             write_atomically(args.save_json_file, output(studies, predictions))
+            saved[0] = n
+
+    batching.generate(lambda batch: generator.generate_batch([load(sid) for sid in batch]), order, counts, size,
+                      finished, say)
     write_atomically(args.save_json_file, output(studies, predictions))
     say(f"done: {len(todo)} generated in {time.monotonic() - started:.1f} s, {len(studies)} studies in "
         f"{args.save_json_file}")

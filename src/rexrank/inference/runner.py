@@ -10,7 +10,6 @@ continues it: ReXrank's own scripts skip the studies already in their save file.
 
 from __future__ import annotations
 
-import json
 import shutil
 import threading
 from dataclasses import dataclass
@@ -19,7 +18,9 @@ from pathlib import Path
 from rexrank.errors import InputError
 from rexrank.inference.contract import Model, check_model
 from rexrank.inference.inputs import input_records, write_input
-from rexrank.inference.sandbox import Outcome, Sandbox
+from rexrank.inference.sandbox import Outcome, Sandbox, scratch_copy
+from rexrank.inference.save_file import SaveFileRefused, members
+from rexrank.inference.staging import image_tree, weights_tree
 from rexrank.rules.limits import LINE_JSON
 from rexrank.text import shown
 
@@ -28,6 +29,9 @@ INPUT = "input.json"
 DEFAULT_TIMEOUT = 24 * 3600.0
 MAX_OUTPUT = 1024 * 1024 * 1024  # what a sandbox may write: its save file, logs, scratch
 MAX_PREDICTION = LINE_JSON.max_bytes  # a prediction's UTF-8 bytes, as a predictions line allows
+# a study's record in the save file: its prediction written with every character escaped (\\u0000, 6 bytes a byte),
+# beside the input record's fields and a script's own bookkeeping
+RECORD_BYTES = 6 * MAX_PREDICTION + 256 * 1024
 
 
 class InferenceFailed(InputError):
@@ -85,11 +89,13 @@ def fetch_weights(model: Model, cache: Path | None = None) -> None:
 
 def infer(submission: str | Path, dataset: str | Path, image_root: str | Path, out: str | Path, *,
           task: str | None = None, split: str | None = None, timeout: float = DEFAULT_TIMEOUT, gpus: int = 0,
-          python: str | Path | None = None, weights_cache: str | Path | None = None, keep_logs: bool = True,
-          max_output: int = MAX_OUTPUT, limit: int | None = None) -> Run:
+          python: str | Path | None = None, environment: str | Path | None = None,
+          weights_cache: str | Path | None = None, keep_logs: bool = True, max_output: int = MAX_OUTPUT,
+          limit: int | None = None) -> Run:
     """Run the submission on `dataset`'s studies for `task` (its first `limit` of them, for a smoke test); write the
-    predictions file `out`. `python`: the environment the script runs in (default: this one); `keep_logs` False: the
-    script's output is kept nowhere (the private stage)."""
+    predictions file `out`. `python`: the job's interpreter (default: this one); `environment`: the submission's
+    environment as `rexrank.inference.environment.build` made it, run at /env and never on the host; `keep_logs`
+    False: the script's output is kept nowhere (the private stage)."""
     import sys
     import time
 
@@ -106,19 +112,23 @@ def infer(submission: str | Path, dataset: str | Path, image_root: str | Path, o
     work = out.with_name(f".{out.name}.work")
     blocks = _blocks(list(records), max(1, gpus))
     env = {"REXRANK_TASK": task, "REXRANK_IMAGES": model.images, "REXRANK_MODEL_REPO": model.weights[0].repo,
-           "REXRANK_MODEL_REVISION": model.weights[0].revision}
+           "REXRANK_MODEL_REVISION": model.weights[0].revision,
+           "REXRANK_GPU_MEMORY_GB": f"{model.gpu_memory_gb:g}"}  # what rexrank's runners fit their batches to
     sandboxes = []
+    tree = image_tree(records, images, work / "images")
+    folders = weights_tree(folders, {w.repo: w.revision for w in model.weights}, work / "weights")
     for i, block in enumerate(blocks):
         folder = work / f"block-{i}"
         write_input({s: records[s] for s in block}, folder / "input" / INPUT)
         (folder / "output").mkdir(parents=True, exist_ok=True)
-        _scratch_copy(model.folder, folder / "output" / "work")
-        sandboxes.append(Sandbox(model.folder.resolve(), folder / "input", images, folder / "output", weights=folders,
+        scratch_copy(model.folder, folder / "output" / "work")
+        sandboxes.append(Sandbox(model.folder.resolve(), folder / "input", tree, folder / "output", weights=folders,
                                  revisions={w.repo: w.revision for w in model.weights},
-                                 python=Path(python or sys.executable), gpu=i if gpus else None, timeout=timeout,
-                                 max_output_bytes=max_output, env=env))
+                                 python=Path(python or sys.executable),
+                                 environment=Path(environment).resolve() if environment else None,
+                                 gpu=i if gpus else None, timeout=timeout, max_output_bytes=max_output, env=env))
     sandboxes[0].check()  # before any submitted code runs
-    command = model.command(f"/input/{INPUT}", f"/output/{SAVE}", "/images/")
+    command = model.command(f"/input/{INPUT}", f"/output/{SAVE}", "/images/", sandboxes[0].interpreter())
     outcomes: list[Outcome | BaseException] = [None] * len(sandboxes)  # type: ignore[list-item]
 
     def run(i: int) -> None:
@@ -162,40 +172,46 @@ def _blocks(studies: list[str], n: int) -> list[list[str]]:
     return [studies[i:i + size] for i in range(0, len(studies), size)] if size else [[]]
 
 
-def _scratch_copy(code: Path, target: Path) -> None:
-    """The script's working directory: a copy of its code tree, so relative paths read and write as in its own
-    checkout (the code it runs stays the read-only /submission)."""
-    if target.exists():
-        shutil.rmtree(target)
-    shutil.copytree(code, target, symlinks=True, ignore=shutil.ignore_patterns(".*"))
-
-
 def read_save(path: Path, studies: list[str], limit: int) -> dict[str, str]:
-    """The predictions in a script's save file: every study it was given, once, each a `model_prediction` string;
-    InferenceFailed naming the studies otherwise."""
+    """The predictions in a script's save file: every study it was given, once, each a `model_prediction` string of
+    valid Unicode; InferenceFailed naming the studies otherwise. Read a study at a time (rexrank.inference.save_file):
+    its cost is bounded by a record, not by the file."""
     where = "reading what the model wrote"
     if not path.is_file() or path.is_symlink():
         raise InferenceFailed(f"{where}: the script left no save file {SAVE} (ReXrank's contract: the input JSON "
                               "with a `model_prediction` string added per study, at --save_json_file)")
     if path.stat().st_size > limit:
         raise InferenceFailed(f"{where}: its save file is {path.stat().st_size:,} bytes, more than {limit:,}")
+    given, kept, twice, extra, wrong = set(studies), {}, [], 0, []
     try:
-        saved = json.loads(path.read_bytes())
-    except (ValueError, RecursionError) as err:
-        raise InferenceFailed(f"{where}: its save file is not JSON ({str(err)[:80]})") from None
-    if not isinstance(saved, dict):
-        raise InferenceFailed(f"{where}: its save file is a JSON {type(saved).__name__}, not an object of studies")
-    given = set(studies)
-    extra = [s for s in saved if s not in given]
-    missing = [s for s in studies if not isinstance(saved.get(s), dict) or "model_prediction" not in saved[s]]
-    wrong = [s for s in studies if s not in missing and not isinstance(saved[s]["model_prediction"], str)]
-    long = [s for s in studies if s not in missing and s not in wrong
-            and len(saved[s]["model_prediction"].encode("utf-8", "surrogatepass")) > MAX_PREDICTION]
+        for study, record in members(path, RECORD_BYTES, 2 * len(studies) + 16):
+            if study not in given:
+                extra += 1
+            elif study in kept:
+                twice.append(study)
+            elif isinstance(record, dict) and "model_prediction" in record:
+                kept[study] = record["model_prediction"]
+    except SaveFileRefused as err:
+        raise InferenceFailed(f"{where}: its save file is refused: {err}") from None
+    missing = [s for s in studies if s not in kept]
+    wrong = [s for s in kept if not isinstance(kept[s], str)]
+    text = [s for s in kept if s not in wrong]
+    unencodable = [s for s in text if not _encodable(kept[s])]
+    long = [s for s in text if s not in unencodable and len(kept[s].encode("utf-8")) > MAX_PREDICTION]
     # named by the study ids the job gave it only: a key the script made up could carry what it saw
     problems = [f"{len(v):,} {what} (first: {shown(v[0], 60)})" for v, what in (
         (missing, "studies without a model_prediction"), (wrong, "predictions that are not text"),
-        (long, f"predictions over {MAX_PREDICTION:,} bytes")) if v]
-    problems += [f"{len(extra):,} studies it was not given"] if extra else []
+        (unencodable, "predictions that are not valid Unicode (a lone surrogate)"),
+        (long, f"predictions over {MAX_PREDICTION:,} bytes"), (twice, "studies written twice")) if v]
+    problems += [f"{extra:,} studies it was not given"] if extra else []
     if problems:
         raise InferenceFailed(f"{where}: " + "; ".join(problems))
-    return {s: saved[s]["model_prediction"] for s in studies}
+    return {s: kept[s] for s in studies}
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -1,18 +1,24 @@
 """The sandbox a submitted script runs in: bubblewrap (Debian's `bubblewrap`, the sandbox Flatpak is built on).
 
-What the script sees: the system's `/usr` and a few files of `/etc`, read-only; the Python environment it runs in
-(and the folders its `.pth` files add), read-only; its code at `/submission`, the input JSON at `/input`, the
-images at `/images` and the pinned weights' Hub cache at `/weights`, all read-only; `/output`, the one folder it may
+What the script sees: the system's `/usr` and a few files of `/etc`, read-only; the job's own Python (its prefixes
+and its `sys.path`, as the job's interpreter reports them: never a submitted environment's), read-only; the
+submission's built environment at /env, read-only (`rexrank.inference.environment`: what its `.pth` files do happens
+in here only); its code at `/submission`, the input JSON at `/input`, a fresh tree of exactly the split's images at
+`/images` and the pinned weights' Hub cache at `/weights`, all read-only; `/output`, the one folder on disk it may
 write, holding its save file and a scratch copy of its code tree as its working directory (scripts write relative
-paths); a private `/tmp` of bounded size; a `/dev` of null, zero, random and tty (and the one GPU it is given);
-its own PID, IPC, UTS, cgroup, user and network namespaces: no network at all, its uid `nobody`, no capabilities.
-Its environment is emptied and set anew: no token of the maintainers', Hugging Face offline. A wall-clock limit and
-a bound on what it writes (each file by RLIMIT_FSIZE, the folder by a watchdog) end it, with everything it started.
+paths); `/tmp` and `/dev/shm`, each a tmpfs of bounded size; `/` and `/dev` read-only, `/dev` holding null, zero,
+random and tty (and the one GPU it is given); its own PID, IPC, UTS, cgroup, user and network namespaces: no network
+at all, its uid `nobody`, no capabilities. Its environment is emptied and set anew: no token of the maintainers',
+Hugging Face offline. bubblewrap reads its arguments from a pipe, so the sandbox's PID 1 shows no host path in
+`/proc/1/cmdline`. A wall-clock limit, a bound on what it writes (each file by RLIMIT_FSIZE, the folder by a
+watchdog) and, where the kernel allows, a control group bounding its processes and memory (`rexrank.inference.limits`)
+end it, with everything it started.
 
 Before any submitted code runs, `check` runs a probe in the same sandbox and refuses to go on unless every one of
-those walls holds: no connection to a listener on this machine's loopback, nothing written to the images or the
-code, no variable of the outer environment, no file outside the sandbox's binds. Where bubblewrap is missing or may
-not make namespaces, the run is refused: submitted code never runs unsandboxed.
+those walls holds: no connection to a listener on this machine's loopback, nothing written to the images, the code,
+`/` or `/dev`, no variable of the outer environment, no file outside the sandbox's binds, no host path in PID 1's
+command line. Where bubblewrap is missing or may not make namespaces, the run is refused: submitted code never runs
+unsandboxed.
 """
 
 from __future__ import annotations
@@ -32,13 +38,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rexrank.errors import InputError
+from rexrank.inference import limits
 
 NOBODY = 65534
+ENVIRONMENT = Path("/env")  # where a submission's built environment is, when it is built and when it runs
 ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "passwd", "group",
        "nsswitch.conf", "mime.types", "fonts")
 GPU_DEVICES = ("nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset")
 LOG_BYTES = 1024 * 1024  # of the script's stdout and stderr kept; the rest is counted, not kept
 WATCH_SECONDS = 0.2
+GiB = 1024 ** 3
 
 
 class SandboxUnavailable(InputError):
@@ -52,16 +61,19 @@ class Outcome:
     timed_out: bool = False
     wrote_too_much: bool = False
     log: Path | None = None
+    out_of_memory: bool = False
 
     @property
     def ok(self) -> bool:
-        return self.returncode == 0 and not self.timed_out and not self.wrote_too_much
+        return self.returncode == 0 and not self.timed_out and not self.wrote_too_much and not self.out_of_memory
 
     def why(self, limit: float, bound: int) -> str:
         if self.timed_out:
             return f"ran past its wall-clock limit of {limit:,.0f} s and was stopped"
         if self.wrote_too_much:
             return f"wrote more than {bound:,} bytes and was stopped"
+        if self.out_of_memory:
+            return "used more memory than its bound and was stopped"
         return f"exited with code {self.returncode}"
 
 
@@ -69,24 +81,34 @@ class Outcome:
 class Sandbox:
     code: Path  # the submission's model/ folder
     inputs: Path  # the folder holding the input JSON
-    images: Path
+    images: Path  # a fresh tree of the split's images (rexrank.inference.runner.image_tree)
     output: Path
     weights: dict[str, Path] = field(default_factory=dict)  # repo id -> its folder in the Hub cache (models--o--n)
     revisions: dict[str, str] = field(default_factory=dict)  # repo id -> pinned commit
-    python: Path = field(default_factory=lambda: Path(sys.executable))
+    python: Path = field(default_factory=lambda: Path(sys.executable))  # the job's own: trusted
+    environment: Path | None = None  # a submission's built environment, bound at /env; never run on the host
+    environment_writable: bool = False  # only while it is built
     gpu: int | None = None
     timeout: float = 24 * 3600.0
-    max_output_bytes: int = 1024 * 1024 * 1024
-    tmp_bytes: int = 1024 * 1024 * 1024
+    max_output_bytes: int = GiB
+    tmp_bytes: int = GiB
+    shm_bytes: int = GiB
+    processes: int = 4096  # tasks (threads count: torch starts one per core and CUDA's own)
+    memory_bytes: int | None = field(default_factory=lambda: limits.machine_memory() * 3 // 4)
     env: dict[str, str] = field(default_factory=dict)
-    network: bool = False  # only for building an environment (pip), where no private data and no token are
-    writable: tuple[Path, ...] = ()  # more folders it may write, at their own paths (the environment being built)
-    readable: tuple[Path, ...] = ()  # more folders it may read, at their own paths (conda's install)
+    readable: dict[str, Path] = field(default_factory=dict)  # more folders it may read: sandbox path -> host path
+    writable: dict[str, Path] = field(default_factory=dict)  # more folders it may write: sandbox path -> host path
 
     # -- what the script sees -------------------------------------------------------------------------------
 
-    def environment_paths(self) -> list[Path]:
-        """The Python environment's folders: the interpreter's prefixes and what its .pth files put on sys.path."""
+    def interpreter(self) -> str:
+        """The Python the command names, found on the sandbox's PATH: the built environment's (/env/bin first),
+        else the job's own. A name, not a path: the command line is the one part of PID 1 the script can read."""
+        return "python" if self.environment is not None else self.python.name
+
+    def job_paths(self) -> list[Path]:
+        """The job's Python's folders: its prefixes and what its .pth files put on sys.path, as the job's own
+        interpreter says (a submitted environment's is never run here: it is bound at /env instead)."""
         probe = subprocess.run([str(self.python), "-I", "-c", "import json, sys; print(json.dumps([sys.prefix, "
                                 "sys.base_prefix, *[p for p in sys.path if p]]))"],
                                capture_output=True, text=True, timeout=60, check=False)
@@ -103,9 +125,9 @@ class Sandbox:
             found = [p for p in found if path not in p.parents] + [path]
         return found
 
-    def argv(self, command: list[str]) -> list[str]:
-        args = ["bwrap", "--unshare-all", *(["--share-net"] if self.network else []), "--uid", str(NOBODY),
-                "--gid", str(NOBODY), "--hostname", "sandbox",
+    def argv(self) -> list[str]:
+        """bubblewrap's options, as they go down its --args pipe (the command follows them on its command line)."""
+        args = ["--unshare-all", "--uid", str(NOBODY), "--gid", str(NOBODY), "--hostname", "sandbox",
                 "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr"]
         for name in ("bin", "lib", "lib64", "sbin", "lib32"):
             top = Path("/") / name
@@ -115,19 +137,19 @@ class Sandbox:
                 args += ["--ro-bind", str(top), str(top)]
         for name in ETC:
             args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
-        # the private /tmp first: a bind below it (an environment or a folder under /tmp) then shows on top of it
-        args += ["--dev", "/dev", "--proc", "/proc", "--size", str(self.tmp_bytes), "--tmpfs", "/tmp"]
-        for path in self.environment_paths():
+        # the bounded tmpfs mounts first: a bind below one of them (a folder under /tmp) then shows on top of it
+        args += ["--dev", "/dev", "--size", str(self.shm_bytes), "--tmpfs", "/dev/shm", "--proc", "/proc",
+                 "--size", str(self.tmp_bytes), "--tmpfs", "/tmp"]
+        for path in self.job_paths():
             args += ["--ro-bind", str(path), str(path)]
+        if self.environment is not None:
+            args += ["--bind" if self.environment_writable else "--ro-bind", str(self.environment), str(ENVIRONMENT)]
         args += ["--ro-bind", str(self.code), "/submission", "--ro-bind", str(self.inputs), "/input",
                  "--ro-bind", str(self.images), "/images", "--bind", str(self.output), "/output"]
-        for path in self.readable:
-            args += ["--ro-bind", str(path), str(path)]
-        for path in self.writable:
-            args += ["--bind", str(path), str(path)]
-        if self.network:  # name resolution and certificates, for pip
-            for name in ("resolv.conf", "hosts", "ssl", "ca-certificates", "pip.conf", "xdg/pip"):
-                args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+        for inside, path in self.readable.items():
+            args += ["--ro-bind", str(path), inside]
+        for inside, path in self.writable.items():
+            args += ["--bind", str(path), inside]
         for repo, folder in self.weights.items():
             args += ["--ro-bind", str(folder), f"/weights/hub/{folder.name}"]
             if repo in self.revisions:  # /weights/ORG/NAME: the pinned snapshot, for scripts that take a path
@@ -138,15 +160,15 @@ class Sandbox:
                      f"/dev/nvidia{self.gpu}"]
             for name in GPU_DEVICES:
                 args += ["--dev-bind-try", f"/dev/{name}", f"/dev/{name}"]
-        args += ["--clearenv"]
+        args += ["--remount-ro", "/dev", "--remount-ro", "/", "--clearenv"]  # writable: /output, /tmp, /dev/shm
         for key, value in self.variables().items():
             args += ["--setenv", key, value]
-        args += ["--chdir", "/output/work", "--", *command]
-        return args
+        return args + ["--chdir", "/output/work"]
 
     def variables(self) -> dict[str, str]:
         """The script's whole environment: nothing of the maintainers', Hugging Face offline."""
-        path = ":".join((str(self.python.parent), "/usr/local/bin", "/usr/bin", "/bin"))
+        bins = ([str(ENVIRONMENT / "bin")] if self.environment is not None else []) + [str(self.python.parent)]
+        path = ":".join((*bins, "/usr/local/bin", "/usr/bin", "/bin"))
         return {"PATH": path, "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8", "PYTHONNOUSERSITE": "1",
                 "PYTHONDONTWRITEBYTECODE": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
                 "HF_DATASETS_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_CACHE": "/weights/hub",
@@ -155,48 +177,65 @@ class Sandbox:
 
     # -- running ----------------------------------------------------------------------------------------------
 
-    def run(self, command: list[str], log: Path | None = None, timeout: float | None = None) -> Outcome:
-        """Run `command` in the sandbox; its output (at most LOG_BYTES) to `log`. Stops it, and all it started, at
-        the wall-clock limit or when /output grows past the bound."""
-        if shutil.which("bwrap") is None:
+    def run(self, command: list[str], log: Path | None = None, timeout: float | None = None,
+            append: bool = False) -> Outcome:
+        """Run `command` in the sandbox; its output (at most LOG_BYTES) to `log` (after what it holds, with
+        `append`). Stops it, and all it started, at the wall-clock limit, when /output grows past the bound or when
+        its control group runs out of memory."""
+        bwrap = shutil.which("bwrap")
+        if bwrap is None:
             raise SandboxUnavailable("bubblewrap is not installed (apt-get install bubblewrap): submitted code is "
                                      "never run unsandboxed")
         (self.output / "work").mkdir(parents=True, exist_ok=True)
         limit = self.timeout if timeout is None else timeout
         bound = self.max_output_bytes
+        group = limits.make_group(self.processes, self.memory_bytes)
+        arguments = b"".join(a.encode() + b"\0" for a in self.argv())
+        read_end, write_end = os.pipe()
 
-        def limits() -> None:  # in the child, before bwrap: inherited by everything in the sandbox
+        def start() -> None:  # in the child, before bwrap: inherited by everything in the sandbox
             resource.setrlimit(resource.RLIMIT_FSIZE, (bound, bound))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            if group.folders:
+                group.join()
+            else:  # per real user, and root is exempt: the fallback the module's docstring says
+                resource.setrlimit(resource.RLIMIT_NPROC, (self.processes, self.processes))
 
         started = time.monotonic()
-        # bwrap itself gets an empty environment too: it stays in the sandbox as its PID 1, whose /proc/1/environ
-        # the script can read (found by the attacker's test: the maintainers' HF_TOKEN was there)
-        process = subprocess.Popen(self.argv(command), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=limits,
-                                   env={"PATH": "/usr/bin:/bin"}, executable=shutil.which("bwrap"))
-        reader = threading.Thread(target=_keep, args=(process.stdout, log), daemon=True)
-        reader.start()
-        timed_out = too_much = False
         try:
-            while process.poll() is None:
-                if time.monotonic() - started > limit:
-                    timed_out = True
-                elif _size(self.output) > bound:
-                    too_much = True
-                if timed_out or too_much:
-                    _stop(process)
-                    break
-                time.sleep(WATCH_SECONDS)
-        except BaseException:
-            _stop(process)
-            raise
-        process.wait()
-        reader.join(timeout=10)
+            # bwrap itself gets an empty environment too: it stays in the sandbox as its PID 1, whose /proc/1/environ
+            # the script can read (found by the attacker's test: the maintainers' HF_TOKEN was there)
+            process = subprocess.Popen(["bwrap", "--args", str(read_end), "--", *command], stdin=subprocess.DEVNULL,
+                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                                       preexec_fn=start, env={"PATH": "/usr/bin:/bin"}, executable=bwrap,
+                                       pass_fds=(read_end,))
+            os.close(read_end)
+            threading.Thread(target=_feed, args=(write_end, arguments), daemon=True).start()
+            reader = threading.Thread(target=_keep, args=(process.stdout, log, append), daemon=True)
+            reader.start()
+            timed_out = too_much = False
+            try:
+                while process.poll() is None:
+                    if time.monotonic() - started > limit:
+                        timed_out = True
+                    elif _size(self.output) > bound:
+                        too_much = True
+                    if timed_out or too_much:
+                        _stop(process)
+                        break
+                    time.sleep(WATCH_SECONDS)
+            except BaseException:
+                _stop(process)
+                raise
+            process.wait()
+            reader.join(timeout=10)
+            out_of_memory = process.returncode != 0 and group.ran_out_of_memory()
+        finally:
+            group.remove()
         # a file cut at RLIMIT_FSIZE fails the script's write (Python ignores SIGXFSZ and raises EFBIG): that too is
         # the bound, not the script's own failure
         too_much = too_much or (process.returncode != 0 and _largest(self.output) >= bound)
-        return Outcome(process.returncode, time.monotonic() - started, timed_out, too_much, log)
+        return Outcome(process.returncode, time.monotonic() - started, timed_out, too_much, log, out_of_memory)
 
     def check(self) -> None:
         """Run the probe in this sandbox; SandboxUnavailable unless every wall holds (the module's list)."""
@@ -205,13 +244,18 @@ class Sandbox:
         with tempfile.TemporaryDirectory(prefix="rexrank-probe-") as tmp:
             secret = Path(tmp) / "outside.txt"
             secret.write_text("outside the sandbox\n")
-            command = [str(self.python), "-I", "-c", PROBE, str(port), str(secret)]
+            host = [str(p) for p in (self.code, self.inputs, self.images, self.output, *self.weights.values(),
+                                     *([self.environment] if self.environment else []))]
+            (self.output / "probe.json").write_text(json.dumps({"port": port, "secret": str(secret), "host": host,
+                                                                "given": list(self.variables())}))
+            command = [self.python.name, "-I", "-c", PROBE]
             log = Path(tmp) / "probe.log"
             try:
                 outcome = self.run(command, log, timeout=120)
             finally:
                 listener.close()
             text = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
+            (self.output / "probe.json").unlink(missing_ok=True)
         found = next((json.loads(line) for line in text.splitlines() if line.startswith('{"probe"')), None)
         if not outcome.ok or found is None:
             raise SandboxUnavailable("the sandbox could not be made here (bubblewrap said: "
@@ -222,6 +266,22 @@ class Sandbox:
         if leaks:
             raise SandboxUnavailable("the sandbox does not hold here (" + "; ".join(leaks) + "): nothing submitted "
                                      "is run")
+
+
+def scratch_copy(code: Path, target: Path) -> None:
+    """The script's working directory: a copy of its code tree, so relative paths read and write as in its own
+    checkout (the code it runs stays the read-only /submission)."""
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(code, target, symlinks=True, ignore=shutil.ignore_patterns(".*"))
+
+
+def _feed(fd: int, data: bytes) -> None:
+    try:
+        with os.fdopen(fd, "wb") as pipe:
+            pipe.write(data)
+    except OSError:  # bwrap died before reading it all: its exit status says why
+        pass
 
 
 def _size(folder: Path) -> int:
@@ -254,9 +314,9 @@ def _stop(process: subprocess.Popen) -> None:
         pass
 
 
-def _keep(stream, log: Path | None) -> None:
+def _keep(stream, log: Path | None, append: bool = False) -> None:
     kept = 0
-    handle = open(log, "wb") if log else None  # noqa: SIM115 - closed below, after the stream ends
+    handle = open(log, "ab" if append else "wb") if log else None  # noqa: SIM115 - closed below, after the stream ends
     try:
         for chunk in iter(lambda: stream.read(65536), b""):
             if handle and kept < LOG_BYTES:
@@ -269,29 +329,27 @@ def _keep(stream, log: Path | None) -> None:
             handle.close()
 
 
-WALLS = ("network", "images", "code", "environment", "outside", "uid")
+WALLS = ("network", "images", "code", "root", "environment", "outside", "uid", "cmdline")
 
 PROBE = r'''
 import json, os, socket, sys
-port, secret = int(sys.argv[1]), sys.argv[2]
+told = json.load(open("/output/probe.json"))
+port, secret, given = told["port"], told["secret"], set(told["given"])
 found = {}
 try:
     socket.create_connection(("127.0.0.1", port), timeout=3).close()
     found["network"] = "reached a listener on the host's loopback"
 except OSError:
     found["network"] = "held"
-for wall, path in (("images", "/images/.rexrank-probe"), ("code", "/submission/.rexrank-probe")):
+for wall, path in (("images", "/images/.rexrank-probe"), ("code", "/submission/.rexrank-probe"),
+                   ("root", "/.rexrank-probe"), ("root", "/dev/.rexrank-probe")):
     try:
         with open(path, "w") as handle:
             handle.write("x")
-        found[wall] = "writable"
+        found[wall] = path + " writable"
     except OSError:
-        found[wall] = "held"
-outer = sorted(k for k in os.environ if k not in (
-    "PATH", "HOME", "TMPDIR", "LANG", "PYTHONNOUSERSITE", "PYTHONDONTWRITEBYTECODE", "HF_HUB_OFFLINE",
-    "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY", "HF_HUB_CACHE", "HF_HOME",
-    "REXRANK_WEIGHTS", "TQDM_MININTERVAL", "CUDA_VISIBLE_DEVICES", "PWD", "LC_CTYPE", "SHLVL", "_")
-    and not k.startswith("REXRANK_"))
+        found.setdefault(wall, "held")
+outer = sorted(k for k in os.environ if k not in given | {"PWD", "LC_CTYPE", "SHLVL", "_"})
 try:  # the sandbox's PID 1 (bubblewrap) too: its environment is readable from inside
     with open("/proc/1/environ", "rb") as handle:
         first = [e.split(b"=", 1)[0].decode("utf-8", "replace") for e in handle.read().split(b"\0") if e]
@@ -301,5 +359,8 @@ outer += sorted(k for k in first if k != "PATH")
 found["environment"] = "held" if not outer else "outer variables: " + ", ".join(outer[:5])
 found["outside"] = "readable" if os.path.exists(secret) else "held"
 found["uid"] = "held" if os.getuid() != 0 else "root"
+with open("/proc/1/cmdline", "rb") as handle:  # bubblewrap's own: its options came down a pipe
+    shown = handle.read().decode("utf-8", "replace")
+found["cmdline"] = "held" if not any(path in shown for path in told["host"]) else "host paths in /proc/1/cmdline"
 print(json.dumps({"probe": 1, **found}))
 '''

@@ -116,7 +116,7 @@ class Runtime:
         return fit_batch(free, activation_bytes(config, tokens))
 
 
-def _out_of_memory(err: BaseException) -> bool:
+def out_of_memory(err: BaseException) -> bool:
     return isinstance(err, torch.OutOfMemoryError) or "out of memory" in str(err).lower()
 
 
@@ -135,7 +135,7 @@ def run_batches(items: Sequence[T], lengths: Sequence[int], batch_size: int, run
         try:
             results = run([items[i] for i in chunk])
         except (RuntimeError, torch.OutOfMemoryError) as err:
-            if not _out_of_memory(err) or batch_size == 1:
+            if not out_of_memory(err) or batch_size == 1:
                 raise
             batch_size = max(1, batch_size // 2)
             if torch.cuda.is_available():

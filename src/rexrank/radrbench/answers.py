@@ -29,6 +29,10 @@ output with the rule below, and every item counts: one that cannot be read is wr
 
 The reference answer is read by the same rules (it may carry the tags, as some released files do); one that
 cannot be read is an input error naming the item.
+
+This is the answer rule `rexrank` (the board's). `accuracy(..., rule="chestx-reasoner:<branch>")` reads answers as
+the authors' script did instead (`rexrank.radrbench.chestx_reasoner`), for comparing with their numbers; the rule is
+in the signature (`parser`), and an item it cannot read is left out of the denominator, as theirs were.
 """
 
 from __future__ import annotations
@@ -39,10 +43,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rexrank.errors import InputError
+from rexrank.radrbench import chestx_reasoner
 from rexrank.signature import Signature
 
 VERSION = "1"
 PARSER_VERSION = "answers-v1"
+REXRANK = "rexrank"  # the board's answer rule: this module's parser
+ANSWER_RULES = (REXRANK, *chestx_reasoner.NAMES)
 
 BINARY, SINGLE, MULTI, MULTI_NO_OPTION, TEMPORAL = "binary", "single", "multi", "multi_no_option", "temporal"
 TASKS = (BINARY, SINGLE, MULTI, MULTI_NO_OPTION, TEMPORAL)
@@ -123,11 +130,16 @@ class Answer:
     """A parsed answer: option letters (or, without options, the choice words / findings), or why not."""
     value: frozenset[str] | None
     failure: str | None = None
-    text: str | None = None  # what stood inside the tags
+    text: str | None = None  # what stood inside the tags (by the chestx-reasoner rule: what it compared)
 
     @property
     def ok(self) -> bool:
         return self.failure is None
+
+    @property
+    def shown(self) -> str | None:
+        """What was read, for the per-item table: the letters (or choices), else the text compared."""
+        return self.text if self.value is None else ", ".join(sorted(self.value))
 
 
 def _choices(task: str, options: dict[str, str]) -> dict[str, str]:
@@ -230,55 +242,78 @@ def _check_task(task: str) -> None:
 
 @dataclass
 class AccuracyResult:
-    correct: list[bool]  # per item; an unreadable answer is wrong
+    correct: list[bool]  # per item; an unreadable answer is wrong (rexrank) or left out (chestx-reasoner)
     answers: list[Answer]
     tasks: list[str]
     signature: str = ""
+    scored: list[bool] = field(default_factory=list)  # per item: in the denominator (every item, by default)
     failures: Counter = field(init=False)
 
     def __post_init__(self):
+        self.scored = self.scored or [True] * len(self.correct)
         self.failures = Counter(a.failure for a in self.answers if a.failure is not None)
 
     @property
     def accuracy(self) -> float:
-        """Over all items (NaN when there are none)."""
-        return sum(self.correct) / len(self.correct) if self.correct else float("nan")
+        """Over the items scored (NaN when there are none)."""
+        n = sum(self.scored)
+        return sum(self.correct) / n if n else float("nan")
 
     def per_task(self) -> dict[str, dict]:
-        """For each task present: items, correct, accuracy and the failures by reason."""
+        """For each task present: items, scored, correct, accuracy (over the scored) and the failures by reason."""
         table: dict[str, dict] = {}
-        for task, right, answer in zip(self.tasks, self.correct, self.answers):
-            row = table.setdefault(task, {"items": 0, "correct": 0, "failures": Counter()})
+        for task, right, scored, answer in zip(self.tasks, self.correct, self.scored, self.answers):
+            row = table.setdefault(task, {"items": 0, "scored": 0, "correct": 0, "failures": Counter()})
             row["items"] += 1
+            row["scored"] += scored
             row["correct"] += right
             if answer.failure is not None:
                 row["failures"][answer.failure] += 1
         for row in table.values():
-            row["accuracy"] = row["correct"] / row["items"]
+            row["accuracy"] = row["correct"] / row["scored"] if row["scored"] else float("nan")
             row["failures"] = dict(row["failures"])
         return table
 
 
-def signature() -> Signature:
-    return Signature("radrbench-accuracy", VERSION, settings={"parser": PARSER_VERSION, "unreadable": "wrong"})
+def signature(rule: str = REXRANK) -> Signature:
+    """The accuracy's signature under an answer rule (a resolved one: "chestx-reasoner:<branch>")."""
+    if rule == REXRANK:
+        return Signature("radrbench-accuracy", VERSION, settings={"parser": PARSER_VERSION, "unreadable": "wrong"})
+    which = chestx_reasoner.branch(rule)
+    return Signature("radrbench-accuracy", VERSION, settings={
+        "parser": f"{chestx_reasoner.RULE}:{which}@{chestx_reasoner.REFERENCE}", "unreadable": "left-out"})
 
 
 def accuracy(outputs: Sequence[str | None], answers: Sequence[str], questions: Sequence[str | None],
-             tasks: Sequence[str] | str) -> AccuracyResult:
+             tasks: Sequence[str] | str, rule: str = REXRANK, names: Sequence[str] | None = None) -> AccuracyResult:
     """Accuracy of model `outputs` against reference `answers`; options come from `questions`. `tasks` is one
-    task for all items or one per item (`task_of` maps RadRBench file names)."""
+    task for all items or one per item (`task_of` maps RadRBench file names). `rule`: `REXRANK` or a resolved
+    "chestx-reasoner:<branch>". `names`: how an error names each item after "item " (default: its position)."""
     n = len(outputs)
     tasks = [tasks] * n if isinstance(tasks, str) else list(tasks)
-    for name, column in (("answers", answers), ("questions", questions), ("tasks", tasks)):
+    names = [str(i) for i in range(n)] if names is None else list(names)
+    for name, column in (("answers", answers), ("questions", questions), ("tasks", tasks), ("names", names)):
         if len(column) != n:
             raise InputError(f"{n} outputs but {len(column)} {name}")
-    correct, parsed = [], []
-    for i, (output, gold, question, task) in enumerate(zip(outputs, answers, questions, tasks)):
+    which = None if rule == REXRANK else chestx_reasoner.branch(rule)
+    correct, parsed, scored = [], [], []
+    for output, gold, question, task, name in zip(outputs, answers, questions, tasks, names):
         if output is not None and not isinstance(output, str):
-            raise InputError(f"item {i}: the output is {type(output).__name__} {output!r:.40}, not text")
+            raise InputError(f"item {name}: the output is {type(output).__name__} {output!r:.40}, not text")
         options = options_of(question)
-        reference = parse_reference(gold, task, options, item=i)
-        answer = parse_answer(output, task, options)
+        reference = parse_reference(gold, task, options, item=name)
+        if which is None:
+            answer = parse_answer(output, task, options)
+            right, counted = answer.value == reference, True
+        elif task == MULTI_NO_OPTION:
+            raise InputError(f"item {name}: a free-text item has no accuracy by the {rule} rule (the authors "
+                             "score it by RaTEScore)")
+        else:
+            reading = chestx_reasoner.read(output, gold, which)
+            answer = Answer(None, reading.failure, reading.text)
+            right, counted = reading.correct, reading.scored
         parsed.append(answer)
-        correct.append(answer.value == reference)
-    return AccuracyResult(correct, parsed, tasks, str(signature()))
+        correct.append(right)
+        scored.append(counted)
+    return AccuracyResult(correct, parsed, tasks, str(signature(rule if which is None else f"chestx-reasoner:{which}")),
+                          scored)

@@ -1,10 +1,6 @@
 """Scoring a reasoning model on RadRBench-CXR: accuracy per source and task with bootstrap CIs, answer-format
-failures counted per task, one signature (docs/metrics.md §9).
-
-Rules for the model's output file (JSON list or JSONL of `{"config", "item_id", "output"}`; `prediction` is accepted
-for `output`): an item is named by its config (`mimic-cxr.binary`: one study has items in several task files, under
-one published id) and its id; an item given twice, or one the dataset does not have, is an error naming it; an item
-without an output is scored as an empty output (wrong, counted as `empty_output`) and the count is reported.
+failures counted per task, one signature (docs/metrics.md §9); RadRScore, where a judge is given, both as the board
+counts it and over the items judged (as the authors report it). The model's outputs are read by `outputs`.
 """
 
 from __future__ import annotations
@@ -16,81 +12,69 @@ from pathlib import Path
 import pandas as pd
 
 from rexrank import stats
-from rexrank.data.split import jsonl_records, listing, read_json, read_parquet
+from rexrank.data.split import listing, read_parquet
 from rexrank.errors import InputError
-from rexrank.radrbench.answers import TASKS, accuracy, signature
-
-OUTPUT_KEYS = ("output", "prediction")
+from rexrank.radrbench.answers import MULTI_NO_OPTION, REXRANK, TASKS, accuracy, signature
 
 
 def load_items(folder: str | Path, split: str = "test", configs: list[str] | None = None) -> pd.DataFrame:
-    """Every item of a dataset built by `rexrank build-dataset radrbench-cxr` (one folder per config)."""
+    """Every item of a dataset built by `rexrank build-dataset radrbench-cxr` (one folder per config); `configs` in
+    rexrank's naming or the authors' (`mimic_binary`)."""
+    from rexrank.data.radrbench import config_name
+
     folder = Path(folder)
     if not (folder / "build_info.json").is_file():
         raise InputError(f"{folder}: not a RadRBench-CXR dataset built by rexrank (no build_info.json)")
     found = sorted(p.parent.name for p in folder.glob(f"*/{split}-*.parquet"))
-    unknown = sorted(set(configs or []) - set(found))
+    wanted = []
+    for name in configs or []:
+        try:
+            wanted.append(config_name(name))
+        except InputError:
+            wanted.append(name)  # named below as a config the folder does not have
+    unknown = sorted(set(wanted) - set(found))
     if unknown:
         raise InputError(f"{folder}: no config {', '.join(unknown)}; it has {', '.join(found)}")
-    frames = [read_parquet(p).assign(config=c) for c in (configs or found)
+    frames = [read_parquet(p).assign(config=c) for c in (wanted or found)
               for p in sorted((folder / c).glob(f"{split}-*.parquet"))]
     if not frames:
         raise InputError(f"{folder}: no {split} items")
     return pd.concat(frames, ignore_index=True)
 
 
-def load_outputs(path: str | Path) -> dict[tuple[str, str], object]:
-    """(config, item_id) -> the model's raw output."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{path}: no such outputs file")
-    if path.suffix == ".jsonl":
-        records = [(f"line {n}", r) for n, r in jsonl_records(path)]
-    else:
-        data = read_json(path)
-        if not isinstance(data, list):
-            raise InputError(f"{path}: expected a JSON list of {{\"item_id\", \"output\"}} (or a .jsonl file)")
-        records = [(f"record {i}", r) for i, r in enumerate(data)]
-    outputs: dict[tuple[str, str], object] = {}
-    problems = []
-    for where, record in records:
-        key = next((k for k in OUTPUT_KEYS if isinstance(record, dict) and k in record), None)
-        if not isinstance(record, dict) or not {"config", "item_id"} <= set(record) or key is None:
-            problems.append(f"{where}: expected an object with config, item_id and output")
-            continue
-        item = (str(record["config"]), str(record["item_id"]))
-        if item in outputs:
-            problems.append(f"item {'/'.join(item)}: given twice")
-        outputs[item] = record[key]
-    if problems:
-        raise InputError(f"{path}: {len(problems)} problem(s), nothing was scored:\n{listing(problems)}")
-    return outputs
-
-
 @dataclass
 class RadRBenchScores:
-    rows: pd.DataFrame  # per (source, task), per task ("all", task), and ("all", "all"): items, correct, accuracy,
-    #                     low, high, failures
+    rows: pd.DataFrame  # per (source, task), per task ("all", task), and ("all", "all"): items, scored, correct,
+    #                     accuracy (correct / scored; None when none is), low, high, failures
     missing: list[str]  # items without an output (scored as empty outputs)
     signature: str
-    per_item: pd.DataFrame = field(repr=False)  # item_id, source, task, correct, answer, failure
+    per_item: pd.DataFrame = field(repr=False)  # config, item_id, source, task, scored, correct, answer, failure
+    notes: list[str] = field(default_factory=list)  # what the rule left aside, in words
 
 
 def score_outputs(items: pd.DataFrame, outputs: dict[tuple[str, str], object], resamples: int = stats.RESAMPLES,
-                  seed: int = stats.SEED) -> RadRBenchScores:
+                  seed: int = stats.SEED, rule: str = REXRANK) -> RadRBenchScores:
+    """Accuracy of `outputs` (`outputs.load_outputs`) on `items` under an answer rule (`answers.ANSWER_RULES`,
+    resolved: "chestx-reasoner:<branch>"). The authors' rule has no accuracy for the free-text task: its items are
+    left aside (RaTEScore scores them) and said so in `notes`."""
     keys = list(zip(items["config"], items["item_id"]))
     unknown = sorted(set(outputs) - set(keys))
     if unknown:
         raise InputError(f"{len(unknown)} output(s) for items the dataset does not have:\n"
                          + listing([f"item {'/'.join(k)}" for k in unknown]))
+    notes = []
+    if rule != REXRANK and (free := items["task"] == MULTI_NO_OPTION).any():
+        notes.append(f"{int(free.sum()):,} free-text item(s) left aside: the {rule} rule has no accuracy for them "
+                     "(the authors score them by RaTEScore)")
+        items = items[~free]
+        keys = list(zip(items["config"], items["item_id"]))
     missing = ["/".join(k) for k in keys if k not in outputs]
+    name = getattr(outputs, "name", lambda k: "/".join(k))
     result = accuracy([outputs.get(k) for k in keys], items["answer"].tolist(), items["question"].tolist(),
-                      items["task"].tolist())
+                      items["task"].tolist(), rule, names=[name(k) for k in keys])
     per_item = pd.DataFrame({"config": items["config"], "item_id": items["item_id"], "source": items["source"],
-                             "task": items["task"],
-                             "correct": result.correct,
-                             "answer": [None if a.value is None else ", ".join(sorted(a.value))
-                                        for a in result.answers],
+                             "task": items["task"], "scored": result.scored, "correct": result.correct,
+                             "answer": [a.shown for a in result.answers],
                              "failure": [a.failure for a in result.answers]})
     # Per source and task, then per task over every source (source "all"), then everything ("all", "all").
     groups = ([(s, t, g) for (s, t), g in per_item.groupby(["source", "task"], sort=True)]
@@ -98,12 +82,15 @@ def score_outputs(items: pd.DataFrame, outputs: dict[tuple[str, str], object], r
               + [("all", "all", per_item)])
     rows = []
     for source, task, group in groups:
-        e = stats.estimate(group["correct"].astype(float).to_numpy(), "mean", resamples, seed)
-        rows.append({"source": source, "task": task, "items": len(group), "correct": int(group["correct"].sum()),
-                     "accuracy": e.value, "low": e.low, "high": e.high,
+        counted = group[group["scored"]]
+        e = stats.estimate(counted["correct"].astype(float).to_numpy(), "mean", resamples, seed) \
+            if len(counted) else None
+        rows.append({"source": source, "task": task, "items": len(group), "scored": len(counted),
+                     "correct": int(group["correct"].sum()), "accuracy": None if e is None else e.value,
+                     "low": None if e is None else e.low, "high": None if e is None else e.high,
                      "failures": json.dumps(group["failure"].dropna().value_counts().sort_index().to_dict())})
-    sig = str(signature().with_bootstrap(resamples, seed))
-    return RadRBenchScores(pd.DataFrame(rows), missing, sig, per_item)
+    sig = str(signature(rule).with_bootstrap(resamples, seed))
+    return RadRBenchScores(pd.DataFrame(rows), missing, sig, per_item, notes)
 
 
 def open_ended_rows(items: pd.DataFrame, outputs: dict[tuple[str, str], object], scorer=None,
@@ -136,12 +123,24 @@ def open_ended_rows(items: pd.DataFrame, outputs: dict[tuple[str, str], object],
 COMPONENTS = ("completeness", "factuality", "effectiveness")
 
 
+@dataclass
+class Reasoning:
+    """RadRScore over the items with reasoning annotations, two ways, each signed: `rows`, the board's figures (an item
+    whose replies could not be read counts 0, its worst: `unreadable:worst`), and `judged_rows`, over the items whose
+    replies were read (the authors' way, `unreadable:left-out`; a group with none has no row). Both: per source and
+    task and over all, each value with a bootstrap CI over its items; `<name>_n` is the items read."""
+    rows: pd.DataFrame
+    judged_rows: pd.DataFrame
+    signature: str
+    judged_signature: str
+    result: object = field(repr=False)  # the RadRScoreResult: per-item values, replies, problem counts
+
+
 def reasoning_rows(items: pd.DataFrame, outputs: dict[tuple[str, str], object], judge, resamples: int = stats.RESAMPLES,
-                   seed: int = stats.SEED) -> tuple[pd.DataFrame, object]:
-    """RadRScore's Rc, Rf, Re and their mean per source and task, over the items with reasoning annotations
-    (reference steps and the original report), each with a bootstrap CI over the items; an item whose replies could
-    not be read counts 0 in each (`<name>_n`: the items read)."""
-    from rexrank.scorers.radrscore import DATASET, radrscore
+                   seed: int = stats.SEED) -> Reasoning:
+    """RadRScore's Rc, Rf, Re and their mean on the items with reasoning steps and the original report."""
+    from rexrank.scorers.radrscore import DATASET, LEFT_OUT, radrscore
+    from rexrank.scorers.radrscore import signature as radrscore_signature
 
     has_steps = items["reason_steps"].map(lambda steps: steps is not None and len(steps) > 0)
     reasoned = items[has_steps & items["original_report"].notna()]
@@ -150,19 +149,29 @@ def reasoning_rows(items: pd.DataFrame, outputs: dict[tuple[str, str], object], 
     keys = list(zip(reasoned["config"], reasoned["item_id"]))
     outputs_text = [o if isinstance(o := outputs.get(k), str) else "" for k in keys]
     result = radrscore(outputs_text, steps, reasoned["original_report"].tolist(), judge, dataset=DATASET)
+    names = (*COMPONENTS, "radrscore")
     per_item = pd.DataFrame({"source": reasoned["source"].to_numpy(), "task": reasoned["task"].to_numpy(),
                              "read": [s is not None for s in result.scores],
-                             **{c: result.board(c) for c in COMPONENTS}, "radrscore": result.board_scores})
+                             **{c: result.board(c) for c in COMPONENTS}, "radrscore": result.board_scores,
+                             **{f"judged_{c}": getattr(result, c) for c in COMPONENTS},
+                             "judged_radrscore": result.scores})
     groups = [(s, t, g) for (s, t), g in per_item.groupby(["source", "task"], sort=True)] + [("all", "all", per_item)]
-    rows = []
+    board, judged = [], []
     for source, task, group in groups:
-        row = {"source": source, "task": task, "items": len(group)}
-        for name in (*COMPONENTS, "radrscore"):
-            row[f"{name}_n"] = int(group["read"].sum())
-            e = stats.estimate(group[name].to_numpy(dtype=float), "mean", resamples, seed)
-            row[name], row[f"{name}_low"], row[f"{name}_high"] = e.value, e.low, e.high
-        rows.append(row)
-    return pd.DataFrame(rows), result
+        read = group[group["read"]]
+        for table, frame, prefix in ((board, group, ""), (judged, read, "judged_")):
+            if frame.empty:
+                continue
+            row = {"source": source, "task": task, "items": len(group)}
+            for name in names:
+                row[f"{name}_n"] = len(read)
+                e = stats.estimate(frame[prefix + name].to_numpy(dtype=float), "mean", resamples, seed)
+                row[name], row[f"{name}_low"], row[f"{name}_high"] = e.value, e.low, e.high
+            table.append(row)
+    columns = ["source", "task", "items", *(f"{n}{e}" for n in names for e in ("_n", "", "_low", "_high"))]
+    return Reasoning(pd.DataFrame(board, columns=columns), pd.DataFrame(judged, columns=columns),
+                     str(radrscore_signature(judge).with_bootstrap(resamples, seed)),
+                     str(radrscore_signature(judge, LEFT_OUT).with_bootstrap(resamples, seed)), result)
 
 
 def reasoning_table(rows: pd.DataFrame) -> list[str]:
@@ -180,8 +189,8 @@ def reasoning_table(rows: pd.DataFrame) -> list[str]:
     return lines
 
 
-def write_results(out: str | Path, model: str, scores: RadRBenchScores, reasoning: pd.DataFrame | None = None,
-                  judged=None, open_ended: tuple[pd.DataFrame, str] | None = None) -> Path:
+def write_results(out: str | Path, model: str, scores: RadRBenchScores, reasoning: Reasoning | None = None,
+                  open_ended: tuple[pd.DataFrame, str] | None = None) -> Path:
     """`<out>/radrbench-cxr.accuracy.json` (what a submission carries) and `radrbench-cxr.per_item.parquet`;
     `open_ended`: what `open_ended_rows` gave."""
     from rexrank.files import atomic_path, write_text
@@ -190,12 +199,20 @@ def write_results(out: str | Path, model: str, scores: RadRBenchScores, reasonin
     path = out / "radrbench-cxr.accuracy.json"
     write_text(path, json.dumps(
         {"dataset": "radrbench-cxr", "model": model, "signature": scores.signature,
-         "missing_outputs": len(scores.missing), "rows": scores.rows.to_dict("records"),
-         "radrscore": None if reasoning is None else {"signature": judged.signature, **judged.tally(),
-                                                       "rows": json.loads(reasoning.to_json(orient="records"))},
+         "missing_outputs": len(scores.missing), "rows": _records(scores.rows),
+         "radrscore": None if reasoning is None else {
+             "signature": reasoning.signature, **reasoning.result.tally(),
+             "rows": _records(reasoning.rows), "judged_signature": reasoning.judged_signature,
+             "judged_rows": _records(reasoning.judged_rows)},
          "ratescore": None if open_ended is None else {"signature": open_ended[1],
                                                        "rows": open_ended[0].to_dict("records")}},
         indent=2) + "\n")
     with atomic_path(out / "radrbench-cxr.per_item.parquet") as tmp:
         scores.per_item.to_parquet(tmp, index=False)
     return path
+
+
+def _records(frame: pd.DataFrame) -> list[dict]:
+    """A table's rows for JSON: NaN (no item scored) as null, every other value as it is."""
+    return [{k: None if isinstance(v, float) and v != v else v for k, v in row.items()}
+            for row in frame.to_dict("records")]

@@ -16,7 +16,8 @@ from rexrank.text import shown as _show
 
 _RADRBENCH_KEYS = {"dataset", "model", "signature", "missing_outputs", "rows", "radrscore", "ratescore"}
 _OPTIONAL_BLOCKS = {"radrscore", "ratescore"}  # absent in files of earlier rexranks, null when not computed
-_RADRBENCH_ROW = ("source", "task", "items", "correct", "accuracy", "low", "high", "failures")
+_RADRBENCH_ROW = ("source", "task", "items", "scored", "correct", "accuracy", "low", "high", "failures")
+_OPTIONAL_ROW = {"scored"}  # absent in files of earlier rexranks: every item scored
 _RADRBENCH_TASKS = ("binary", "single", "multi", "multi_no_option", "temporal")
 _RADRBENCH_SOURCE = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
 _FAILURE_NAME = re.compile(r"[a-z_]{1,40}")
@@ -34,8 +35,8 @@ def _radrbench_row(number: int, row: object) -> list[str]:
     where = f"rows[{number}]"
     if not isinstance(row, dict):
         return [f"{where}: expected an object, got {type(row).__name__}"]
-    if set(row) != set(_RADRBENCH_ROW):
-        extra, missing = sorted(set(row) - set(_RADRBENCH_ROW)), sorted(set(_RADRBENCH_ROW) - set(row))
+    if not set(_RADRBENCH_ROW) - _OPTIONAL_ROW <= set(row) <= set(_RADRBENCH_ROW):
+        extra, missing = sorted(set(row) - set(_RADRBENCH_ROW)), sorted(set(_RADRBENCH_ROW) - set(row) - _OPTIONAL_ROW)
         said = (f"unknown field(s) {_show(', '.join(extra), 80)}" if extra else "",
                 f"missing {', '.join(missing)}" if missing else "")
         return [f"{where}: " + "; ".join(p for p in said if p)]
@@ -48,6 +49,9 @@ def _radrbench_row(number: int, row: object) -> list[str]:
                         "with source all)")
     if not _count(row["items"]) or row["items"] == 0:
         problems.append(f"{where}: items is not a positive whole number")
+    elif row.get("scored", row["items"]) != row["items"]:  # the board scores every item (an unread one wrong)
+        problems.append(f"{where}: scored {_show(row['scored'], 20)} of {row['items']} items: the board's answer rule "
+                        "scores every item")
     elif not _count(row["correct"]) or row["correct"] > row["items"]:
         problems.append(f"{where}: correct is not a whole number from 0 to items")
     elif not all(_fraction(row[k]) for k in ("accuracy", "low", "high")):
@@ -68,12 +72,13 @@ def _radrbench_row(number: int, row: object) -> list[str]:
     return problems
 
 
-_RADRSCORE_KEYS = {"signature", "judged", "judged_mean", "refused", "unparseable", "cut", "rows"}
+_RADRSCORE_KEYS = {"signature", "judged", "judged_mean", "refused", "unparseable", "cut", "addressed", "rows",
+                   "judged_signature", "judged_rows"}
+_RADRSCORE_OPTIONAL = {"judged_signature", "judged_rows", "addressed"}  # absent in earlier files
 _RADRSCORE_ROW = {"source", "task", "items", *(f"{p}{e}" for p in RADRSCORE_PARTS for e in ("", "_low", "_high", "_n"))}
 
 
-def _radrscore_row(number: int, row: object) -> list[str]:
-    where = f"radrscore.rows[{number}]"
+def _radrscore_row(where: str, row: object) -> list[str]:
     if not isinstance(row, dict) or set(row) != _RADRSCORE_ROW:
         fields = sorted(set(row) ^ _RADRSCORE_ROW) if isinstance(row, dict) else []
         return [f"{where}: expected an object with the fields `rexrank score-radrbench` writes"
@@ -100,26 +105,35 @@ def _radrscore_problems(block: object) -> list[str]:
     """The `radrscore` part of the RadRBench-CXR file (RadRScore per source and task, where a judge scored it)."""
     if not isinstance(block, dict):
         return ["radrscore: expected null or an object"]
-    if set(block) != _RADRSCORE_KEYS:
+    if not _RADRSCORE_KEYS - _RADRSCORE_OPTIONAL <= set(block) <= _RADRSCORE_KEYS:
         return [f"radrscore: expected the fields {', '.join(sorted(_RADRSCORE_KEYS))}"]
     problems = []
-    if not isinstance(block["signature"], str) or not block["signature"].startswith("radrscore:") \
-            or len(block["signature"]) > 300:
-        problems.append("radrscore.signature: expected a radrscore signature")
-    if not all(_count(block[k]) for k in ("judged", "refused", "unparseable", "cut")):
-        problems.append("radrscore: judged, refused, unparseable and cut must be whole numbers")
+    for key in ("signature", "judged_signature"):
+        if key in block and (not isinstance(block[key], str) or not block[key].startswith("radrscore:")
+                             or len(block[key]) > 300):
+            problems.append(f"radrscore.{key}: expected a radrscore signature")
+    if not all(_count(block.get(k, 0)) for k in ("judged", "refused", "unparseable", "cut", "addressed")):
+        problems.append("radrscore: judged, refused, unparseable, cut and addressed must be whole numbers")
     if block["judged_mean"] is not None and not _fraction(block["judged_mean"]):
         problems.append("radrscore: judged_mean must be null or a number from 0 to 1")
-    rows = block["rows"]
-    if not isinstance(rows, list) or not 1 <= len(rows) <= MAX_RADRBENCH_ROWS:
-        return [*problems, f"radrscore.rows: expected a list of 1 to {MAX_RADRBENCH_ROWS} rows"]
+    problems += _radrscore_rows("rows", block["rows"], 1)
+    if "judged_rows" in block:  # a group none of whose items was read has no row here
+        problems += _radrscore_rows("judged_rows", block["judged_rows"], 0)
+    return problems
+
+
+def _radrscore_rows(name: str, rows: object, least: int) -> list[str]:
+    if not isinstance(rows, list) or not least <= len(rows) <= MAX_RADRBENCH_ROWS:
+        return [f"radrscore.{name}: expected a list of {least} to {MAX_RADRBENCH_ROWS} rows"]
+    problems = []
     for number, row in enumerate(rows):
-        problems += _radrscore_row(number, row)
+        problems += _radrscore_row(f"radrscore.{name}[{number}]", row)
         if len(problems) > MAX_PROBLEMS_PER_FILE:
             return problems
     keys = [(r["source"], r["task"]) for r in rows] if not problems else []
-    if keys and (len(set(keys)) != len(keys) or keys.count(("all", "all")) != 1):
-        problems.append("radrscore.rows: each (source, task) once, and one row with source and task all")
+    if keys and (len(set(keys)) != len(keys) or keys.count(("all", "all")) > 1
+                 or (name == "rows" and ("all", "all") not in keys)):
+        problems.append(f"radrscore.{name}: each (source, task) once, and one row with source and task all")
     return problems
 
 
@@ -176,6 +190,9 @@ def check_radrbench(data: bytes) -> dict:
     sig = value["signature"]
     if not isinstance(sig, str) or not sig.startswith("radrbench-accuracy:") or len(sig) > 300:
         problems.append("signature: expected a radrbench-accuracy signature")
+    elif "|unreadable:wrong" not in sig:
+        problems.append(f"signature: answers read by another rule than the board's ({_show(sig, 120)}): score with "
+                        "rexrank score-radrbench's default --answer-rule rexrank")
     if not _count(value["missing_outputs"]):
         problems.append("missing_outputs: expected a whole number")
     rows = value["rows"]

@@ -25,10 +25,12 @@ the matched-findings section, or whose section gives no count at all, as if the 
 only the errors are missing). Such an answer is unparseable here, and counted. Every answer the reference can read
 is read the same way, quirks included (a count without its trailing period is 0).
 
-Ours, for a board that ranks what submitters send (version 3; docs/security.md, rule 10): a candidate that carries
-pieces of the answer format ("[Matched Findings]:", a count line "(a) ...: 0.", a chat marker) has them made inert
-before it enters the prompt (`rexrank.llm.quoting.GREEN`), so a judge that quotes it back cannot be read as
-scoring it; every other report's prompt is the reference's byte for byte. A study whose answer cannot be read, is
+Ours, for a board that ranks what submitters send (version 4; docs/security.md, rules 10 and 19): a candidate that
+carries pieces of the answer format ("[Matched Findings]:", a count line "(a) ...: 0.", a chat marker), as written
+or as a judge would retype it (fullwidth brackets, zero-width spaces, HTML entities), has them made inert before it
+enters the prompt (`rexrank.llm.quoting.GREEN`), so a judge that quotes it back cannot be read as scoring it; one
+that addresses the evaluator ("ignore the errors") is never sent and counts 0; every other report's prompt is the
+reference's byte for byte. A study whose answer cannot be read, is
 cut at the length limit or is refused by the judge counts as 0, GREEN's worst, in the value; the mean over the
 studies read and each kind's count are reported beside it.
 """
@@ -44,6 +46,7 @@ from typing import Any, Protocol
 from rexrank.llm import Reply
 from rexrank.llm.guard import DataUse
 from rexrank.llm.quoting import GREEN as ANSWER_FORMAT
+from rexrank.llm.quoting import addressed
 from rexrank.models.green import CHAT_TEMPLATE, MAX_LENGTH  # noqa: F401  (the reference's, re-exported)
 from rexrank.reports import check_pairs
 from rexrank.scorers.base import Judged, Judgements, Problem
@@ -51,8 +54,9 @@ from rexrank.signature import Signature
 
 REFERENCE = "Stanford-AIMI/GREEN@d72c1951e69683b93405968901fd4f14cc6c27b0"
 PROMPT_VERSION = "green-d72c195"  # the prompt text below; unchanged since 6fa533d (2024-09-22), where the cut came in
-VERSION = "3"  # 3: an unread study counts 0, and candidates cannot carry the answer format (2: left out of the
-# mean; 1 also scored an answer cut at the length limit when a section parsed)
+VERSION = "4"  # 4: candidates are read as a judge would retype them, and one addressed to the evaluator counts 0;
+# 3: an unread study counts 0, and candidates cannot carry the answer format (2: left out of the mean; 1 also scored
+# an answer cut at the length limit when a section parsed)
 WORST = 0.0
 MAX_WORDS = 300
 
@@ -274,10 +278,17 @@ def green(predictions: Sequence[str], references: Sequence[str], backend: Backen
     """GREEN per study through `backend`. `dataset` names where the reports come from, for the judge's data-use
     guard (credentialed sets go only to loopback or explicitly allowed endpoints)."""
     check_pairs(predictions, references)
-    prompts = [build_prompt(r, p) for p, r in zip(predictions, references)]
-    replies = backend.complete(prompts, PROMPT_VERSION, dataset=dataset) if prompts else []
+    flags = [addressed(p, r) for p, r in zip(predictions, references)]  # never sent: such a study counts GREEN's worst
+    prompts = [build_prompt(r, p) for p, r, flag in zip(predictions, references, flags) if flag is None]
+    replies = iter(backend.complete(prompts, PROMPT_VERSION, dataset=dataset) if prompts else [])
     scores, counts, completions, problems, messages = [], [], [], [], []
-    for reply in replies:  # a judge whose server failed raised instead: no study is scored for it
+    for flag in flags:  # a judge whose server failed raised instead: no study is scored for it
+        if flag is not None:
+            for column, value in ((completions, None), (scores, None), (counts, None),
+                                  (problems, Problem.ADDRESSED), (messages, f"addressed to the evaluator: {flag!r}")):
+                column.append(value)
+            continue
+        reply = next(replies)
         completion = None if reply.text is None else clean_completion(reply.text)
         # An answer cut at the length limit is not read, even when a section parsed: the errors it would have
         # listed after the cut are unknown, so its matched findings alone would score it too high.

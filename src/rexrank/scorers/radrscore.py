@@ -26,10 +26,13 @@ Departures, each named in the signature or counted in the result:
   worst; the means over the items read and each kind's count are reported beside them. A model output that carries
   the keys the reader takes its counts from (`effective_count`, `key_conclusion`, ...) has them made inert before it
   enters a prompt (`rexrank.llm.quoting.RADRSCORE`), so a judge that quotes it back cannot be read as scoring it;
-  every other output's prompts are the reference's byte for byte.
-- `key_conclusion` must be a list and each count a non-negative number (the reference would take a string's length
-  or divide by a negative). A count above its denominator is kept, as in the reference, and counted
-  (`out_of_range`).
+  every other output's prompts are the reference's byte for byte. Version 3 (rule 19): outputs are read as a judge
+  would retype them (fullwidth forms, invisible characters, HTML entities), and one that addresses the evaluator is
+  never sent and counts 0 in all three.
+- Two figures, each signed: the board's (`unreadable:worst`) and the read items' (`judged_*`, `unreadable:left-out`).
+- `key_conclusion` must be a list (the plural is not read: nor is it by the reference) and each count a non-negative
+  number (the reference would take a string's length or divide by a negative). A count above its denominator is
+  kept, as in the reference, and counted (`out_of_range`).
 - Stage two (recall, precision) is asked only for items whose three stage-one replies read.
 
 The prompts hold no report text (their examples are generic phrases), so they are kept verbatim.
@@ -47,159 +50,24 @@ from rexrank.errors import InputError
 from rexrank.llm import Judge, Reply
 from rexrank.llm.guard import DataUse
 from rexrank.llm.quoting import RADRSCORE as ANSWER_FORMAT
+from rexrank.llm.quoting import addressed
 from rexrank.scorers.base import Judgements, Problem, mean_scored
+from rexrank.scorers.radrscore_prompts import (  # noqa: F401  (the reference's, re-exported)
+    EFFECTIVENESS_PROMPT,
+    EXTRACT_PROMPT,
+    FACTUALITY_PROMPT,
+    RECALL_PROMPT,
+    SYSTEM,
+)
 from rexrank.signature import Signature
 
 REFERENCE = "MAGIC-AI4Med/ChestX-Reasoner@9a8a00df76110d71f23f60e912b492b5d65f2d39"
-PROMPT_VERSION = "radrscore-9a8a00d"  # the prompts below, unchanged at HEAD 6bbe912 (2025-06-04)
-VERSION = "2"  # 2: an unread item counts 0 in every component, and outputs cannot carry the reply's keys
-WORST = 0.0
+PROMPT_VERSION = "radrscore-9a8a00d"  # the prompts (radrscore_prompts), unchanged at HEAD 6bbe912 (2025-06-04)
+VERSION = "3"  # 3: outputs read as a judge would retype them, one addressed to the evaluator counts 0; 2: an unread
+# item counts 0 in every component, and outputs cannot carry the reply's keys
+WORST, LEFT_OUT = 0.0, "left-out"  # what an unread item counts on the board; the signature's word for leaving it out
 MAX_TOKENS = 4096  # ours: the reference set no limit; lists of quoted steps are long
 DATASET = "radrbench-cxr"  # what the reports and reasoning steps are, for the judge's data-use guard
-
-SYSTEM = "You are a medical AI assistant. "  # verbatim, trailing space included
-
-# The four user prompts, verbatim from eval/reasoning_eval.py at 9a8a00d (their f-strings' {reason_steps},
-# {pred} and {report} are named for what they hold here). Lines are split only in the source.
-
-# `get_key_finding`: applied to the reference steps and to the model output alike.
-EXTRACT_PROMPT = (
-    '\n'
-    '            # Context\n'
-    '            1. Reason Steps: {reasoning}\n'
-    '\n'
-    '            # Goal\n'
-    '            1. Read the provided Reason Steps carefully.\n'
-    '            2. Identify each key medical observation (e.g., widening of the mediastinum, size '
-    'of the cardiac silhouette) and determine its status based on the reasoning (e.g., confirmed as '
-    'xxx, not present, unlikely).\n'
-    '            \n'
-    '            3. Ensure the observations are concise and directly tied to the reasoning steps.\n'
-    '            4. If there is any ambiguity or contradiction in the reasoning, reflect the '
-    'findings as per the steps provided, and do not infer beyond the given text.\n'
-    '            5. If the reason steps lacks some key findings, \n'
-    '            5. **Output Format**:\n'
-    '            - Return the extracted key reasoning steps as a JSON list of strings, where each '
-    'string represents a specific observation or finding from the report.\n'
-    '            - Structure your response in JSON format with the following schema:\n'
-    '            {{\n'
-    '                "key_conclusion": [\n'
-    '                    {{\n'
-    '                        "observation": "<description of the finding>",\n'
-    '                        "status": "<status based on reasoning>"\n'
-    '                    }}\n'
-    '                ]\n'
-    '            }}\n'
-    '            - Respond directly with the JSON object, without explanations or additional content.\n'
-    '            '
-)
-
-# `cal_recall`: completeness.
-RECALL_PROMPT = (
-    '\n'
-    '            # Context\n'
-    '            You need to calculate the recall of key medical findings between ground truth and '
-    'model predictions. Given two dictionaries:\n'
-    '            1. Ground Truth: {reference_findings}\n'
-    '            2. Model Output: {prediction_findings}\n'
-    '            \n'
-    '            \n'
-    '            # Goal\n'
-    '            Your job is to determine how many observations from Ground Truth are recalled in '
-    'Model Output. Follow these steps:\n'
-    '\n'
-    '            1. Compare each observation in Ground Truth with the observations in Model Output.\n'
-    '            2. An observation is considered "recalled" if its meaning or content is '
-    'substantially present in Model Output, even if the phrasing differs slightly. Focus on semantic '
-    'equivalence rather than exact wording.\n'
-    '            3. Compile a list of recalled observations from Ground Truth that match Model Output.\n'
-    '            4. Count the total number of recalled observations.\n'
-    '\n'
-    '            Output Format:\n'
-    '            - Return a JSON object with:\n'
-    '            - "recalled_findings": A list of dictionaries, each containing the "observation" '
-    'and "status" from `gt_key_finding` that were recalled.\n'
-    '            - "recalled_count": An integer representing the number of recalled observations.\n'
-    '            - Respond directly with the JSON object, without explanations or additional content.\n'
-    '            '
-)
-
-# `get_precision`: factuality, against the original report.
-FACTUALITY_PROMPT = (
-    '\n'
-    '            # Context\n'
-    '            1. Ground Truth Report: {report}\n'
-    '            2. Reasoning Steps: {prediction_findings}\n'
-    '            # Goal\n'
-    '            Your task is to determine which steps in a provided list of reasoning steps are '
-    'correct based on a chest X-ray report. Follow these instructions:\n'
-    '\n'
-    '            1. **Input Data**:\n'
-    '            - "Ground Truth Report": A text string containing the factual observations and '
-    'findings from a chest X-ray report.\n'
-    '            - "Reasoning Steps": A JSON list of strings, where each string represents a '
-    'reasoning step (e.g., an observation, finding, or analytical statement) derived from a model output.\n'
-    '\n'
-    '            2. **Correctness Criteria**:\n'
-    '            - A reasoning step is **correct** if:\n'
-    '                - It explicitly aligns with or does not contradict the observations/findings in '
-    'the ground truth report.\n'
-    '                - It analyzes an observation or finding not mentioned in the report, and the '
-    'report implies it is normal (e.g., absence of mention means no abnormality), and the step '
-    'concludes it is normal.\n'
-    '            - A reasoning step is **incorrect** if:\n'
-    '                - It contradicts an explicit observation or finding in the ground truth report.\n'
-    '                - It analyzes an observation or finding not mentioned in the report, the report '
-    'implies it is normal, and the step concludes it is abnormal.\n'
-    '            - General statements (e.g., definitions or procedural intent) are considered '
-    'correct unless they misrepresent the report.\n'
-    '            3. **Task**:\n'
-    '            - Compare each reasoning step to the ground truth report.\n'
-    '            - Assess its correctness based on the criteria above.\n'
-    '            - Count the number of correct steps.\n'
-    '\n'
-    '            4. **Output Format**:\n'
-    '            - Return a JSON object with:\n'
-    '                - "correct_steps": A list of the reasoning steps that are factually correct.\n'
-    '                - "correct_count": An integer representing the number of correct steps.\n'
-    '            - Response directly with json object, Do not explain or return irrelevant content.\n'
-    '            '
-)
-
-# `get_efficiency`: effectiveness, the whole model output against the reference steps.
-EFFECTIVENESS_PROMPT = (
-    '\n'
-    '            # Context\n'
-    '            1. Reasoning Steps: {reference_steps}\n'
-    '            2. Model Prediction: {prediction}\n'
-    '            \n'
-    '            # Goal\n'
-    '            You are an AI assistant tasked with evaluating the reasoning efficiency of a '
-    "model's prediction based on a ground truth. I will provide you with two pieces of information:\n"
-    '            1. "Reasoning Steps": A list of 10 reasoning steps representing the ground truth '
-    'analysis of a chest X-ray.\n'
-    '            2. "Model Prediction": The model\'s output, which contains its own reasoning and '
-    'conclusions about the same chest X-ray.\n'
-    '\n'
-    '            # Task\n'
-    '            Your task is to:\n'
-    '                - Identify the distinct reasoning steps in "pred".\n'
-    '                - Compare each reasoning step in "pred" to the "reason_steps" to determine if '
-    'it is supported, contradicted, or unsupported by the ground truth.\n'
-    '                - Calculate the efficiency as the ratio of supported reasoning steps in "pred" '
-    'to the total number of reasoning steps in "pred" (i.e., supported steps / total steps in pred).\n'
-    '                - Provide a step-by-step explanation of your analysis and the final efficiency '
-    'score as a percentage.\n'
-    '\n'
-    '            # Output Format:\n'
-    '            - Return a JSON object containing:\n'
-    '                - "effective_steps": A list of the reasoning steps from "pred" that are '
-    'supported by "reason_steps" (include the text of each step).\n'
-    '                - "effective_count": The number of effective steps.\n'
-    '                - "ineffective_count": The number of ineffective steps.\n'
-    '            - Response directly with json object, Do not explain or return irrelevant content.\n'
-    '            '
-)
 
 # The five judge calls of an item, in the order they are asked (the last two need the first two).
 REFERENCE_FINDINGS, PREDICTION_FINDINGS, EFFECTIVENESS = "reference_findings", "prediction_findings", "effectiveness"
@@ -289,10 +157,9 @@ class RadRScoreResult(Judgements):
         return mean_scored(getattr(self, component))
 
 
-def signature(judge: Judge) -> Signature:
+def signature(judge: Judge, unreadable: str = "worst") -> Signature:
     return Signature("radrscore", VERSION, settings={"prompt": PROMPT_VERSION, "radrscore": "mean3",
-                                                     "unreadable": "worst"},
-                     models={"judge": judge.identity})
+                                                     "unreadable": unreadable}, models={"backend": judge.identity})
 
 
 def _check(predictions, references, reports) -> None:
@@ -319,24 +186,28 @@ def radrscore(predictions: Sequence[str], references: Sequence[Any], reports: Se
     reports. `dataset` names where the text comes from, for the judge's data-use guard (RadRBench-CXR's reports
     are MIMIC-CXR and CheXpert text: loopback or explicitly allowed endpoints only)."""
     _check(predictions, references, reports)
+    # never sent: such an item counts 0 in every component
+    flags = [addressed(p, r) for p, r in zip(predictions, reports)]
     predictions = [ANSWER_FORMAT.neutral(p) for p in predictions]
     n = len(predictions)
-    first = [chat(p) for prediction, steps in zip(predictions, references)
-             for p in (extraction_prompt(steps), extraction_prompt(prediction),
-                       effectiveness_prompt(steps, prediction))]
-    asked = judge.complete(first, PROMPT_VERSION, dataset=dataset) if n else []
-    replies: list[dict[str, Reply]] = [dict(zip(STAGES[:3], asked[3 * i:3 * i + 3])) for i in range(n)]
+    sent = [i for i in range(n) if flags[i] is None]
+    first = [chat(p) for i in sent for p in (extraction_prompt(references[i]), extraction_prompt(predictions[i]),
+                                              effectiveness_prompt(references[i], predictions[i]))]
+    asked = judge.complete(first, PROMPT_VERSION, dataset=dataset) if first else []
+    replies: list[dict[str, Reply]] = [{} for _ in range(n)]
+    for position, i in enumerate(sent):
+        replies[i] = dict(zip(STAGES[:3], asked[3 * position:3 * position + 3]))
     read: list[dict[str, Any]] = [{} for _ in range(n)]
     second, waiting = [], []
     for i, item in enumerate(replies):
         ok = {stage: reply.text is not None and reply.error is None for stage, reply in item.items()}
-        if all(ok.values()):
+        if item and all(ok.values()):
             read[i][REFERENCE_FINDINGS] = read_findings(read_json(item[REFERENCE_FINDINGS].text))
             read[i][PREDICTION_FINDINGS] = read_findings(read_json(item[PREDICTION_FINDINGS].text))
             parsed = read_json(item[EFFECTIVENESS].text)
             counts = (read_count(parsed, "effective_count"), read_count(parsed, "ineffective_count"))
             read[i][EFFECTIVENESS] = None if None in counts else counts
-        if all(ok.values()) and all(v is not None for v in read[i].values()):
+        if item and all(ok.values()) and all(v is not None for v in read[i].values()):
             second += [chat(completeness_prompt(read[i][REFERENCE_FINDINGS], read[i][PREDICTION_FINDINGS])),
                        chat(factuality_prompt(reports[i], read[i][PREDICTION_FINDINGS]))]
             waiting.append(i)
@@ -349,7 +220,13 @@ def radrscore(predictions: Sequence[str], references: Sequence[Any], reports: Se
             read[i][stage] = read_count(read_json(reply.text), key) if ok else None
 
     completeness, factuality, effectiveness, counts, problems, messages = [], [], [], [], [], []
-    for item, values in zip(replies, read):  # a judge whose server failed raised instead: no item is scored for it
+    for item, values, flag in zip(replies, read, flags):  # a judge whose server failed raised instead
+        if flag is not None:
+            problems.append(Problem.ADDRESSED)
+            messages.append(f"addressed to the evaluator: {flag!r}")
+            for column in (completeness, factuality, effectiveness, counts):
+                column.append(None)
+            continue
         refused = next((_refused(stage, reply) for stage, reply in item.items() if reply.text is None), None)
         cut = next((f"{stage}: cut at the length limit" for stage, reply in item.items() if reply.truncated), None)
         unread = next((f"{stage}: unparseable" for stage in STAGES if stage in item and values.get(stage) is None),
@@ -389,11 +266,11 @@ def judge_for(judge_url: str | None = None, judge_model: str | None = None, *, c
 def compute(predictions: Sequence[str], references: Sequence[Any], reports: Sequence[str], *,
             dataset: DataUse | str | None = DATASET, judge: Judge | None = None, **settings) -> dict:
     """What the `evaluate` module returns; `settings` go to `judge_for` unless a judge is given."""
-    result = radrscore(predictions, references, reports, judge or judge_for(**settings), dataset=dataset)
-    out = {"radrscore": result.mean, **{c: result.mean_of(c) for c in COMPONENTS},
-           "radrscore_per_sample": result.board_scores, **result.tally(),
-           **{f"judged_{c}": result.judged_mean_of(c) for c in COMPONENTS}}
-    out.update({f"{c}_per_sample": result.board(c) for c in COMPONENTS})
-    out.update({"counts_per_sample": result.counts, "out_of_range": result.out_of_range, "problems": result.messages,
-                "judge_replies": result.replies, "signature": result.signature})
-    return out
+    result = radrscore(predictions, references, reports, judge := judge or judge_for(**settings), dataset=dataset)
+    return {"radrscore": result.mean, **{c: result.mean_of(c) for c in COMPONENTS},
+            "radrscore_per_sample": result.board_scores, **result.tally(),
+            **{f"judged_{c}": result.judged_mean_of(c) for c in COMPONENTS},
+            **{f"{c}_per_sample": result.board(c) for c in COMPONENTS},
+            "counts_per_sample": result.counts, "out_of_range": result.out_of_range, "problems": result.messages,
+            "judge_replies": result.replies, "signature": result.signature,
+            "judged_signature": str(signature(judge, LEFT_OUT))}

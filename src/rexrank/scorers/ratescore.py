@@ -169,21 +169,24 @@ class RaTEScore(Scorer):
     def paired_features(self, predictions: Sequence[str], references: Sequence[str]) -> tuple[list, list]:
         """Each text's features computed once (and cached); then a pair whose best match is a near tie between
         types gets, for both reports, the vectors the reference computes report by report, so `score` is math
-        alone and a near tie is decided as the reference decides it."""
+        alone and a near tie is decided as the reference decides it. Those per-report vectors are cached by report
+        text too: the references scored against many systems are embedded report by report once."""
         candidates, refs = super().paired_features(predictions, references)
-        exact: dict[tuple[str, ...], np.ndarray] = {}
+        tied = [i for i, (c, r) in enumerate(zip(candidates, refs, strict=True))
+                if near_tie((c[2], c[1].tolist()), (r[2], r[1].tolist()))]
+        features = {t: f for i in tied for t, f in ((predictions[i], candidates[i]), (references[i], refs[i]))}
+        texts = list(features)
 
-        def own(features: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
-            key = tuple(features[0].tolist())
-            if key not in exact:
-                exact[key] = self.model.encoder.embed(list(key))
-            return (features[0], features[1], exact[key], *features[3:])
+        def per_report(batch: Sequence[str]) -> list[tuple[np.ndarray]]:
+            return [(self.model.encoder.embed(features[t][0].tolist()),) for t in batch]
 
-        self.rescored = 0
-        for i, (c, r) in enumerate(zip(candidates, refs, strict=True)):
-            if near_tie((c[2], c[1].tolist()), (r[2], r[1].tolist())):
-                candidates[i], refs[i] = own(c), own(r)
-                self.rescored += 1
+        exact = dict(zip(texts, self.cache.get_or_compute(self.cache_namespace() + "|per-report", texts, per_report,
+                                                          counted=False), strict=True))
+        for i in tied:
+            c, r = candidates[i], refs[i]
+            candidates[i] = (c[0], c[1], exact[predictions[i]][0], *c[3:])
+            refs[i] = (r[0], r[1], exact[references[i]][0], *r[3:])
+        self.rescored = len(tied)
         return candidates, refs
 
     def score(self, candidates, references) -> np.ndarray:

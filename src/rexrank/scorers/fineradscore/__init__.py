@@ -15,17 +15,17 @@ has no scoring code; docs/reference-notes/fineradscore.md says where the rest co
 - Severity: Emergent error 4, Urgent error 3, Actionable nonurgent error 2, Not actionable 1 (0: no correction).
   Per study the max (ReXrank's column) or the sum (called the paper's); the dataset value is 1 / mean over studies.
 
-Ours, where the reference has no rule or one we do not copy (the signature records shots, aggregate and repair):
-the reference asks again up to five times with the same messages at the API's default temperature; we ask once at
-the judge's temperature (0 by default) and, when the reply cannot be read, once more with the reading error quoted.
-A reply still unreadable is unparseable, and a reply cut at the judge's max_tokens is not read (version 2: both
-count as the worst value in the board's mean; docs/security.md, rule 10). A reply that is one ``` fenced block is
-read. A line
-id beyond the candidate's lines and a severity that is not one of the four labels (or "No error", 0) are reading
-errors. `{}` scores 0 (the reference's fifth example teaches it for a report that needs no correction). Duplicate
-keys: the last wins, as `json.loads` has it. The reference's example turns quote MIMIC-CXR reports, which may not be
-redistributed, so they are not shipped: SYNTHETIC (our own examples, the default), the reference's own from a
-FineRadScore checkout or a JSON file (`load_shots`), or ZERO_SHOT.
+Ours, where the reference has no rule or one we do not copy (the signature records shots, aggregate and repair): the
+reference asks again up to five times with the same messages at the API's default temperature; we ask once at the
+judge's temperature (0 by default) and, when the reply cannot be read, once more with the reading error quoted. A
+reply still unreadable is unparseable, and a reply cut at the judge's max_tokens is not read (version 2: both count
+as the worst value in the board's mean; docs/security.md, rule 10). A candidate is read as a judge would retype it,
+and one that addresses the evaluator is never sent and counts as the worst value (version 3; rule 19). A reply that
+is one ``` fenced block is read. A line id beyond the candidate's lines and a severity that is not one of the four
+labels (or "No error", 0) are reading errors. `{}` scores 0 (the reference's fifth example teaches it for a report
+that needs no correction). Duplicate keys: the last wins, as `json.loads` has it. The reference's example turns
+quote MIMIC-CXR reports, which may not be redistributed, so they are not shipped: SYNTHETIC (our own examples, the
+default), the reference's own from a FineRadScore checkout or a JSON file (`load_shots`), or ZERO_SHOT.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from typing import Any, Protocol
 from rexrank.errors import InputError
 from rexrank.llm import JudgeUnavailable, Reply
 from rexrank.llm.guard import DataUse
+from rexrank.llm.quoting import FINERADSCORE, addressed
 from rexrank.reports import check_pairs
 from rexrank.scorers.base import Judged, Judgements, Problem, mean_scored
 from rexrank.scorers.fineradscore.prompt import (
@@ -78,7 +79,8 @@ __all__ = ["AGGREGATES", "FIELDS", "INSERTED", "JSON_FORMAT", "MAX_TOKENS", "NO_
            "fineradscore", "judge_for", "load_shots", "number_lines", "parse", "read_severity", "shots_digest",
            "shots_for", "signature", "split_lines"]
 
-VERSION = "2"  # 2: an unread study counts as the worst severity, a cut reply is never read, candidates' braces inert
+VERSION = "3"  # 3: candidates read as a judge would retype them, one addressed to the evaluator counts the worst;
+# 2: an unread study counts as the worst severity, a cut reply is never read, candidates' braces inert
 MAX_TOKENS = 2048  # ours: the reference's GPT-4 call sets none (its Claude call 1024)
 AGGREGATES = ("max", "sum")
 WORST_SEVERITY = max(SEVERITIES.values())
@@ -157,13 +159,17 @@ def fineradscore(predictions: Sequence[str], references: Sequence[str], judge: B
     check_pairs(predictions, references)
     aggregate([], how)  # an unknown aggregate fails before any call
     shots = shots_for(shots)
-    conversations = [build_messages(p, r, shots) for p, r in zip(predictions, references)]
-    lines = [len(split_lines(p)) for p in predictions]
-    n = len(conversations)
+    # never sent: such a study counts the worst severity
+    flags = [addressed(p, r) for p, r in zip(predictions, references)]
+    candidates = [FINERADSCORE.neutral(p) for p in predictions]  # as sent: its lines are the ones the judge numbers
+    conversations = {i: build_messages(c, r, shots) for i, (c, r, flag) in enumerate(zip(candidates, references, flags))
+                     if flag is None}
+    lines = [len(split_lines(c)) for c in candidates]
+    n = len(candidates)
     corrections: list[list[Correction] | None] = [None] * n
     replies: list[str | None] = [None] * n
-    errors: list[str | None] = [None] * n
-    problems: list[Problem | None] = [None] * n
+    errors: list[str | None] = [f"addressed to the evaluator: {flag!r}" if flag else None for flag in flags]
+    problems: list[Problem | None] = [Problem.ADDRESSED if flag else None for flag in flags]
     repaired = [False] * n
     repairs: dict[int, list[dict]] = {}
 
@@ -183,8 +189,8 @@ def fineradscore(predictions: Sequence[str], references: Sequence[str], judge: B
             return err
         return None
 
-    first = judge.complete(conversations, PROMPT_VERSION, dataset=dataset) if conversations else []
-    for i, reply in enumerate(first):
+    first = judge.complete(list(conversations.values()), PROMPT_VERSION, dataset=dataset) if conversations else []
+    for i, reply in zip(conversations, first):
         if err := read(i, reply, ""):
             repairs[i] = [*conversations[i], {"role": "assistant", "content": reply.text},
                           {"role": "user", "content": REPAIR.format(error=err)}]
