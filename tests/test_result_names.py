@@ -38,7 +38,7 @@ def test_two_names_that_make_one_file_name_are_refused_before_scoring(tmp_path, 
     assert score(out, "demo-careful", "Model A") == 0
     assert score(out, "demo-template", "Model-A") == 2
     err = capsys.readouterr().err
-    assert err == (f"rexrank: error: {out / 'mimic-cxr.findings.Model-A.json'} holds model 'Model A''s result, "
+    assert err == (f"rexrank: error: {out / 'mimic-cxr.findings.Model-A.json'} holds the result of model 'Model A', "
                    "which model 'Model-A' would replace (their names make the same file name): give this one another "
                    "--model-name, or its own --out\n")
     assert [Result.read(p).model.name for p in result_files(out)] == ["Model A"]

@@ -60,8 +60,8 @@ def check_room(out: Path, dataset: str, task: str, model: str) -> None:
     path = result_paths(out, dataset, task, model)[0]
     held = _held_by(path)
     if held is not None and held != model:
-        raise InputError(f"{path} holds model {held!r}'s result, which model {model!r} would replace (their names make "
-                         f"the same file name): give this one another --model-name, or its own --out")
+        raise InputError(f"{path} holds the result of model {held!r}, which model {model!r} would replace (their "
+                         "names make the same file name): give this one another --model-name, or its own --out")
 
 
 def _drop_superseded(out: Path, result: Result) -> None:
