@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 import yaml
 from fixtures.built import rexrank_json
+from fixtures.outputs import written
 
 from rexrank import demo
 from rexrank.cli import main
@@ -82,7 +83,7 @@ def test_rexrank_score_reads_the_built_folder_as_it_reads_the_source(built, tmp_
                          str(dataset), "--dataset-name", "mimic-cxr", "--task", task, "--metrics", "bleu2",
                          "--out", str(tmp_path / name), "--quiet"])
             assert code == 0
-        a, b = (Result.read(tmp_path / name / f"mimic-cxr.{task}.json") for name in ("built", "json"))
+        a, b = (Result.read(written(tmp_path / name, f"mimic-cxr.{task}.json")) for name in ("built", "json"))
         assert a.metrics["bleu2"].value == b.metrics["bleu2"].value and a.counts == b.counts
 
 

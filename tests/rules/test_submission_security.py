@@ -667,6 +667,8 @@ def test_safe_url_accepts_http_links(url, expected):
 
 def test_what_rexrank_score_writes_passes(tmp_path):
     """The rules accept the files `rexrank score` really writes (result, pandas-written table, predictions)."""
+    from fixtures.outputs import written as written_file
+
     import rexrank.demo
     from rexrank.result_set import score_file
 
@@ -679,7 +681,7 @@ def test_what_rexrank_score_writes_passes(tmp_path):
     written = {f"{BASE}/results/iu-xray.findings.json": "iu-xray.findings.json",
                f"{BASE}/per_study/iu-xray.findings.parquet": "iu-xray.findings.per_study.parquet",
                f"{BASE}/predictions/iu-xray.findings.jsonl": "iu-xray.findings.predictions.jsonl"}
-    files = {path: (out / name).read_bytes() for path, name in written.items()} | {
+    files = {path: written_file(out, name).read_bytes() for path, name in written.items()} | {
         f"{BASE}/submission.json": card_json(name="Demo careful")}
     checked = check_submission(write(tmp_path / "pr", files), SID)
     key = ("iu-xray", "findings")
