@@ -88,7 +88,7 @@ def authors_accuracy(script: Path, model: str, files: dict[str, list], cut: bool
 
 
 def stand_in(clone: Path, out: Path) -> Path:
-    from rexrank.data.radrbench import read_radrbench, write_radrbench
+    from rexrank.radrbench.dataset import read_radrbench, write_radrbench
 
     return write_radrbench(read_radrbench([clone / "eval" / "res" / "accuracy_res" / STAND_IN]), out)
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rexrank.radrbench import CITATION as RADRBENCH_CITATION
-
 
 @dataclass(frozen=True)
 class DatasetInfo:
@@ -144,7 +142,15 @@ PUBLIC_DATASETS = tuple(name for name, t in TEST_SETS.items() if not t.private)
 PRIVATE_DATASETS = tuple(name for name, t in TEST_SETS.items() if t.private)
 DATASETS = PUBLIC_DATASETS + PRIVATE_DATASETS
 
-# RadRBench-CXR (ChestX-Reasoner's reasoning benchmark): items, not studies; built by rexrank.data.radrbench.
+RADRBENCH_CITATION = """\
+@article{fan2025chestx,
+  title={ChestX-Reasoner: Advancing Radiology Foundation Models with Reasoning through Step-by-Step Verification},
+  author={Fan, Ziqing and Liang, Cheng and Wu, Chaoyi and Zhang, Ya and Wang, Yanfeng and Xie, Weidi},
+  journal={arXiv preprint arXiv:2504.20930},
+  year={2025}
+}
+"""
+# RadRBench-CXR (ChestX-Reasoner's reasoning benchmark): items, not studies; built by rexrank.radrbench.dataset.
 RADRBENCH_CXR = DatasetInfo(
     "radrbench-cxr", "RadRBench-CXR test (rexrank)",
     "RadRBench-CXR, the chest X-ray reasoning benchmark of ChestX-Reasoner: visual questions (binary, single "

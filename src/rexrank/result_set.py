@@ -17,18 +17,14 @@ import pandas as pd
 from rexrank import shards, stats
 from rexrank.data import align, load_predictions, load_split
 from rexrank.data.identity import identify
-from rexrank.demo import is_demo
+from rexrank.data.known import is_demo
+from rexrank.data.predictions import write_predictions
 from rexrank.errors import InputError
-from rexrank.files import Locked, exclusive, file_sha256, write_text
+from rexrank.files import Locked, exclusive, file_sha256
 from rexrank.results import ModelInfo, Result, ResultError, companions, result_paths
 from rexrank.rules.copies import copy_problem
 from rexrank.scorecard import MetricSet, Scorecard, estimates, score
 from rexrank.signature import Signature
-
-
-def write_predictions(path: Path, study_ids: Sequence[str], predictions: Sequence[str]) -> None:
-    write_text(path, "".join(json.dumps({"study_id": s, "prediction": p}, ensure_ascii=False) + "\n"
-                             for s, p in zip(study_ids, predictions)))
 
 
 def write_result_set(out: Path, result: Result, card: Scorecard, study_ids: Sequence[str],

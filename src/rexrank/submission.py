@@ -35,7 +35,7 @@ from rexrank.reports import REFERENCE_TEXT, TASKS, text_settings
 from rexrank.results import Result, companions, result_name, results_by_model
 from rexrank.rules.layout import CARD, RADRBENCH_RESULT, SUBMISSION_ID, SUBMISSIONS
 from rexrank.scorers import METRICS, metric_class
-from rexrank.submission_plan import board_plan
+from rexrank.submission_plan import Piece, board_plan
 
 
 @dataclass(frozen=True)
@@ -61,14 +61,6 @@ class ModelCard:
 
     def to_dict(self) -> dict:
         return asdict(self) | {"trained_on": list(self.trained_on)}
-
-
-@dataclass(frozen=True)
-class Piece:
-    """One file of a submission: where it goes in the submission folder, and where it comes from."""
-
-    path: str  # relative to submissions/<id>/
-    source: Path
 
 
 def collect(results_dir: Path, model_name: str | None = None) -> list[Piece]:
@@ -262,7 +254,7 @@ def private_predictions(path: Path, dataset: str, task: str, into: Path) -> Piec
            if not isinstance(p, str)]
     if bad:
         raise InputError(f"{path}: {len(bad)} problem(s):\n{listing(bad)}")
-    from rexrank.result_set import write_predictions
+    from rexrank.data.predictions import write_predictions
 
     target = into / f"{dataset}.{task}.predictions.jsonl"
     write_predictions(target, list(predictions), list(predictions.values()))

@@ -4,7 +4,8 @@ its row will carry)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from pathlib import Path
 
 from rexrank.catalog import PRIVATE_DATASETS, TEST_SETS
 from rexrank.data.known import recognise
@@ -12,8 +13,13 @@ from rexrank.data.split import jsonl_records
 from rexrank.results import Result, companions, result_name
 from rexrank.scorers import metric_class
 
-if TYPE_CHECKING:
-    from rexrank.submission import Piece
+
+@dataclass(frozen=True)
+class Piece:
+    """One file of a submission: where it goes in the submission folder, and where it comes from."""
+
+    path: str  # relative to submissions/<id>/
+    source: Path
 
 
 def board_plan(pieces: list[Piece]) -> list[str]:

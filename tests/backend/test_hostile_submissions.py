@@ -14,11 +14,11 @@ from rendered import html as rendered_html
 from rendered import markup
 
 from rexrank import demo, stats
-from rexrank.backend import ledger
 from rexrank.backend.__main__ import main as backend
 from rexrank.cli import main
 from rexrank.reports import text_settings
 from rexrank.results import MetricResult, Result
+from rexrank.rules import ledger
 from rexrank.signature import Signature
 
 REPO = "rexrank/results"

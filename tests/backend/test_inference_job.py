@@ -17,13 +17,13 @@ import pytest
 from fixtures.code_submissions import READ_INPUT
 from huggingface_hub import HfApi
 
-from rexrank.backend import ledger
 from rexrank.backend.__main__ import main as backend
 from rexrank.backend.webhook import Job, Settings, Worker
 from rexrank.catalog import TEST_SETS
 from rexrank.cli import main
 from rexrank.data.build import Build, push_dataset, write_dataset
 from rexrank.results import Result
+from rexrank.rules import ledger
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed (.ci/run installs it)")
 

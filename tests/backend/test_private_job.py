@@ -12,7 +12,6 @@ import pandas as pd
 import pytest
 from huggingface_hub import HfApi
 
-from rexrank.backend import ledger
 from rexrank.backend.__main__ import main as backend
 from rexrank.backend.private import PER_SUBMITTER, score_pull_request
 from rexrank.catalog import TEST_SETS
@@ -20,6 +19,7 @@ from rexrank.cli import main
 from rexrank.data.build import Build, push_dataset, write_dataset
 from rexrank.reports import text_settings
 from rexrank.results import Result
+from rexrank.rules import ledger
 from rexrank.scorecard import score as card
 
 CANARY = "ZQX-CANARY-7731"

@@ -31,8 +31,8 @@ from fixtures.radrbench import (
 )
 
 from rexrank.cli import main
-from rexrank.data.radrbench import COLUMNS, config_name, describe, read_radrbench, relative_image
 from rexrank.errors import InputError
+from rexrank.radrbench.dataset import COLUMNS, config_name, describe, read_radrbench, relative_image
 
 
 def info_of(folder):

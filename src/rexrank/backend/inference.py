@@ -31,14 +31,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rexrank import stats
-from rexrank.backend import bill, ledger
+from rexrank.backend import bill
 from rexrank.backend.private import DATASET, unreviewed
 from rexrank.backend.pull import open_submission
 from rexrank.errors import InputError
 from rexrank.inference.contract import MODEL_FOLDER, check_model
 from rexrank.inference.environment import BuildFailed, build
 from rexrank.inference.runner import fetch_weights, infer
-from rexrank.rules import SubmissionRejected
+from rexrank.rules import SubmissionRejected, ledger
 from rexrank.rules.layout import SUBMISSIONS
 from rexrank.text import code_block, to_markdown
 

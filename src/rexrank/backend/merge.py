@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rexrank.backend import ledger
 from rexrank.backend.pull import owner_of, read_pull_request
-from rexrank.rules import SubmissionRejected, check_submission
+from rexrank.rules import SubmissionRejected, check_submission, ledger
 
 
 def merge(repo_id: str, num: int, token: str | None = None) -> str:

@@ -35,7 +35,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from rexrank import stats
-from rexrank.backend import ledger
 from rexrank.backend.names import name_key
 from rexrank.backend.pull import open_submission
 from rexrank.catalog import PRIVATE_DATASETS
@@ -44,7 +43,7 @@ from rexrank.data.predictions import Aligned
 from rexrank.errors import InputError
 from rexrank.reports import MalformedReference
 from rexrank.results import BOARD_DECIMALS, MetricResult, ModelInfo, Result
-from rexrank.rules import SubmissionRejected
+from rexrank.rules import SubmissionRejected, ledger
 from rexrank.rules.layout import SUBMISSIONS
 from rexrank.scorecard import MetricSet, score
 from rexrank.scorers import JUDGED

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rexrank.backend.ledger import Ledger
 from rexrank.rules import Checked, SubmissionRejected, Touched, check_submission
 from rexrank.rules.layout import SUBMISSIONS
+from rexrank.rules.ledger import Ledger
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ class Opened:
 def open_submission(api, repo_id: str, num: int, into: Path) -> Opened:
     """Read pull request `num` and main, check every rule (paths, sizes, ownership, contents, the name not another
     owner's lookalike), with its files downloaded into `into`. Raises SubmissionRejected saying why."""
-    from rexrank.backend import ledger as ledgers
+    from rexrank.rules import ledger as ledgers
 
     pr = read_pull_request(api, repo_id, num)
     main = api.repo_info(repo_id, repo_type="dataset").sha

@@ -15,17 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rexrank import stats
-from rexrank.backend import ledger
 from rexrank.backend.pull import open_submission
 from rexrank.catalog import PUBLIC_DATASETS
 from rexrank.data import align, load_predictions, load_split
 from rexrank.data.identity import identify
-from rexrank.demo import is_demo
+from rexrank.data.known import is_demo
 from rexrank.files import file_sha256
 from rexrank.llm.quoting import addressed
 from rexrank.official import SPLITS
 from rexrank.results import ModelInfo, Result
-from rexrank.rules import SubmissionRejected
+from rexrank.rules import SubmissionRejected, ledger
 from rexrank.rules.copies import copy_problem
 from rexrank.rules.layout import SUBMISSIONS
 from rexrank.scorecard import MetricSet, score

@@ -218,7 +218,7 @@ class Worker:
         """Run one job: its line for the log, and the keys of the other jobs it stands for (the head it found)."""
         from huggingface_hub import HfApi
 
-        from rexrank.backend import ledger
+        from rexrank.rules import ledger
 
         settings, api = self.settings, HfApi(token=self.settings.token)
         if job.name == "aggregate":

@@ -27,7 +27,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from rexrank.backend import ledger
 from rexrank.board.schema import (
     BOARD,
     COLUMNS,
@@ -42,6 +41,7 @@ from rexrank.files import atomic_path, write_text
 from rexrank.official import departures
 from rexrank.radrbench import RADRSCORE_PARTS
 from rexrank.results import COMPUTED, SELF_REPORTED, Result, ResultError
+from rexrank.rules import ledger
 from rexrank.rules.layout import CARD, RADRBENCH_RESULT, SUBMISSIONS
 from rexrank.rules.limits import CARD_JSON, parse_json
 

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from rexrank.catalog import TEST_SETS
-from rexrank.data.known import official_ids
+from rexrank.data.known import is_demo, official_ids
 from rexrank.data.split import Split
 from rexrank.llm.guard import DataUse, credentialed
 
@@ -42,7 +42,6 @@ def built_as(source: str) -> str | None:
 
 def identify(split: Split) -> DataUse:
     """What `split` is: credentialed, public, or of unknown origin (see the module's rules)."""
-    from rexrank import demo
     from rexrank.data.catalog import BUILDERS
 
     ids = set(split.studies["study_id"])
@@ -59,7 +58,7 @@ def identify(split: Split) -> DataUse:
     for name in (split.dataset, split.source):
         if label := credentialed(name):
             return DataUse(label, False, f"named {name!r}")
-    if demo.is_demo(split.source):
+    if is_demo(split.source):
         return DataUse("the synthetic demo set", True, "rexrank's own synthetic reports")
     if built is not None and built in BUILDERS:
         return DataUse(BUILDERS[built].info.title, True, f"its build metadata says {built}, a public dataset")

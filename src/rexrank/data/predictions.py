@@ -23,9 +23,11 @@ Rules (each problem names the study):
 from __future__ import annotations
 
 import csv
+import json
 import math
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +35,7 @@ import pandas as pd
 
 from rexrank.data.split import jsonl_records, listing, read_json
 from rexrank.errors import InputError
+from rexrank.files import write_text
 from rexrank.reports import FINDINGS, FINDINGS_IMPRESSION, TaskReferences
 
 PREDICTION_KEYS = ("prediction", "model_prediction")
@@ -235,3 +238,9 @@ def _warnings(task: str, texts: list, empty: list[str], broken: list[str]) -> li
                         "findings_impression task's references are 'Findings: ... Impression: ...' (README, \"Score "
                         "your model\"): findings alone score low here; are these for --task findings?")
     return warnings
+
+
+def write_predictions(path: Path, study_ids: Sequence[str], predictions: Sequence[str]) -> None:
+    """A predictions file as `load_predictions` reads it back: one JSON line per study, in the given order."""
+    write_text(path, "".join(json.dumps({"study_id": s, "prediction": p}, ensure_ascii=False) + "\n"
+                             for s, p in zip(study_ids, predictions)))

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rexrank.data.known import Match, resolve, split_name
-from rexrank.demo import is_demo
+from rexrank.data.known import Match, is_demo, resolve, split_name
 from rexrank.errors import InputError
 from rexrank.reports import TaskReferences, build_references
 

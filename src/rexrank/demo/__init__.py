@@ -20,9 +20,3 @@ def systems() -> dict[str, dict]:
 def predictions(system: str, task: str) -> Path:
     return HERE / "predictions" / f"{system}.{task}.jsonl"
 
-
-def is_demo(source: str | Path) -> bool:
-    """Whether a split was read from the demo's own file (either of its two formats). Its careful system copies
-    reference sentences by design, so the rule against near-copies of the references (`rexrank.rules.copies`) does
-    not apply to it."""
-    return Path(source).resolve() in (DATASET.resolve(), SPLIT_TEMPLATE.resolve())

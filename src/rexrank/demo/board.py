@@ -15,12 +15,12 @@ import numpy as np
 import pandas as pd
 
 from rexrank import demo
-from rexrank.backend import ledger
 from rexrank.catalog import BOARD_METRICS, TASK_TITLES, TEST_SETS
 from rexrank.files import file_sha256, write_text
 from rexrank.radrbench import RADRSCORE_PARTS
 from rexrank.reports import text_settings
 from rexrank.results import MetricResult, ModelInfo, Result
+from rexrank.rules import ledger
 from rexrank.rules.layout import CARD, SUBMISSIONS
 from rexrank.scorecard import estimates
 from rexrank.scorers import JUDGED, inverted, metric_class

@@ -117,8 +117,8 @@ SPECIAL = {
 
 def outputs(model: str) -> list[dict]:
     """The model's output records ({config, item_id, output}) for score-radrbench."""
-    from rexrank.data.radrbench import SOURCES
     from rexrank.radrbench.answers import task_of
+    from rexrank.radrbench.dataset import SOURCES
 
     records = []
     for name, items in FILES.items():
@@ -152,7 +152,7 @@ def output_file(model: str) -> Path:
 
 def dataset(out: Path | None = None) -> Path:
     """The demo items built as a RadRBench-CXR dataset folder (by `rexrank build-dataset radrbench-cxr`'s code)."""
-    from rexrank.data.radrbench import read_radrbench, write_radrbench
+    from rexrank.radrbench.dataset import read_radrbench, write_radrbench
 
     out = out or Path(tempfile.mkdtemp(prefix="rexrank-radrbench-demo-")) / "radrbench-cxr"
     return write_radrbench(read_radrbench([p for p in sorted(HERE.glob("*_test_*.json"))]), out)

@@ -21,14 +21,15 @@ from rexrank.inference.inputs import input_records, write_input
 from rexrank.inference.sandbox import Outcome, Sandbox, scratch_copy
 from rexrank.inference.save_file import SaveFileRefused, members
 from rexrank.inference.staging import image_tree, weights_tree
-from rexrank.rules.limits import LINE_JSON
 from rexrank.text import shown
 
 SAVE = "predictions.json"
 INPUT = "input.json"
 DEFAULT_TIMEOUT = 24 * 3600.0
 MAX_OUTPUT = 1024 * 1024 * 1024  # what a sandbox may write: its save file, logs, scratch
-MAX_PREDICTION = LINE_JSON.max_bytes  # a prediction's UTF-8 bytes, as a predictions line allows
+# a prediction's UTF-8 bytes: what one predictions line may hold (rexrank.rules.limits.LINE_JSON, a layer above:
+# tests/test_layers.py holds the two equal)
+MAX_PREDICTION = 64 * 1024
 # a study's record in the save file: its prediction written with every character escaped (\\u0000, 6 bytes a byte),
 # beside the input record's fields and a script's own bookkeeping
 RECORD_BYTES = 6 * MAX_PREDICTION + 256 * 1024
@@ -155,7 +156,7 @@ def infer(submission: str | Path, dataset: str | Path, image_root: str | Path, o
     predictions = {}
     for i, block in enumerate(blocks):
         predictions |= read_save(work / f"block-{i}" / "output" / SAVE, block, max_output)
-    from rexrank.result_set import write_predictions
+    from rexrank.data.predictions import write_predictions
 
     write_predictions(out, list(records), [predictions[s] for s in records])
     kept = []

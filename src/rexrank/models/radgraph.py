@@ -29,8 +29,8 @@ import torch
 import torch.nn.functional as F
 
 from rexrank.models import MODELS, ModelUnavailable, ResolvedModel, override_for, resolve
+from rexrank.models.radgraph_graphs import Entity, Graph, tokenize_report
 from rexrank.models.runtime import Runtime, run_batches
-from rexrank.scorers.radgraph import Entity, Graph, tokenize_report
 
 PIECES_PER_SEGMENT = 510
 PAIR_CELLS = 1 << 26  # floats of pair products g_i * g_j held at once (256 MB)

@@ -5,11 +5,3 @@ others (`rexrank.scorers.radrscore`). Not a report benchmark: these score a mode
 
 # RadRScore and its components, as a RadRBench-CXR result's `radrscore.rows` name them (`score.reasoning_rows`).
 RADRSCORE_PARTS = ("radrscore", "completeness", "factuality", "effectiveness")
-CITATION = """\
-@article{fan2025chestx,
-  title={ChestX-Reasoner: Advancing Radiology Foundation Models with Reasoning through Step-by-Step Verification},
-  author={Fan, Ziqing and Liang, Cheng and Wu, Chaoyi and Zhang, Ya and Wang, Yanfeng and Xie, Weidi},
-  journal={arXiv preprint arXiv:2504.20930},
-  year={2025}
-}
-"""

@@ -26,10 +26,10 @@ from pathlib import Path, PurePosixPath
 
 import pandas as pd
 
-from rexrank.data.radrbench import config_name
 from rexrank.data.split import jsonl_records, listing, read_json
 from rexrank.errors import InputError
 from rexrank.radrbench.answers import options_of, parse_reference
+from rexrank.radrbench.dataset import config_name
 from rexrank.text import shown
 
 OUTPUT_KEYS = ("output", "prediction")

@@ -20,7 +20,7 @@ from rexrank.radrbench.answers import MULTI_NO_OPTION, REXRANK, TASKS, accuracy,
 def load_items(folder: str | Path, split: str = "test", configs: list[str] | None = None) -> pd.DataFrame:
     """Every item of a dataset built by `rexrank build-dataset radrbench-cxr` (one folder per config); `configs` in
     rexrank's naming or the authors' (`mimic_binary`)."""
-    from rexrank.data.radrbench import config_name
+    from rexrank.radrbench.dataset import config_name
 
     folder = Path(folder)
     if not (folder / "build_info.json").is_file():

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from rexrank.models import models_extra
+from rexrank.errors import MetricUnavailable
 from rexrank.ratescore_sentences.matches import MIN_SENT_CHARS, _matches
 
 _GAP_END = frozenset('.!?)]"')  # RuSH trims a gap to its last alphanumeric or one of these
@@ -164,7 +164,11 @@ def _starts(idx: list[int], space: list[bool], spans: list[list[int]]) -> list[b
 
 @lru_cache(maxsize=1)
 def _tokenizer():
-    return models_extra("spacy", "blank")("en").tokenizer
+    try:
+        from spacy import blank
+    except ImportError as err:  # the models extra's message, as rexrank.models.models_extra gives it
+        raise MetricUnavailable(f"needs {err.name}: pip install 'rexrank[models]'") from None
+    return blank("en").tokenizer
 
 
 def split(text: str) -> list[str]:

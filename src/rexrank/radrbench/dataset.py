@@ -34,10 +34,10 @@ import pyarrow.parquet as pq
 from rexrank import __version__
 from rexrank.catalog import RADRBENCH_CXR, DatasetInfo
 from rexrank.data.build import replace_folder, sha256
-from rexrank.data.radrbench_card import card
 from rexrank.data.split import listing, read_json
 from rexrank.errors import InputError
 from rexrank.radrbench.answers import MULTI_NO_OPTION, options_of, parse_reference, task_of
+from rexrank.radrbench.card import card
 
 NAME = RADRBENCH_CXR.name
 SPLIT = "test"

@@ -1,4 +1,4 @@
-"""RadRBench-CXR's dataset card, from what a build wrote in build_info.json (rexrank.data.radrbench)."""
+"""RadRBench-CXR's dataset card, from what a build wrote in build_info.json (rexrank.radrbench.dataset)."""
 
 from __future__ import annotations
 
