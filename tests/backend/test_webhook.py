@@ -13,11 +13,12 @@ import pytest
 from huggingface_hub import HfApi
 
 from rexrank import demo
+from rexrank.backend import webhook, webhook_server
 from rexrank.backend.webhook import Job, plan
 from rexrank.backend.webhook_server import serve
 from rexrank.cli import main
 from rexrank.errors import InputError
-from rexrank.rules import ledger, webhook, webhook_server
+from rexrank.rules import ledger
 
 REPO = "rexrank/results"
 SECRET = "webhook-s3cret"
