@@ -7,9 +7,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from rexrank.builders import BUILDERS
 from rexrank.catalog import TEST_SETS
 from rexrank.data.build import official_ids
-from rexrank.data.catalog import BUILDERS
 
 HERE = Path(__file__).parent
 

@@ -34,7 +34,7 @@ def test_a_test_sets_split_size_privacy_and_card_are_stated_once_in_the_catalog(
     """The builders and the dataset cards read the catalog: change a size there and the card says it."""
     from dataclasses import replace
 
-    from rexrank.data.catalog import BUILDERS
+    from rexrank.builders import BUILDERS
 
     for name, test_set in catalog.TEST_SETS.items():
         built = BUILDERS[name]

@@ -67,8 +67,8 @@ def test_each_reference_is_its_sections_with_every_whitespace_run_collapsed_for_
 
 
 def test_a_split_scores_the_collapsed_references_and_a_built_dataset_stores_them(tmp_path):
+    from rexrank.builders import BUILDERS
     from rexrank.data.build import Build, write_dataset
-    from rexrank.data.catalog import BUILDERS
 
     rows = multiline_studies(12)
     split_file(tmp_path / "synthetic.jsonl", rows)

@@ -194,3 +194,10 @@ ACCESS = {"open-weights": "open weights", "api": "API"}
 # its scorer's: `rexrank.scorers.shown`).
 BOARD_METRICS: tuple[str, ...] = ("bleu2", "bertscore", "semb_score", "radgraph", "radcliq_v1", "ratescore", "green",
                                   "fineradscore")
+
+
+def built_dataset(name: str) -> tuple[DatasetInfo, bool] | None:
+    """What `rexrank build-dataset NAME` builds: its facts and whether it is always kept private (None: unknown)."""
+    if name in TEST_SETS:
+        return TEST_SETS[name].info, TEST_SETS[name].private
+    return (RADRBENCH_CXR, True) if name == RADRBENCH_CXR.name else None

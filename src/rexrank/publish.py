@@ -253,8 +253,8 @@ def publish_dataset(name: str, folder: Path, repo_id: str, private: bool = False
     uploaded, so the data is never public for a moment."""
     from huggingface_hub.errors import HfHubHTTPError
 
+    from rexrank.builders import builder
     from rexrank.data.build import push_dataset
-    from rexrank.data.catalog import builder
 
     chosen = builder(name)
     build_info = folder / "build_info.json"

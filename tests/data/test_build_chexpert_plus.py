@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from fixtures.built import build, load, score_references_against, sha
 
+from rexrank.builders import BUILDERS
 from rexrank.data import chexpert_plus
-from rexrank.data.catalog import BUILDERS
 
 CHEXPERT_COLUMNS = [
     "path_to_image", "path_to_dcm", "frontal_lateral", "ap_pa", "deid_patient_id", "patient_report_date_order",

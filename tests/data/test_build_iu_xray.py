@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from fixtures.built import build, load, score_references_against, sha
 
+from rexrank.builders import BUILDERS
 from rexrank.data import iu_xray
-from rexrank.data.catalog import BUILDERS
 
 # R2Gen's annotation.json: id, report (= the findings), image_path, split. Synthetic text.
 R2GEN = {

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from fixtures.built import build, load, score_references_against, sha
 
+from rexrank.builders import BUILDERS
 from rexrank.data import rexgradient
-from rexrank.data.catalog import BUILDERS
 
 
 def rexgradient_study(n, findings, impression, views=("PA", "LATERAL"), indication="Synthetic indication.",

@@ -12,8 +12,8 @@ from fixtures.built import rexrank_json
 from fixtures.scripts import load
 
 from rexrank import demo
+from rexrank.builders import BUILDERS
 from rexrank.cli import main
-from rexrank.data.catalog import BUILDERS
 
 SCRIPTS = ROOT / "dataset_scripts"
 

@@ -49,7 +49,7 @@ def add(commands) -> None:
 def _sources_help() -> str:
     import textwrap
 
-    from rexrank.data.catalog import BUILDERS
+    from rexrank.builders import BUILDERS
 
     lines = ["sources (for the report test sets, ReXrank's split JSON works too):"]
     for name, chosen in BUILDERS.items():
@@ -61,8 +61,8 @@ def _sources_help() -> str:
 
 def cmd_build_dataset(args: argparse.Namespace) -> int:
     """A test set from the user's own download, as a Hub dataset folder; optionally pushed to a private repo."""
+    from rexrank.builders import builder
     from rexrank.data.build import push_dataset
-    from rexrank.data.catalog import builder
 
     chosen = builder(args.name)
     if args.public and (chosen.always_private or chosen.info.credentialed):

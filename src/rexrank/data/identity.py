@@ -42,7 +42,7 @@ def built_as(source: str) -> str | None:
 
 def identify(split: Split) -> DataUse:
     """What `split` is: credentialed, public, or of unknown origin (see the module's rules)."""
-    from rexrank.data.catalog import BUILDERS
+    from rexrank.catalog import built_dataset
 
     ids = set(split.studies["study_id"])
     for (name, part), public in OFFICIAL_SPLITS.items():
@@ -51,17 +51,18 @@ def identify(split: Split) -> DataUse:
             label = credentialed(name) or name
             return DataUse(label, False, f"{shared:,} of its study ids are in the official {name} {part} split")
     built = built_as(split.source)
-    if built is not None and built in BUILDERS:
-        info = BUILDERS[built].info
-        if info.credentialed or BUILDERS[built].always_private:
+    made = built_dataset(built) if built is not None else None
+    if made is not None:
+        info, private = made
+        if info.credentialed or private:
             return DataUse(credentialed(built) or info.title, False, f"its build metadata says {built}")
     for name in (split.dataset, split.source):
         if label := credentialed(name):
             return DataUse(label, False, f"named {name!r}")
     if is_demo(split.source):
         return DataUse("the synthetic demo set", True, "rexrank's own synthetic reports")
-    if built is not None and built in BUILDERS:
-        return DataUse(BUILDERS[built].info.title, True, f"its build metadata says {built}, a public dataset")
+    if made is not None:
+        return DataUse(made[0].title, True, f"its build metadata says {built}, a public dataset")
     public_ids = set().union(*(official_ids(n, p) or () for (n, p), public in OFFICIAL_SPLITS.items() if public))
     if ids and ids <= public_ids:
         return DataUse("IU-Xray", True, "every study id is one of IU-Xray's official test or valid ids")

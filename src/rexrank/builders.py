@@ -1,5 +1,6 @@
-"""Which reader turns each source format of a test set into a `Build`. What each set is (its split, size, card,
-credentialing) is `rexrank.catalog`'s, stated once there.
+"""Which reader turns each source format of a dataset into a build (`rexrank build-dataset`): the report test sets'
+(`rexrank.data`) and RadRBench-CXR's (`rexrank.radrbench.dataset`), above both. What each set is (its split, size,
+card, credentialing) is `rexrank.catalog`'s, stated once there.
 
 Each dataset can be built from ReXrank's split JSON (what the ReXrank authors distribute) or from the original
 release in its own layout (read by a module of its own in `rexrank.data`). Sources are the user's downloads;
@@ -13,9 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rexrank.catalog import TEST_SETS
-from rexrank.data import chexpert_plus, iu_xray, mimic, radrbench, rexgradient
+from rexrank.data import chexpert_plus, iu_xray, mimic, rexgradient
 from rexrank.data.build import Build, DatasetInfo, read_rexrank_json, write_dataset
 from rexrank.errors import InputError
+from rexrank.radrbench import dataset as radrbench
 
 Reader = Callable[[Sequence[Path], str, "Path | None"], Build]  # (sources, split, image root) -> Build
 
