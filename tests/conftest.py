@@ -41,6 +41,11 @@ SHARED_REFERENCE = ROOT.parent / "shared" / "reference"
 IMPLIED_MARKS = {
     "chromium": ("browser", "slow"),  # Debian's Chromium through Playwright
     "reference_python": ("parity", "slow"),  # the reference packages, live, in their transformers-4 venv
+    "oracle_model": ("parity", "slow"),  # bert-score, live, in this process (tests/scorers/test_bertscore.py)
+    "stock_model": ("parity", "slow"),
+    "hf_cache": ("subprocess", "slow"),  # python -m rexrank.inference.hf_runner on the vision stand-ins
+    "shared_app": ("slow",),  # the leaderboard's Gradio app on loopback, driven with gradio_client
+    "own_app": ("slow",),
 }
 
 

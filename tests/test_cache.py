@@ -5,6 +5,7 @@ import hashlib
 import multiprocessing
 
 import numpy as np
+import pytest
 
 from rexrank.cache import FeatureCache
 
@@ -29,6 +30,8 @@ def fill(path: str, worker: int, rounds: int) -> int:
     return seen
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_four_processes_fill_one_cache_and_every_entry_is_right(tmp_path):
     path = str(tmp_path / "features.sqlite")
     with multiprocessing.get_context("spawn").Pool(4) as pool:

@@ -186,6 +186,7 @@ def unprivileged(path, probe):
     return json.loads(done.stdout), warnings(done.stderr)
 
 
+@pytest.mark.slow
 def test_a_read_only_cache_is_read_and_nothing_is_stored(tmp_path):
     path = filled(tmp_path / "features.sqlite")
     before = path.read_bytes()
@@ -201,6 +202,7 @@ def test_a_read_only_cache_is_read_and_nothing_is_stored(tmp_path):
     assert path.read_bytes() == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["features.sqlite", "sub/features.sqlite"])
 def test_a_cache_in_a_folder_nobody_may_write_gives_one_line_and_the_run_goes_on(tmp_path, where):
     folder = tmp_path / "locked"

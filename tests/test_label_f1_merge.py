@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 from fixtures.reports import reports
 
 from rexrank import demo, stats
@@ -23,6 +24,7 @@ def score(out, *extra):
                  "--batch-size", "8", "--out", str(out), "--quiet", *extra])
 
 
+@pytest.mark.slow
 def test_three_shards_merged_give_the_unsharded_label_f1_exactly(local_models, tmp_path):
     assert score(tmp_path / "whole") == 0
     for i in range(3):

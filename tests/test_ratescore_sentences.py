@@ -180,6 +180,7 @@ def kept_sentences(texts: list[str]) -> list[list[str]]:
     return golden.read("rush-sentences", golden.fingerprint({"rush": {"texts": texts}}, {}))["rush_sentences"]
 
 
+@pytest.mark.slow
 def test_parity_with_ratescore_sentence_split():
     texts = rush_texts()
     expected = kept_sentences(texts)

@@ -20,6 +20,8 @@ from rexrank.reports import text_settings
 from rexrank.results import MetricResult, Result
 from rexrank.signature import Signature
 
+pytestmark = pytest.mark.slow  # each test submits, reviews and merges on the loopback Hub first (about 2 s)
+
 REPO = "rexrank/results"
 OWNER_ID = "lab-a-chexagent"
 

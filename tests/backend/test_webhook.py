@@ -91,6 +91,7 @@ def maintainer_comments(hub):
     return [text for author, text in pr.comments if author == "maintainer"]
 
 
+@pytest.mark.slow
 def test_a_forged_or_unsigned_event_runs_nothing(app):
     url, worker, hub = app
     opened = event("discussion", "create", discussion=pull_request(1, "open"))
@@ -101,6 +102,7 @@ def test_a_forged_or_unsigned_event_runs_nothing(app):
     assert not any(p.startswith("ledger/") for p in hub.files(REPO, repo_type="dataset"))
 
 
+@pytest.mark.slow
 def test_a_signed_event_runs_the_review_and_the_jobs_own_commits_end_the_chain(app):
     url, worker, hub = app
     signed = {"X-Webhook-Secret": SECRET}
@@ -132,6 +134,8 @@ def test_the_app_refuses_to_start_without_a_secret(monkeypatch):
         serve("127.0.0.1", free_port(), block=False)
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_the_deployable_says_in_one_line_why_it_does_not_start(monkeypatch):
     import subprocess
     import sys
@@ -184,6 +188,7 @@ def hub_held(hub):
         hub._lock.release()
 
 
+@pytest.mark.slow
 def test_the_secret_is_checked_before_a_byte_of_the_body_is_read(app):
     url, worker, hub = app
     announced = b"Content-Length: 100000"  # and not one byte of it sent: an answer proves the body was not awaited
@@ -196,6 +201,7 @@ def test_the_secret_is_checked_before_a_byte_of_the_body_is_read(app):
     assert worker.log == [] and maintainer_comments(hub) == []
 
 
+@pytest.mark.slow
 def test_a_malformed_unsigned_body_gets_401_not_422(app):
     url, worker, hub = app
     opened = event("discussion", "create", discussion=pull_request(1, "open"))
@@ -215,6 +221,7 @@ def test_a_malformed_unsigned_body_gets_401_not_422(app):
     assert worker.log == [] and maintainer_comments(hub) == []
 
 
+@pytest.mark.slow
 def test_a_body_is_bounded_in_bytes_and_time(app, monkeypatch):
     url, worker, hub = app
     answer, hung_up = raw(url, head(url, SIGNED, b"Content-Length: 1000000000"))
@@ -242,6 +249,7 @@ def queued(answers) -> list[str]:
     return [job for a in answers for job in a.json()["queued"]]
 
 
+@pytest.mark.slow
 def test_200_replays_of_an_event_queue_one_job(app):
     url, worker, hub = app
     signed = {"X-Webhook-Secret": SECRET}
@@ -260,6 +268,7 @@ def test_200_replays_of_an_event_queue_one_job(app):
     assert worker.log[1:] == [f"review #1: head {own[:12]} already reviewed"] and len(maintainer_comments(hub)) == 1
 
 
+@pytest.mark.slow
 def test_a_queued_head_that_moved_on_is_skipped(app):
     url, worker, hub = app
     signed = {"X-Webhook-Secret": SECRET}
@@ -279,6 +288,7 @@ def test_a_queued_head_that_moved_on_is_skipped(app):
     assert len(maintainer_comments(hub)) == 1
 
 
+@pytest.mark.slow
 def test_an_event_listing_300_pull_requests_queues_a_bounded_number(app):
     url, worker, hub = app
     signed = {"X-Webhook-Secret": SECRET}
@@ -300,6 +310,7 @@ def test_an_event_listing_300_pull_requests_queues_a_bounded_number(app):
     assert len(worker.log) == 17 and worker.log[-1].startswith("aggregate: ") and maintainer_comments(hub) == []
 
 
+@pytest.mark.slow
 def test_aggregates_coalesce_while_one_is_queued(app):
     url, worker, hub = app
     signed = {"X-Webhook-Secret": SECRET}
@@ -320,6 +331,7 @@ def test_aggregates_coalesce_while_one_is_queued(app):
         f"aggregate at {sha('m7')[:12]}: already done"]
 
 
+@pytest.mark.slow
 def test_a_job_the_hub_failed_is_retried_by_a_replay(app):
     url, worker, hub = app
     signed = {"X-Webhook-Secret": SECRET}

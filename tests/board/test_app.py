@@ -20,6 +20,7 @@ from rexrank.board.schema import BOARD, COLUMNS, RADRBENCH_BOARD
 from rexrank.demo.board import demo_results_repo
 
 
+@pytest.mark.slow
 def test_a_local_folder_is_read_from_its_leaderboard_parquet(tmp_path):
     board = aggregate(results_repo(tmp_path))
     source = sources.BoardSource(tmp_path)
@@ -115,6 +116,7 @@ def test_a_hub_results_repo_downloads_only_the_board_and_survives_the_hub_going_
     assert shown.empty and banner
 
 
+@pytest.mark.slow
 def test_the_embedded_demo_board_covers_every_dataset_and_task():
     sources._demo.cache_clear()
     board = sources.read_board(sources.DEMO)
@@ -791,6 +793,8 @@ def test_with_nothing_named_the_board_is_the_official_tables_as_published(monkey
     assert shown["Rank"].tolist()[:1] == ["1"] and len(shown) == 7
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_the_app_leaves_no_folder_behind_when_it_ends(tmp_path):
     """The demo's results repo and the CSV exports live in folders of their own while the app runs; a Space or a
     `rexrank leaderboard` that ends removes them (ten runs' leftovers once filled a disk)."""

@@ -87,6 +87,8 @@ def test_the_header_text_names_a_page_of_the_board_not_a_repository_path():
     assert about.header_sorts() == {"Rank": "rank", **{t: m for m, t in views.TITLES.items()}}
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_the_space_builds_without_torch(tmp_path):
     """space/requirements.txt installs no torch: the app's start must not need it (the About tab's example signature
     once made a scorer, importing torch: 1.3 s of every start here, and a crash where it is not installed)."""

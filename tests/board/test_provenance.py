@@ -131,6 +131,7 @@ def test_a_provenance_the_board_does_not_know_is_shown_as_text_and_never_compare
     assert "A's numbers are not marked as the maintainers'" in heading
 
 
+@pytest.mark.slow
 def test_the_demo_shows_all_three_on_every_table_and_compares_a_generated_row():
     demo = read_board(DEMO)
     for (dataset, task), rows in demo.groupby(["dataset", "task"]):

@@ -161,6 +161,7 @@ def test_the_table_shows_each_ranks_range_whatever_the_search(tmp_path):
     assert table(full, "mimic-cxr", "findings", search="official")["Rank range"].tolist() == ["1–4"]
 
 
+@pytest.mark.slow
 def test_five_thousand_rows_shape_quickly(tmp_path):
     many = pd.concat([board(tmp_path)] * 1000, ignore_index=True)
     assert len(table(many, "mimic-cxr", "findings")) == 5000
@@ -379,6 +380,7 @@ def test_a_card_that_cannot_be_read_leaves_out_its_submission_and_the_board_keep
     assert capsys.readouterr().err == f"rexrank.backend: error: left out: {reason}\n"
 
 
+@pytest.mark.slow
 def test_a_radrbench_result_that_cannot_be_read_is_left_out_and_the_other_models_stay(tmp_path):
     from rexrank.demo.board import demo_results_repo
 
@@ -399,6 +401,7 @@ def test_a_radrbench_result_that_cannot_be_read_is_left_out_and_the_other_models
         pd.testing.assert_frame_equal(pd.read_parquet(repo / "radrbench.parquet"), kept)
 
 
+@pytest.mark.slow
 def test_the_demos_numbers_carry_each_metrics_own_statistic(tmp_path):
     """The crowd's synthetic rows (no per-study table) named FineRadScore's value a plain mean: the demo decided
     1/mean for RadCliQ-v1 alone. Each metric's statistic is now its scorer's, and a 1/mean value is 1 over its mean."""

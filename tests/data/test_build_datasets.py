@@ -113,6 +113,7 @@ def test_an_existing_folder_is_replaced_only_when_it_is_a_built_dataset(built, t
     assert "is not a rexrank dataset folder" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_pushed_privately_then_scored_from_the_hub(built, tmp_path, fake_hub, monkeypatch, capsys):
     _, source, _ = built
     monkeypatch.setenv("HF_TOKEN", "hf_maintainer")

@@ -251,6 +251,7 @@ def test_options_split_public_and_image_root_are_checked(tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_push_to_a_private_repo_that_load_dataset_reads(fake_hub, tmp_path, monkeypatch, capsys):
     source = published(tmp_path / "download")
     monkeypatch.setenv("HF_TOKEN", "hf_writer")

@@ -78,6 +78,8 @@ def test_runner_vllm_needs_no_script_and_runs_rexrank_s_vllm_runner(tmp_path):
         ["python", "-m", "rexrank.inference.vllm_runner"]
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vLLM is installed here")
 def test_without_vllm_the_run_stops_with_one_line_before_reading_an_image(tmp_path):
     source = tmp_path / "input.json"

@@ -32,6 +32,7 @@ def test_replies_come_back_in_order(fake_openai):
     assert "seed" not in fake_openai.requests[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bound", [1, 3])
 def test_concurrency_bound_is_respected(fake_openai, bound):
     fake_openai.delay = 0.05
@@ -39,6 +40,7 @@ def test_concurrency_bound_is_respected(fake_openai, bound):
     assert fake_openai.max_in_flight == bound
 
 
+@pytest.mark.slow
 def test_auto_concurrency_is_what_a_vllm_kv_cache_holds(fake_openai, capsys):
     fake_openai.vllm = {"num_gpu_blocks": 1000, "block_size": 16, "max_model_len": 2048}  # 16,000 / 2,048 tokens
     fake_openai.delay = 0.2
@@ -86,6 +88,7 @@ def test_retries_on_rate_limit_server_errors_and_timeouts(fake_openai):
     assert judge.stats.calls == fake_openai.calls == 6 and judge.stats.retries == 5 and judge.stats.failures == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("retries", [0, 2])
 def test_a_request_has_a_total_deadline_not_a_per_read_timeout(fake_openai, retries):
     for _ in range(retries + 1):
@@ -102,6 +105,7 @@ def test_a_request_has_a_total_deadline_not_a_per_read_timeout(fake_openai, retr
     assert all(sent < total / 4 for sent, total in fake_openai.trickled), fake_openai.trickled
 
 
+@pytest.mark.slow
 def test_retry_after_is_honoured(fake_openai):
     fake_openai.fail(429, retry_after=1)
     start = time.monotonic()
@@ -294,6 +298,7 @@ def test_fake_server_lists_its_models(fake_openai):
     assert [m.id for m in client.models.list()] == ["judge-model"]
 
 
+@pytest.mark.slow
 def test_a_socket_opened_after_an_abort_is_shut_at_once_and_a_new_batch_may_connect_again():
     """Ctrl-C while a worker is still connecting: the socket it opens afterwards must not wait out its deadline on a
     judge that never answers (CI caught the race under load), and `resume` lets the next batch connect."""

@@ -59,6 +59,7 @@ def test_bf16_is_the_encoder_under_autocast_and_never_mixes_with_fp32(local_mode
     assert fp32.cache_namespace() != bf16.cache_namespace()  # a cached fp32 feature never serves a bf16 run
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["bf16", "fp16"])
 def test_every_model_metric_runs_at_lower_precision_and_says_so(local_models, dtype, tmp_path, monkeypatch):
     monkeypatch.setenv("REXRANK_CACHE", str(tmp_path / "cache.sqlite"))
@@ -74,6 +75,8 @@ def test_every_model_metric_runs_at_lower_precision_and_says_so(local_models, dt
         assert np.isfinite(low.per_study[name]).all(), name
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @pytest.mark.parametrize("runtime", [True, False])
 def test_once_models_run_a_large_block_gets_its_own_mapping_even_after_a_larger_one_was_freed(runtime):
     """glibc's default raises its mmap threshold to each mapped block freed, so that a batch's tensors come from the

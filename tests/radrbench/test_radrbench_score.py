@@ -78,6 +78,7 @@ def scripted_judge(prompt: str) -> str:
                                           {"observation": "heart", "status": "normal"}]})
 
 
+@pytest.mark.slow
 def test_radrscore_runs_on_the_items_with_reasoning_when_a_judge_is_given(radrbench_built, tmp_path, capsys,
                                                                           fake_openai, monkeypatch):
     folder = radrbench_built[0]

@@ -169,6 +169,7 @@ def test_hostile_radrbench_files_give_a_message_never_a_crash(data):
 
 # -- aggregate ------------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_aggregate_writes_the_radrbench_table_and_its_config(tmp_path, demo_dataset):
     repo = results_repo(tmp_path / "repo")
     for sub, model in (("lab-a", "demo-reasoner"), ("lab-d", "demo-guesser")):
@@ -196,6 +197,7 @@ def test_aggregate_without_radrbench_results_writes_an_empty_table(tmp_path, cap
     assert table.empty and tuple(table.columns) == RADRBENCH_COLUMNS
 
 
+@pytest.mark.slow
 def test_submit_merge_aggregate_round_trip_on_the_hub(tmp_path, demo_dataset, fake_hub, monkeypatch, capsys):
     from huggingface_hub import HfApi
 
@@ -214,6 +216,7 @@ def test_submit_merge_aggregate_round_trip_on_the_hub(tmp_path, demo_dataset, fa
     assert len(table) == 14
 
 
+@pytest.mark.slow
 def test_review_of_a_radrbench_submission_says_what_was_checked(tmp_path, demo_dataset, fake_hub, monkeypatch, capsys):
     from huggingface_hub import HfApi
 

@@ -131,6 +131,7 @@ def test_out_of_memory_halves_the_batch(local_models, monkeypatch):
         assert ids_a.tolist() == ids_b.tolist() and np.allclose(a, b, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_the_reference_side_is_computed_once(local_models):
     scorer = BertScore(progress=False)
     encoded = []
@@ -228,6 +229,7 @@ def test_another_baseline_and_none_are_bert_scores(local_models, oracle_model, t
                                atol=1e-6)
 
 
+@pytest.mark.slow
 def test_a_baseline_shift_moves_each_pair_by_its_distance_from_1(local_models):
     """Why another baseline file cannot be the board's 0.02 on both sets: (F-b')/(1-b') - (F-b)/(1-b) =
     -(b'-b)(1-s)/(1-b'), with s the score at b; MoERad's 0.542 (IU-Xray) and 0.361 (MIMIC-CXR) would move in the

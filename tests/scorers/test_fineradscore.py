@@ -350,6 +350,7 @@ def table_problems(out):
     return set(pd.read_parquet(out / "dataset.findings.per_study.parquet")["fineradscore.problem"])
 
 
+@pytest.mark.slow
 def test_rexrank_score_fineradscore_through_a_judge(tmp_path, fake_openai, monkeypatch, capsys):
     monkeypatch.setenv("REXRANK_CACHE", str(tmp_path / "cache.sqlite"))
     odd = json.loads(demo.predictions("demo-careful", "findings").read_text().splitlines()[0])

@@ -375,6 +375,7 @@ def test_input_is_bos_reference_chat_template_eos(local, tiny_llama):
     assert local.tokenizer(served, add_special_tokens=False)["input_ids"] == ids
 
 
+@pytest.mark.slow
 def test_local_batching_greedy_and_length_rule(tiny_llama, monkeypatch):
     prompts = [build_prompt(r, c) for c, r in CASES] + [build_prompt("Heart size is normal. " * 5, "Clear.")]
     one = LocalGreen(tiny_llama, batch_size=1, progress=False)
