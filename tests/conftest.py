@@ -19,9 +19,10 @@ os.environ["HF_MODULES_CACHE"] = tempfile.mkdtemp(prefix="rexrank-tests-modules-
 atexit.register(shutil.rmtree, os.environ["HF_MODULES_CACHE"], True)
 # torch at one thread, here and in every process a test starts (they inherit the environment): the models in tests
 # are tiny, and on a busy 2-core machine a second thread slows them (a forward 1.13 s at two threads, 0.47 s at one,
-# issue 38). Read by torch when it is imported; nothing imports it before this file.
-os.environ["OMP_NUM_THREADS"] = "1"
-os.environ["MKL_NUM_THREADS"] = "1"
+# issue 38; alone on the machine two threads were 5-15% faster on the torch-heavy test files, so a developer may set
+# OMP_NUM_THREADS). Read by torch when it is imported; nothing imports it before this file.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
 for _key in [k for k in os.environ if k.startswith("REXRANK_MODEL_")]:  # a developer's own copies must not leak in
     os.environ.pop(_key)
 
