@@ -41,7 +41,7 @@ SHARED_REFERENCE = ROOT.parent / "shared" / "reference"
 # a test that asks for one of these fixtures gets its marks, so the reason for a mark lives with the fixture.
 IMPLIED_MARKS = {
     "chromium": ("browser", "slow"),  # Debian's Chromium through Playwright
-    "reference_python": ("parity", "slow"),  # the reference packages, live, in their transformers-4 venv
+    "reference_python": ("parity", "slow", "subprocess"),  # the reference packages, live, in their transformers-4 venv
     "oracle_model": ("parity", "slow"),  # bert-score, live, in this process (tests/scorers/test_bertscore.py)
     "stock_model": ("parity", "slow"),
     "hf_cache": ("subprocess", "slow"),  # python -m rexrank.inference.hf_runner on the vision stand-ins

@@ -261,6 +261,7 @@ GREEN_ANSWER = ("[Explanation]:\nClose.\n\n[Clinically Significant Errors]:\n"
                 "[Matched Findings]:\n3. Heart; lungs; bones.")
 
 
+@pytest.mark.slow
 def test_green_through_a_judge_endpoint_with_counts_per_study(tmp_path, fake_openai, monkeypatch, capsys):
     monkeypatch.setenv("REXRANK_CACHE", str(tmp_path / "cache.sqlite"))
     odd = json.loads(demo.predictions("demo-careful", "findings").read_text().splitlines()[0])

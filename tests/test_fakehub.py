@@ -238,6 +238,7 @@ def test_private_dataset_needs_a_granted_token(fake_hub, tmp_path):
     assert {m for m, _ in fake_hub.requests[seen:]} == {"HEAD"}
 
 
+@pytest.mark.slow
 def test_create_repo_exist_ok_conflict_and_auth(fake_hub):
     api = HfApi()
     url = api.create_repo("org/name", repo_type="dataset", token="hf_writer")
@@ -662,6 +663,7 @@ def test_discussions_listing_pages_filters_and_private_repos(fake_hub, tmp_path)
     assert [pr.author for pr in fake_hub.pull_requests("org/name", repo_type="dataset")] == ["reader"]
 
 
+@pytest.mark.slow
 def test_space_needs_an_sdk_and_its_info_says_which(fake_hub):
     api = HfApi()
     with pytest.raises(HfHubHTTPError, match=r"Bad request:\nA Space needs an sdk \(gradio, docker or static\)"):
@@ -686,6 +688,7 @@ def fake_hub_post_create(fake_hub, repo_id):
     hf_raise_for_status(r)
 
 
+@pytest.mark.slow
 def test_space_variables_add_get_delete_writer_only(fake_hub):
     api = HfApi()
     api.create_repo("org/app", repo_type="space", space_sdk="gradio", token="hf_w")
@@ -703,6 +706,7 @@ def test_space_variables_add_get_delete_writer_only(fake_hub):
     assert fake_hub.settings("org/app", "space")["variables"] == {}
 
 
+@pytest.mark.slow
 def test_update_repo_settings_gates_and_hides_writer_only(fake_hub):
     api = HfApi()
     api.create_repo("org/data", repo_type="dataset", token="hf_w")
@@ -719,6 +723,7 @@ def test_update_repo_settings_gates_and_hides_writer_only(fake_hub):
         api.dataset_info("org/data", token="hf_other")
 
 
+@pytest.mark.slow
 def test_a_read_only_token_reads_but_never_writes(fake_hub):
     api = HfApi()
     api.create_repo("org/data", repo_type="dataset", token="hf_w")

@@ -39,6 +39,7 @@ def test_three_shards_merged_give_the_unsharded_label_f1_exactly(local_models, t
     pd.testing.assert_frame_equal(tables[0][["study_id", *MASKS]], tables[1][["study_id", *MASKS]])
 
 
+@pytest.mark.slow
 def test_a_paired_comparison_of_label_f1_is_the_difference_of_the_two_values(local_models):
     from rexrank.scorecard import MetricSet
     from rexrank.scorecard import score as score_rows

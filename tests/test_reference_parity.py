@@ -93,6 +93,7 @@ def test_labels_equal_f1chexbert_0_0_2(local_models, answers):
     assert 0 < np.mean(ours) < 1  # the fixture's labels are not all one value
 
 
+@pytest.mark.slow
 def test_graphs_equal_radgraph_0_1_18(local_models, radgraph_answers):
     theirs = [Graph.from_reference_json(radgraph_answers["radgraph"][str(i)]) for i in range(len(GRAPH_TEXTS))]
     model = RadGraphF1(progress=False).model
@@ -102,6 +103,7 @@ def test_graphs_equal_radgraph_0_1_18(local_models, radgraph_answers):
     assert sum(len(g.relations) for g in ours) > 10  # the fixture predicts relations, not only entities
 
 
+@pytest.mark.slow
 def test_reward_levels_equal_f1radgraph_0_1_18(local_models, radgraph_answers):
     from rexrank.scorers.radgraph import REWARD_LEVELS, reward
 

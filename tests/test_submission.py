@@ -43,6 +43,7 @@ def test_dry_run_lists_the_repo_layout_and_uploads_nothing(tmp_path, capsys):
         "results/mimic-cxr.findings_impression.json", "submission.json")]
 
 
+@pytest.mark.slow
 def test_what_cannot_be_submitted_is_named(tmp_path, capsys):
     wrong_name = score(tmp_path / "a", dataset="my-split")
     assert main(["submit", "--results", str(wrong_name), "--name", "X", "--dry-run"]) == 2

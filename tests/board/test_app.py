@@ -81,6 +81,7 @@ def test_a_board_of_another_schema_shows_missing_columns_blank(tmp_path):
     assert shown["BLEU"].tolist() == [""] * 4 and shown["Institution"].tolist() == [""] * 4
 
 
+@pytest.mark.slow
 def test_a_hub_results_repo_downloads_only_the_board_and_survives_the_hub_going_away(tmp_path, fake_hub):
     from huggingface_hub import close_session
 

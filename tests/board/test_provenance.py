@@ -78,6 +78,7 @@ def test_each_rows_source_is_shown_in_words_short_in_the_table_long_in_the_csv(b
     assert columns[10:14] == ["trained_on", "source", "provenance", "note"]
 
 
+@pytest.mark.slow
 def test_the_source_filter_keeps_each_provenance_or_the_maintainers_two(board):
     def models(source, dataset="mimic-cxr"):
         return table(board, dataset, "findings", filters=Filters(source=source))["Model"].tolist()

@@ -307,6 +307,7 @@ def test_a_number_made_otherwise_than_the_published_figures_is_marked_with_how(t
     assert not any(cell.endswith("≠") for cell in shown["1/RadCliQ-v1"]) and shown.loc["B", "Note"] == ""
 
 
+@pytest.mark.slow
 def test_the_demo_marks_a_number_made_otherwise_only_where_it_means_to():
     """The demo's judged numbers are signed as the published figures were made, but Demo-Shuffled's GREEN, asked of
     another judge: on every dataset and task, that is the one cell marked ≠, and its Note says how."""
@@ -321,6 +322,7 @@ def test_the_demo_marks_a_number_made_otherwise_only_where_it_means_to():
                          "StanfordAIMI/GREEN-RadLlama2-7b"]
 
 
+@pytest.mark.slow
 def test_filters_keep_rows_by_access_training_data_and_source_and_links_are_safe(tmp_path):
     from rexrank.board.views import Filters, export
 
@@ -362,6 +364,7 @@ BAD_CARDS = {"not-json": b'{"name": "A",', "a-list": b'["A"]', "a-number": b"7",
              "name-an-object": b'{"name": {"first": "A"}}', "trained-on-a-number": b'{"name": "A", "trained_on": 5}'}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("data", BAD_CARDS.values(), ids=BAD_CARDS.keys())
 def test_a_card_that_cannot_be_read_leaves_out_its_submission_and_the_board_keeps_the_rest(tmp_path, data, capsys):
     from rexrank.backend.__main__ import main as backend

@@ -71,6 +71,7 @@ def test_a_build_that_differs_from_the_official_split_says_so(built, demo_rows):
     assert not compare_with_official("iu-xray", "valid", ["a"])["matches"]
 
 
+@pytest.mark.slow
 def test_rexrank_score_reads_the_built_folder_as_it_reads_the_source(built, tmp_path):
     folder, source, _ = built
     from_folder, from_json = load_split(folder), load_split(source)
@@ -86,6 +87,7 @@ def test_rexrank_score_reads_the_built_folder_as_it_reads_the_source(built, tmp_
         assert a.metrics["bleu2"].value == b.metrics["bleu2"].value and a.counts == b.counts
 
 
+@pytest.mark.slow
 def test_bad_sources_are_named(tmp_path, capsys, demo_rows):
     twice = tmp_path / "twice.json"
     rexrank_json(twice, demo_rows[:2])

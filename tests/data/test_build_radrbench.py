@@ -43,6 +43,7 @@ def load(folder, config, tmp_path):
     return datasets.load_dataset(str(folder), config, split="test", cache_dir=str(tmp_path / "cache")).to_list()
 
 
+@pytest.mark.slow
 def test_one_config_per_source_and_task_each_loads(radrbench_built, tmp_path):
     folder, _, out = radrbench_built
     front = yaml.safe_load((folder / "README.md").read_text().split("---")[1])

@@ -24,6 +24,7 @@ def gemma3(tmp_path_factory):
     return build_tiny_gemma3(tmp_path_factory.mktemp("medgemma-4b-it"))
 
 
+@pytest.mark.slow
 def test_each_prompt_is_the_transformers_runner_s_with_its_images(gemma3, tmp_path):
     from transformers import AutoProcessor
 

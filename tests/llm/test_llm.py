@@ -77,6 +77,7 @@ def test_identical_prompts_are_asked_once(fake_openai):
     assert [r.text for r in replies] == ["ok"] * 3 and fake_openai.calls == 2
 
 
+@pytest.mark.slow
 def test_retries_on_rate_limit_server_errors_and_timeouts(fake_openai):
     for fault in (429, 500, 503):
         fake_openai.fail(fault)
@@ -156,6 +157,7 @@ def test_unreadable_bodies_fail_the_batch_after_retries_and_keep_the_others(fake
     assert [r.text for r in again] == ["ok"] * 3 and fake_openai.calls == 6 and fake_openai.prompts()[-1] == "a"
 
 
+@pytest.mark.slow
 def test_rerun_makes_no_calls_and_settings_miss(fake_openai, tmp_path):
     prompts = [f"p{i}" for i in range(5)]
     first = judge_for(fake_openai, tmp_path).complete(prompts, "v1", dataset=None)
@@ -194,6 +196,7 @@ def test_interrupted_run_keeps_its_replies_and_resumes(fake_openai, tmp_path):
     assert sorted(fake_openai.prompts()[asked_before:]) == prompts[3:]
 
 
+@pytest.mark.slow
 def test_keyboard_interrupt_keeps_what_completed(fake_openai, tmp_path, monkeypatch):
     import rexrank.llm
 

@@ -41,6 +41,7 @@ def test_a_precision_or_batch_size_that_does_not_exist_is_refused(capsys):
     assert exit_.value.code == 2 and "invalid choice: 'int8'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_bf16_is_the_encoder_under_autocast_and_never_mixes_with_fp32(local_models, tiny_roberta):
     fp32, bf16 = BertScore(batch_size=1, progress=False), BertScore(batch_size=1, dtype="bf16", progress=False)
     # the same forward pass, written out: bert-score's first five layers, each text alone, autocast to bfloat16

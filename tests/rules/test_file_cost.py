@@ -178,6 +178,7 @@ def test_the_dictionary_bomb_is_refused_before_it_is_decoded(tmp_path):
     assert took < bound < 10**9 // 25, (took, bound)
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 @needs_proc
 def test_many_columns_each_under_the_bound_are_refused_one_batch_at_a_time(tmp_path):
@@ -256,6 +257,7 @@ def test_a_footer_that_understates_its_pages_is_refused_by_the_pages_own_headers
     assert str(err.value) == f"column 't': its pages decompress to {true} bytes, its footer says 1000"
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 @needs_proc
 def test_a_lying_footer_costs_its_pages_headers_not_its_pages(tmp_path):
@@ -266,6 +268,7 @@ def test_a_lying_footer_costs_its_pages_headers_not_its_pages(tmp_path):
     assert took < SLACK, took
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 @needs_proc
 def test_delta_encoded_text_is_refused_from_its_page_headers(tmp_path):
@@ -310,6 +313,7 @@ def many_row_groups(groups: int, columns: int = MAX_COLUMNS - 1) -> bytes:
     return buffer.getvalue()
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 @needs_proc
 def test_the_largest_footer_allowed_costs_a_bounded_parse(tmp_path):
@@ -370,6 +374,7 @@ def test_the_decoded_size_is_counted_before_decoding_as_arrow_holds_it():
 
 # -- what rexrank writes, at the bound: accepted, and its cost is its size -------------------------------------
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 @needs_proc
 def test_a_table_near_the_bound_is_accepted_and_costs_about_what_it_decodes_to(tmp_path):
@@ -404,6 +409,7 @@ def test_a_pull_requests_tables_together_are_bounded(tmp_path, monkeypatch):
 
 # -- every other file a pull request carries ---------------------------------------------------------------------
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 @needs_proc
 def test_the_largest_predictions_file_costs_its_study_ids(tmp_path):
@@ -424,6 +430,7 @@ def test_the_largest_predictions_file_costs_its_study_ids(tmp_path):
     assert took < bound, (took, bound)
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 @needs_proc
 def test_a_predictions_file_of_one_long_line_is_never_copied_whole(tmp_path):
@@ -444,6 +451,7 @@ def empty_objects(size: int) -> bytes:
     return b"[" + b"{}," * ((size - 4) // 3) + b"{}]"
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 @needs_proc
 @pytest.mark.parametrize(("kind", "bounds"), [("card", limits.CARD_JSON), ("results", limits.RESULT_JSON),

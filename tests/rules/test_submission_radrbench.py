@@ -55,6 +55,7 @@ def test_submit_collects_the_radrbench_result_alone(tmp_path, demo_dataset, caps
                                      "(checked by the rules, not re-scored)"]
 
 
+@pytest.mark.slow
 def test_submit_finds_it_in_a_radrbench_subfolder_beside_report_results(tmp_path, demo_dataset, capsys):
     from fixtures.submissions import score
 
@@ -67,6 +68,7 @@ def test_submit_finds_it_in_a_radrbench_subfolder_beside_report_results(tmp_path
     assert "submissions/both/results/mimic-cxr.findings.json" in out
 
 
+@pytest.mark.slow
 def test_a_stale_or_tampered_radrbench_result_is_not_submitted(tmp_path, demo_dataset, capsys):
     results = score_radrbench(tmp_path / "stale", demo_dataset)
     path = results / "radrbench-cxr.accuracy.json"

@@ -107,6 +107,7 @@ def test_math_on_hand_made_features():
     assert idf[11] == pytest.approx(np.log(3 / 2)) and idf[10] == 0 and idf[0] == 0 and idf[99] == np.log(3)
 
 
+@pytest.mark.slow
 def test_batch_size_and_order_do_not_change_scores(local_models):
     one = BertScore(batch_size=1, progress=False)(CANDIDATES[:12], REFERENCES[:12])
     many = BertScore(batch_size=64, progress=False)(CANDIDATES[:12][::-1], REFERENCES[:12][::-1])[::-1]
@@ -313,6 +314,7 @@ def test_every_choice_is_signed_and_the_published_ones_depart_from_nothing(local
     assert departures(composite.components[0].settings)[0] in official_departures(composite)
 
 
+@pytest.mark.slow
 def test_tokenisation_options_key_the_feature_cache_and_scoring_options_do_not(local_models):
     default = BertScore(progress=False).cache_namespace()
     assert "|space:" not in default and "|trunc:" not in default  # the namespace it had before the options: caches hold

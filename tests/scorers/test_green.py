@@ -311,6 +311,7 @@ def test_an_honest_reports_prompt_is_the_references_byte_for_byte(report):
         reference="Heart size is normal.", candidate=truncate_words(report))
 
 
+@pytest.mark.slow
 def test_making_the_worst_studies_unreadable_gains_nothing(fake_openai, tmp_path):
     """A submitter ends its worst prediction with a bare "[Explanation]:", which a judge that quotes the candidate
     last repeats: read as the reference reads it, that answer has no section left. Before, such a study was left out
@@ -470,6 +471,7 @@ def green_layout(tiny_llama, tmp_path):
     return folder
 
 
+@pytest.mark.slow
 def test_the_repositorys_tokenizer_code_runs_only_when_asked_and_the_signature_says_so(green_layout, tiny_llama):
     from rexrank.models import ModelUnavailable
     from rexrank.scorers.green import compute

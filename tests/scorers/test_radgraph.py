@@ -29,6 +29,7 @@ def test_graphs_do_not_depend_on_batching(scorer):
     assert len(labels) >= 2 and labels <= {"ANAT-DP", "OBS-DP", "OBS-DA", "OBS-U"}
 
 
+@pytest.mark.slow
 def test_a_long_report_is_folded_not_truncated(scorer):
     from rexrank.scorers.radgraph import tokenize_report
 

@@ -46,6 +46,7 @@ def scorer(local_models):
     return RaTEScore(progress=False, batch_size=4)
 
 
+@pytest.mark.slow
 def test_entities_are_found_and_identical_reports_score_one(scorer):
     texts = reports(12, seed=3)
     cands, refs = scorer.paired_features(texts, texts)
