@@ -17,6 +17,12 @@ atexit.register(shutil.rmtree, os.environ["HF_DATASETS_CACHE"], True)
 # on sys.path: set once here, before any import, never moved mid-run.
 os.environ["HF_MODULES_CACHE"] = tempfile.mkdtemp(prefix="rexrank-tests-modules-")
 atexit.register(shutil.rmtree, os.environ["HF_MODULES_CACHE"], True)
+# torch at one thread, here and in every process a test starts (they inherit the environment): the models in tests
+# are tiny, and on a busy 2-core machine a second thread slows them (a forward 1.13 s at two threads, 0.47 s at one,
+# issue 38; alone on the machine two threads were 5-15% faster on the torch-heavy test files, so a developer may set
+# OMP_NUM_THREADS). Read by torch when it is imported; nothing imports it before this file.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
 for _key in [k for k in os.environ if k.startswith("REXRANK_MODEL_")]:  # a developer's own copies must not leak in
     os.environ.pop(_key)
 
@@ -25,10 +31,30 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 from fakehub import fake_hub  # noqa: E402,F401  (a fixture: the loopback Hub)
 from fakeopenai import fake_openai, remote_openai  # noqa: E402,F401  (fixtures: judges on loopback and off it)
+from fixtures.browser import chromium, chromium_browser  # noqa: E402,F401  (fixtures: Chromium, one per module)
 from fixtures.radrbench import radrbench_built  # noqa: E402,F401  (a fixture: the synthetic RadRBench-CXR build)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_REFERENCE = ROOT.parent / "shared" / "reference"
+
+# Marks that follow from what a test uses (pyproject registers them; `pytest -m "not slow"` is the developer's loop):
+# a test that asks for one of these fixtures gets its marks, so the reason for a mark lives with the fixture.
+IMPLIED_MARKS = {
+    "chromium": ("browser", "slow"),  # Debian's Chromium through Playwright
+    "reference_python": ("parity", "slow", "subprocess"),  # the reference packages, live, in their transformers-4 venv
+    "oracle_model": ("parity", "slow"),  # bert-score, live, in this process (tests/scorers/test_bertscore.py)
+    "stock_model": ("parity", "slow"),
+    "hf_cache": ("subprocess", "slow"),  # python -m rexrank.inference.hf_runner on the vision stand-ins
+    "shared_app": ("slow",),  # the leaderboard's Gradio app on loopback, driven with gradio_client
+    "own_app": ("slow",),
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for name in getattr(item, "fixturenames", ()):
+            for mark in IMPLIED_MARKS.get(name, ()):
+                item.add_marker(mark)
 
 
 @pytest.fixture(scope="session")
@@ -39,6 +65,19 @@ def reference_dir() -> Path:
             pytest.fail(f"golden data missing at {SHARED_REFERENCE}")
         pytest.skip(f"golden data not found at {SHARED_REFERENCE}")
     return SHARED_REFERENCE
+
+
+@pytest.fixture(scope="session")
+def reference_python() -> str:
+    """The reference venv's Python (tests/parity/make_venv.sh): in CI its absence fails the test, elsewhere skips it."""
+    from fixtures.reference_venv import PYTHON
+
+    if not os.path.exists(PYTHON):
+        if os.environ.get("CI"):
+            pytest.fail(f"reference venv missing at {PYTHON}: .ci/run builds it with tests/parity/make_venv.sh",
+                        pytrace=False)
+        pytest.skip("no reference venv: run tests/parity/make_venv.sh")
+    return PYTHON
 
 
 @pytest.fixture(scope="session")

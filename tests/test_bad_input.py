@@ -35,6 +35,7 @@ def error_line(capsys) -> str:
     return line
 
 
+@pytest.mark.slow
 def test_a_report_over_the_csv_modules_field_limit_scores_as_in_json(tmp_path, capsys):
     big = "Heart size is normal. " * 500_000  # 11 MB in one field; the csv module stops at 128 KiB by default
     assert score(tmp_path, predictions_csv(tmp_path / "big.csv", big)) == 0
@@ -120,6 +121,7 @@ def test_an_unknown_metric_in_a_result_file_is_named(tmp_path, capsys):
     assert f"{path.name}: unknown metric 'bleu4'" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_ctrl_c_is_one_line_exit_130_and_the_rerun_resumes(tmp_path, monkeypatch, capsys, local_models):
     """Ctrl-C while BERTScore computes: the features of the chunks done are cached, the rerun computes the rest and
     ends with the result an uninterrupted run gives."""
@@ -153,6 +155,8 @@ def test_ctrl_c_is_one_line_exit_130_and_the_rerun_resumes(tmp_path, monkeypatch
     assert resumed.metrics["bertscore"].value == fresh.metrics["bertscore"].value
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_ctrl_c_as_a_real_signal_in_a_real_process(tmp_path):
     """SIGINT to `python -m rexrank.cli` while it waits on a judge that never answers: one line, exit 130."""
     import signal

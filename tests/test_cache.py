@@ -5,6 +5,7 @@ import hashlib
 import multiprocessing
 
 import numpy as np
+import pytest
 
 from rexrank.cache import FeatureCache
 
@@ -29,6 +30,8 @@ def fill(path: str, worker: int, rounds: int) -> int:
     return seen
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_four_processes_fill_one_cache_and_every_entry_is_right(tmp_path):
     path = str(tmp_path / "features.sqlite")
     with multiprocessing.get_context("spawn").Pool(4) as pool:
@@ -52,6 +55,7 @@ def big(text: str) -> tuple[np.ndarray, ...]:
     return (np.random.default_rng(seed).standard_normal(10_000).astype(np.float32),)
 
 
+@pytest.mark.slow
 def test_disk_use_stays_under_the_limit_and_the_entries_used_last_stay(tmp_path):
     path, limit = tmp_path / "features.sqlite", 1_000_000  # 1 MB: about 24 features of 40 KB
     cache, computed = FeatureCache(path, limit="1000000"), []

@@ -93,6 +93,7 @@ def test_a_cache_file_that_is_not_a_database_gives_one_line_and_the_run_goes_on(
     assert path.read_bytes() == before  # the user's file is theirs: not repaired, not removed
 
 
+@pytest.mark.slow
 def test_values_swapped_between_keys_are_never_used_and_are_replaced(tmp_path, capsys):
     path = filled(tmp_path / "features.sqlite")
     first, _ = swap(path, "features")
@@ -111,6 +112,7 @@ def test_values_swapped_between_keys_are_never_used_and_are_replaced(tmp_path, c
     assert warnings(capsys.readouterr().err) == []
 
 
+@pytest.mark.slow
 def test_a_swapped_cache_gives_bertscore_a_run_without_the_cache_gives(tmp_path, monkeypatch, tiny_roberta, capsys):
     """Measured before the digest, on this tiny model: rescaled BERTScore -1.321 instead of -1.214, exit 0."""
     from fixtures.reports import reports
@@ -187,6 +189,8 @@ def unprivileged(path, probe):
     return json.loads(done.stdout), warnings(done.stderr)
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_a_read_only_cache_is_read_and_nothing_is_stored(tmp_path):
     path = filled(tmp_path / "features.sqlite")
     before = path.read_bytes()
@@ -202,6 +206,8 @@ def test_a_read_only_cache_is_read_and_nothing_is_stored(tmp_path):
     assert path.read_bytes() == before
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["features.sqlite", "sub/features.sqlite"])
 def test_a_cache_in_a_folder_nobody_may_write_gives_one_line_and_the_run_goes_on(tmp_path, where):
     folder = tmp_path / "locked"
@@ -217,6 +223,7 @@ def test_a_cache_in_a_folder_nobody_may_write_gives_one_line_and_the_run_goes_on
     assert list(folder.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_rexrank_score_with_a_garbage_cache_is_one_line_exit_0_and_the_scores_of_no_cache(tmp_path, monkeypatch,
                                                                                          capsys, tiny_roberta):
     from rexrank import demo

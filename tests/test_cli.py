@@ -118,6 +118,7 @@ def test_unknown_metric_and_missing_files_exit_2(tmp_path, capsys):
     assert "x.jsonl: no such predictions file" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_demo_writes_every_system_and_task(tmp_path, capsys):
     assert main(["demo", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
@@ -142,6 +143,8 @@ def test_demo_writes_every_system_and_task(tmp_path, capsys):
     assert "ranked by bleu2 (1/RadCliQ-v1, the board's ranking, not run here)" in out
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_console_script_entry_point_runs():
     done = subprocess.run([sys.executable, "-m", "rexrank.cli", "metrics"], capture_output=True, text=True, check=True)
     what = done.stdout.split("\non this machine now")[0]  # then whether each runs here: tests/test_metrics_here.py
@@ -218,6 +221,7 @@ def test_a_scorer_without_weights_is_skipped_in_one_line_and_the_rest_is_written
     assert list(table.columns) == ["study_id", "bleu2"]
 
 
+@pytest.mark.slow
 def test_score_runs_the_model_metrics(local_models, tmp_path, capsys, tiny_roberta, monkeypatch):
     monkeypatch.delenv("REXRANK_MODEL_BERTSCORE")  # given on the command line instead
     code = score(tmp_path, "--metrics", "bleu2,bertscore,semb_score", "--batch-size", "4",
@@ -237,6 +241,7 @@ def test_score_runs_the_model_metrics(local_models, tmp_path, capsys, tiny_rober
     assert "unknown model 'GPT'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_radcliq_v1_end_to_end_from_its_four_components(local_models, tmp_path, capsys):
     from rexrank.scorers.radcliq import COMPONENTS, RADCLIQ_V1
 
@@ -259,6 +264,7 @@ GREEN_ANSWER = ("[Explanation]:\nClose.\n\n[Clinically Significant Errors]:\n"
                 "[Matched Findings]:\n3. Heart; lungs; bones.")
 
 
+@pytest.mark.slow
 def test_green_through_a_judge_endpoint_with_counts_per_study(tmp_path, fake_openai, monkeypatch, capsys):
     monkeypatch.setenv("REXRANK_CACHE", str(tmp_path / "cache.sqlite"))
     odd = json.loads(demo.predictions("demo-careful", "findings").read_text().splitlines()[0])
@@ -279,6 +285,7 @@ def test_green_through_a_judge_endpoint_with_counts_per_study(tmp_path, fake_ope
     assert score(tmp_path, "--metrics", "green", *judge) == 0 and fake_openai.calls == 45  # the cache answers
 
 
+@pytest.mark.slow
 def test_green_on_a_vllm_server_takes_its_concurrency_from_the_kv_cache(tmp_path, fake_openai, monkeypatch, capsys):
     monkeypatch.setenv("REXRANK_CACHE", str(tmp_path / "cache.sqlite"))
     fake_openai.replies, fake_openai.delay = lambda prompt: GREEN_ANSWER, 0.02

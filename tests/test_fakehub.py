@@ -188,6 +188,7 @@ def push(folder: Path, repo_id: str = "org/name", private: bool = False, token: 
     return api.upload_folder(folder_path=folder, repo_id=repo_id, repo_type="dataset", token=token, **kwargs)
 
 
+@pytest.mark.slow
 def test_upload_folder_then_load_each_config(fake_hub, tmp_path):
     folder = write_test_sets(tmp_path / "sets")
     info = push(folder, commit_message="Add the test sets")
@@ -213,6 +214,7 @@ def test_upload_folder_then_load_each_config(fake_hub, tmp_path):
     assert [fake_hub.downloads(shard) for shard in shards] == [1, 1]
 
 
+@pytest.mark.slow
 def test_private_dataset_needs_a_granted_token(fake_hub, tmp_path):
     folder = write_test_sets(tmp_path / "sets")
     push(folder, private=True)  # the creator's token may read and push
@@ -236,6 +238,7 @@ def test_private_dataset_needs_a_granted_token(fake_hub, tmp_path):
     assert {m for m, _ in fake_hub.requests[seen:]} == {"HEAD"}
 
 
+@pytest.mark.slow
 def test_create_repo_exist_ok_conflict_and_auth(fake_hub):
     api = HfApi()
     url = api.create_repo("org/name", repo_type="dataset", token="hf_writer")
@@ -265,6 +268,7 @@ def test_readme_metadata_checked_before_upload(fake_hub, tmp_path):
     assert not any("/preupload/" in p or "/commit/" in p for _, p in fake_hub.requests)
 
 
+@pytest.mark.slow
 def test_repush_skips_unchanged_and_deletes_stale_shards(fake_hub, tmp_path):
     folder = write_test_sets(tmp_path / "sets")
     (folder / "findings" / "test-00001-of-00002.parquet").write_bytes(b"stale shard")
@@ -285,6 +289,7 @@ def test_repush_skips_unchanged_and_deletes_stale_shards(fake_hub, tmp_path):
     assert load_dataset("org/name", "findings_impression", split="test")["study_id"] == ["s9"]
 
 
+@pytest.mark.slow
 def test_paths_info_tree_and_commit_operations(fake_hub, tmp_path):
     folder = write_test_sets(tmp_path / "sets")
     v1 = push(folder).oid
@@ -320,6 +325,7 @@ def test_paths_info_tree_and_commit_operations(fake_hub, tmp_path):
         api.dataset_info("org/name", revision="refs/convert/parquet")
 
 
+@pytest.mark.slow
 def test_offline_loads_from_the_datasets_cache_only(fake_hub, tmp_path):
     push(write_test_sets(tmp_path / "sets"))
     assert load_dataset("org/name", "findings", split="test").to_dict() == FINDINGS
@@ -372,6 +378,7 @@ def diff_paths(diff: str) -> list[str]:
     return sorted({path for head in heads for path in head.split(" b/")})
 
 
+@pytest.mark.slow
 def test_upload_folder_create_pr_opens_a_draft_pr_and_leaves_main_alone(fake_hub, tmp_path):
     push(write_test_sets(tmp_path / "sets"))
     main_files, main_sha = fake_hub.files("org/name", repo_type="dataset"), HfApi().dataset_info("org/name").sha
@@ -436,6 +443,7 @@ def test_upload_folder_create_pr_opens_a_draft_pr_and_leaves_main_alone(fake_hub
     assert pr.touched == diff_paths(details.diff) == ["submissions/team-a.json"]
 
 
+@pytest.mark.slow
 def test_review_publish_merge_then_load_main(fake_hub, tmp_path):
     fake_hub.users = {"hf_writer": "maintainer"}
     push(write_test_sets(tmp_path / "sets"))
@@ -490,6 +498,7 @@ def test_review_publish_merge_then_load_main(fake_hub, tmp_path):
     assert {s: [d.status for d in found] for s, found in listed.items()} == {"open": [], "closed": ["merged"]}
 
 
+@pytest.mark.slow
 def test_who_may_close_and_merge_and_a_closed_pr_stays_unmerged(fake_hub, tmp_path):
     push(write_test_sets(tmp_path / "sets"))
     alice, bob, maintainer = (HfApi(token=t) for t in ("hf_alice", "hf_bob", "hf_writer"))
@@ -542,6 +551,7 @@ def test_who_may_close_and_merge_and_a_closed_pr_stays_unmerged(fake_hub, tmp_pa
     assert fake_hub.files("org/name", repo_type="dataset")["submissions/team-a.json"] == SUBMISSION
 
 
+@pytest.mark.slow
 def test_pr_commits_deletion_rename_and_conflict(fake_hub, tmp_path):
     push(write_test_sets(tmp_path / "sets"))
     main_files = fake_hub.files("org/name", repo_type="dataset")
@@ -615,6 +625,7 @@ def test_pr_commits_deletion_rename_and_conflict(fake_hub, tmp_path):
     assert fake_hub.files("org/name", repo_type="dataset")["README.md"] == push_readme
 
 
+@pytest.mark.slow
 def test_discussions_listing_pages_filters_and_private_repos(fake_hub, tmp_path):
     push(write_test_sets(tmp_path / "sets"), private=True)
     fake_hub.allow("hf_reader", "org/name")
@@ -652,6 +663,7 @@ def test_discussions_listing_pages_filters_and_private_repos(fake_hub, tmp_path)
     assert [pr.author for pr in fake_hub.pull_requests("org/name", repo_type="dataset")] == ["reader"]
 
 
+@pytest.mark.slow
 def test_space_needs_an_sdk_and_its_info_says_which(fake_hub):
     api = HfApi()
     with pytest.raises(HfHubHTTPError, match=r"Bad request:\nA Space needs an sdk \(gradio, docker or static\)"):
@@ -676,6 +688,7 @@ def fake_hub_post_create(fake_hub, repo_id):
     hf_raise_for_status(r)
 
 
+@pytest.mark.slow
 def test_space_variables_add_get_delete_writer_only(fake_hub):
     api = HfApi()
     api.create_repo("org/app", repo_type="space", space_sdk="gradio", token="hf_w")
@@ -693,6 +706,7 @@ def test_space_variables_add_get_delete_writer_only(fake_hub):
     assert fake_hub.settings("org/app", "space")["variables"] == {}
 
 
+@pytest.mark.slow
 def test_update_repo_settings_gates_and_hides_writer_only(fake_hub):
     api = HfApi()
     api.create_repo("org/data", repo_type="dataset", token="hf_w")
@@ -709,6 +723,7 @@ def test_update_repo_settings_gates_and_hides_writer_only(fake_hub):
         api.dataset_info("org/data", token="hf_other")
 
 
+@pytest.mark.slow
 def test_a_read_only_token_reads_but_never_writes(fake_hub):
     api = HfApi()
     api.create_repo("org/data", repo_type="dataset", token="hf_w")
@@ -724,6 +739,7 @@ def test_a_read_only_token_reads_but_never_writes(fake_hub):
     assert api.dataset_info("org/data", token="hf_r").id == "org/data"
 
 
+@pytest.mark.slow
 def test_commit_history_and_lfs_entries_as_the_hub_lists_them(fake_hub):
     import hashlib
 

@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 from fixtures.outputs import written
 from fixtures.reports import reports
 
@@ -24,6 +25,7 @@ def score(out, *extra):
                  "--batch-size", "8", "--out", str(out), "--quiet", *extra])
 
 
+@pytest.mark.slow
 def test_three_shards_merged_give_the_unsharded_label_f1_exactly(local_models, tmp_path):
     assert score(tmp_path / "whole") == 0
     for i in range(3):
@@ -40,6 +42,7 @@ def test_three_shards_merged_give_the_unsharded_label_f1_exactly(local_models, t
     pd.testing.assert_frame_equal(tables[0][["study_id", *MASKS]], tables[1][["study_id", *MASKS]])
 
 
+@pytest.mark.slow
 def test_a_paired_comparison_of_label_f1_is_the_difference_of_the_two_values(local_models):
     from rexrank.scorecard import MetricSet
     from rexrank.scorecard import score as score_rows

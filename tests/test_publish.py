@@ -38,6 +38,7 @@ def test_pin_requirements_pins_rexrank_keeps_the_rest():
     assert pin_requirements("rexrank-extras>=1\n", "1.2.3").startswith("rexrank==1.2.3\nrexrank-extras>=1")
 
 
+@pytest.mark.slow
 def test_publish_metrics_then_evaluate_load_scores_from_the_space(writer, monkeypatch, tmp_path, capsys):
     assert main(["publish", "metrics", "--org", ORG]) == 0
     out = capsys.readouterr().out
@@ -68,6 +69,7 @@ def test_publish_metrics_then_evaluate_load_scores_from_the_space(writer, monkey
         assert isinstance(module, evaluate.EvaluationModule) and module.name
 
 
+@pytest.mark.slow
 def test_publish_metrics_twice_makes_no_second_commit_and_dry_run_lists_changes(writer, tmp_path, capsys):
     assert main(["publish", "metrics", "--org", ORG, "--only", "bleu2,radcliq"]) == 0
     before = {n: writer.commits(f"{ORG}/{n}", "space") for n in ("bleu2", "radcliq")}
@@ -102,6 +104,7 @@ def test_dry_run_on_a_new_org_lists_every_file_and_creates_nothing(writer, capsy
     assert not any(m == "POST" for m, _ in writer.requests)
 
 
+@pytest.mark.slow
 def test_a_read_token_gets_a_clear_message(fake_hub, monkeypatch, capsys):
     fake_hub.read_only.add("hf_r")
     monkeypatch.setenv("HF_TOKEN", "hf_r")
@@ -118,6 +121,7 @@ def test_a_read_token_gets_a_clear_message(fake_hub, monkeypatch, capsys):
     assert fake_hub.commits(f"{ORG}/bleu2", "space") == ["Added by the test"]
 
 
+@pytest.mark.slow
 def test_publish_dataset_then_load_dataset_and_again_no_commit(writer, tmp_path, capsys):
     import datasets
 
@@ -137,6 +141,7 @@ def test_publish_dataset_then_load_dataset_and_again_no_commit(writer, tmp_path,
     assert "holds 'iu-xray', not 'mimic-cxr'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_credentialed_data_is_refused_publicly_and_gated_before_upload(writer, tmp_path, capsys):
     folder, _ = _built(tmp_path, "mimic-cxr")
     assert main(["publish", "dataset", "mimic-cxr", "--from", str(folder), "--repo", f"{ORG}/mimic"]) == 2
@@ -165,6 +170,7 @@ def test_rexgradient_goes_only_to_a_private_repo(writer, tmp_path, capsys):
     assert "not a built dataset" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_publish_space_sets_the_results_variable_once(writer, capsys):
     args = ["publish", "space", "--repo", f"{ORG}/leaderboard", "--results", f"{ORG}/results"]
     assert main(args) == 0
@@ -189,6 +195,7 @@ def test_publish_space_sets_the_results_variable_once(writer, capsys):
     assert writer.commits(f"{ORG}/leaderboard", "space") == commits
 
 
+@pytest.mark.slow
 def test_an_interrupted_publish_is_finished_by_running_it_again(writer, monkeypatch, capsys):
     monkeypatch.setattr("huggingface_hub.utils._http.time.sleep", lambda seconds: None)  # the client's retry waits
     writer.commits_fail = True  # the Hub goes away at the commit: the Space exists, its files never landed
@@ -204,6 +211,7 @@ def test_an_interrupted_publish_is_finished_by_running_it_again(writer, monkeypa
     assert "bleu2.py" in writer.files(f"{ORG}/bleu2", "space")
 
 
+@pytest.mark.slow
 def test_private_dataset_made_private_before_upload_and_read_with_the_token(writer, tmp_path, capsys):
     import datasets
     from huggingface_hub import HfApi

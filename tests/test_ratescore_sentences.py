@@ -1,22 +1,22 @@
 """rexrank.ratescore_sentences against RaTEScore 0.6.0's `sentence_split` (medspacy 1.3.1, PyRuSH 1.0.13, spaCy 3.7.5).
 
-The expected lists in CASES came from the reference venv (tests/parity/make_venv.sh); the parity test sends 2,500
-synthetic, messy reports (and CASES) there through run_references.py's "rush" job. All text is made up here.
+The expected lists in CASES came from the reference venv (tests/parity/make_venv.sh); the parity test holds 2,500
+synthetic, messy reports (and CASES) against what run_references.py's "rush" job answered for them there, kept by
+tests/parity/make_golden.py (the reference splits each text in a fresh state: 40 s a run), and a live test sends the
+first 200 to the reference venv again. All text is made up here.
 """
 
 import hashlib
-import os
 import random
 
 import pytest
 from conftest import ROOT
+from fixtures import golden
 from fixtures.reference_venv import run_job
 
 pytest.importorskip("spacy")  # the models extra
 
 from rexrank.ratescore_sentences import matches, ratescore_sentences, split  # noqa: E402
-
-PYTHON = os.environ.get("REXRANK_REFERENCE_PYTHON") or str(ROOT / ".venv-reference" / "bin" / "python")
 
 # (report, [str(s) for s in nlp(report).sents], RaTEScore's kept sentences), from the reference venv.
 CASES = [
@@ -170,14 +170,33 @@ def messy_reports(n: int, seed: int) -> list[str]:
     return out
 
 
-def test_parity_with_ratescore_sentence_split(tmp_path):
-    if not os.path.exists(PYTHON):
-        if os.environ.get("CI"):
-            pytest.fail(f"reference venv missing at {PYTHON}: .ci/run builds it with tests/parity/make_venv.sh",
-                        pytrace=False)
-        pytest.skip("no reference venv: run tests/parity/make_venv.sh")
-    texts = [c[0] for c in CASES] + [RANDOM] + messy_reports(2500, seed=2024)
-    expected = run_job(PYTHON, tmp_path, {"rush": {"texts": texts}})["rush_sentences"]
+def rush_texts() -> list[str]:
+    """What the parity tests send to RaTEScore's sentence_split: CASES, RANDOM and 2,500 messy reports."""
+    return [c[0] for c in CASES] + [RANDOM] + messy_reports(2500, seed=2024)
+
+
+def kept_sentences(texts: list[str]) -> list[list[str]]:
+    """RaTEScore's sentences for `texts`, as tests/parity/make_golden.py kept them from the reference venv."""
+    return golden.read("rush-sentences", golden.fingerprint({"rush": {"texts": texts}}, {}))["rush_sentences"]
+
+
+@pytest.mark.slow
+def test_parity_with_ratescore_sentence_split():
+    texts = rush_texts()
+    expected = kept_sentences(texts)
     wrong = [(text, want, ratescore_sentences(text)) for text, want in zip(texts, expected)
+             if ratescore_sentences(text) != want]
+    assert not wrong, f"{len(wrong)} of {len(texts)} differ, e.g. {wrong[:2]}"
+
+
+LIVE = len(CASES) + 1 + 200  # CASES, RANDOM and the first 200 messy reports
+
+
+def test_the_kept_sentences_are_ratescores_own_and_ours(reference_python, tmp_path):
+    """The reference venv, live, on the first texts: it answers what was kept, and ours agree with it."""
+    texts = rush_texts()[:LIVE]
+    live = run_job(reference_python, tmp_path, {"rush": {"texts": texts}})["rush_sentences"]
+    assert live == kept_sentences(rush_texts())[:LIVE]
+    wrong = [(text, want, ratescore_sentences(text)) for text, want in zip(texts, live)
              if ratescore_sentences(text) != want]
     assert not wrong, f"{len(wrong)} of {len(texts)} differ, e.g. {wrong[:2]}"

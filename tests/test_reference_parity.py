@@ -1,14 +1,14 @@
 """Parity with the reference packages on transformers 4 (slow tokenizers), in their own venv
 (tests/parity/make_venv.sh), on the same tiny random weights: bert-score with the leading-space RoBERTa
-encoding of the pinned CXR-Report-Metric environment (see make_venv.sh on 0.3.11 vs 0.3.13), and f1chexbert
-0.0.2. They cannot share a process with transformers 5; files carry the job and the answers.
+encoding of the pinned CXR-Report-Metric environment (see make_venv.sh on 0.3.11 vs 0.3.13), f1chexbert
+0.0.2 and RaTEScore 0.6.0, run live (`answers`); radgraph 0.1.18's graphs and rewards, discrete, from the answers
+tests/parity/make_golden.py kept (its post-processing is quadratic in the random model's spans: 50 s of the run).
+They cannot share a process with transformers 5; files carry the job and the answers.
 """
-
-import os
 
 import numpy as np
 import pytest
-from conftest import ROOT
+from fixtures import golden
 from fixtures.reference_venv import hf_cache_entry, run_job
 from fixtures.reports import reports
 
@@ -16,13 +16,6 @@ from rexrank.scorers.bertscore import BASELINE, LAYER, BertScore, clean
 from rexrank.scorers.radgraph import Graph, RadGraphF1, tokenize_report
 from rexrank.scorers.ratescore import RaTEScore
 from rexrank.scorers.semb import SembScore, binary_labels
-
-PYTHON = os.environ.get("REXRANK_REFERENCE_PYTHON") or str(ROOT / ".venv-reference" / "bin" / "python")
-if not os.path.exists(PYTHON):
-    if os.environ.get("CI"):
-        pytest.fail(f"reference venv missing at {PYTHON}: .ci/run builds it with tests/parity/make_venv.sh",
-                    pytrace=False)
-    pytest.skip("no reference venv: run tests/parity/make_venv.sh", allow_module_level=True)
 
 CANDIDATES = reports(40, seed=11, long_every=13) + ["", "   ", "Heart size is normal."]
 REFERENCES = reports(40, seed=12, long_every=19) + ["Mild edema.", "", "HEART  SIZE IS NORMAL.\n"]
@@ -38,8 +31,13 @@ RATE_CANDIDATES = reports(36, seed=22) + RATE_TEXTS[-6:]  # every report keeps a
 RATE_REFERENCES = reports(36, seed=23) + RATE_TEXTS[-3:] + reports(3, seed=24)
 
 
+def radgraph_job(model) -> dict:
+    """radgraph 0.1.18's job on GRAPH_TEXTS (its graphs, and F1RadGraph's rewards of the first ten against the next)."""
+    return {"model": str(model), "texts": GRAPH_TEXTS, "reward_pairs": [GRAPH_TEXTS[:10], GRAPH_TEXTS[10:20]]}
+
+
 @pytest.fixture(scope="module")
-def answers(tiny_roberta, tiny_bert_base, tiny_chexbert, tiny_radgraph, tiny_rate_ner, tiny_biolord,
+def answers(reference_python, tiny_roberta, tiny_bert_base, tiny_chexbert, tiny_rate_ner, tiny_biolord,
             tmp_path_factory):
     work = tmp_path_factory.mktemp("reference")
     baseline = work / "baseline.tsv"
@@ -51,11 +49,17 @@ def answers(tiny_roberta, tiny_bert_base, tiny_chexbert, tiny_radgraph, tiny_rat
     job = {"bertscore": {"model": str(tiny_roberta), "layer": LAYER, "baseline": str(baseline),
                          "candidates": CANDIDATES, "references": REFERENCES},
            "f1chexbert": {"texts": TEXTS},
-           "radgraph": {"model": str(tiny_radgraph), "texts": GRAPH_TEXTS,
-                        "reward_pairs": [GRAPH_TEXTS[:10], GRAPH_TEXTS[10:20]]},
            "ratescore": {"ner": str(tiny_rate_ner), "encoder": str(tiny_biolord), "texts": RATE_TEXTS,
                          "candidates": RATE_CANDIDATES, "references": RATE_REFERENCES}}
-    return run_job(PYTHON, work, job)
+    return run_job(reference_python, work, job)
+
+
+@pytest.fixture(scope="module")
+def radgraph_answers(tiny_radgraph, tiny_bert_base):
+    """radgraph 0.1.18's answers on these weights and texts, as tests/parity/make_golden.py kept them."""
+    job = radgraph_job(tiny_radgraph)
+    return golden.read("radgraph-0.1.18", golden.fingerprint(job, {"radgraph": tiny_radgraph,
+                                                                   "bert-base-uncased": tiny_bert_base}))
 
 
 def test_tokens_equal_the_slow_roberta_tokenizer_of_transformers_4(local_models, answers):
@@ -89,8 +93,9 @@ def test_labels_equal_f1chexbert_0_0_2(local_models, answers):
     assert 0 < np.mean(ours) < 1  # the fixture's labels are not all one value
 
 
-def test_graphs_equal_radgraph_0_1_18(local_models, answers):
-    theirs = [Graph.from_reference_json(answers["radgraph"][str(i)]) for i in range(len(GRAPH_TEXTS))]
+@pytest.mark.slow
+def test_graphs_equal_radgraph_0_1_18(local_models, radgraph_answers):
+    theirs = [Graph.from_reference_json(radgraph_answers["radgraph"][str(i)]) for i in range(len(GRAPH_TEXTS))]
     model = RadGraphF1(progress=False).model
     ours = model.graphs(GRAPH_TEXTS, progress=False)
     assert ours == theirs
@@ -98,14 +103,15 @@ def test_graphs_equal_radgraph_0_1_18(local_models, answers):
     assert sum(len(g.relations) for g in ours) > 10  # the fixture predicts relations, not only entities
 
 
-def test_reward_levels_equal_f1radgraph_0_1_18(local_models, answers):
+@pytest.mark.slow
+def test_reward_levels_equal_f1radgraph_0_1_18(local_models, radgraph_answers):
     from rexrank.scorers.radgraph import REWARD_LEVELS, reward
 
     graphs = RadGraphF1(progress=False).model.graphs(GRAPH_TEXTS[:20], progress=False)
-    for level, theirs in zip(REWARD_LEVELS, answers["f1radgraph"]):
+    for level, theirs in zip(REWARD_LEVELS, radgraph_answers["f1radgraph"]):
         ours = [reward(c, r, level) for c, r in zip(graphs[:10], graphs[10:20])]
         assert ours == pytest.approx(theirs, abs=1e-12), level
-    assert any(0 < x < 1 for x in answers["f1radgraph"][2])
+    assert any(0 < x < 1 for x in radgraph_answers["f1radgraph"][2])
 
 
 def test_ratescore_entities_equal_ratescore_0_6_0(local_models, answers):

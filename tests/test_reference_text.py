@@ -99,6 +99,7 @@ def test_bleu2_on_multiline_references_rises_when_they_are_collapsed():
             100 - rose)
 
 
+@pytest.mark.slow
 def test_every_metric_scores_the_collapsed_references_and_signs_how(tmp_path, local_models):
     metrics = ["bleu2", "bertscore", "semb_score", "radgraph", "ratescore", "radcliq_v1"]
     rows = multiline_studies(8)

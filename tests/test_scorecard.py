@@ -44,6 +44,7 @@ def feature_calls(monkeypatch, *classes) -> list[int]:
     return calls
 
 
+@pytest.mark.slow
 def test_features_are_made_a_chunk_at_a_time_and_the_card_is_one_pass(local_models, monkeypatch):
     from rexrank.scorers.radgraph import RadGraphF1
     from rexrank.scorers.semb import SembScore
@@ -115,6 +116,8 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_a_run_killed_by_sigkill_ends_with_the_result_an_uninterrupted_run_writes(tmp_path):
     args = ["score", "--predictions", PREDICTIONS, "--dataset", DATASET, "--task", "findings_impression",
             "--metrics", "bleu2", "--quiet", "--chunk", "10"]
@@ -151,6 +154,8 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_two_runs_into_one_out_never_mix_their_scores(tmp_path):
     """Two systems scored into one --out at once: before the lock the second cleared the first's checkpoint, and
     the first read the second's chunks as its own (a result named for one system held 20 of 48 per-study scores of

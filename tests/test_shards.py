@@ -66,6 +66,8 @@ def test_shard_arguments(monkeypatch):
     assert blocks == [[0, 1, 2, 3], [4, 5, 6], [7, 8, 9]]
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_two_processes_under_torchrun_merge_to_the_single_process_result(tmp_path):
     assert score(tmp_path / "whole") == 0
     env = {**os.environ, "OMP_NUM_THREADS": "1"}

@@ -4,6 +4,7 @@ import pytest
 from rexrank import stats
 
 
+@pytest.mark.slow
 def test_percentile_bootstrap_covers_the_true_mean_about_95_percent():
     rng = np.random.default_rng(123)
     trials, hits = 800, 0
@@ -16,6 +17,7 @@ def test_percentile_bootstrap_covers_the_true_mean_about_95_percent():
     assert 0.91 <= hits / trials <= 0.97
 
 
+@pytest.mark.slow
 def test_inverse_mean_covers_the_true_inverse():
     rng = np.random.default_rng(7)
     trials, hits = 800, 0
@@ -34,6 +36,7 @@ def test_inverse_is_taken_after_resampling():
     assert ci.value == 1 / values.mean() and ci.mean == values.mean()
 
 
+@pytest.mark.slow
 def test_seed_makes_results_bit_identical_and_recorded():
     values = np.random.default_rng(1).random(333)
     a = stats.estimate(values, resamples=1000, seed=42)

@@ -52,6 +52,7 @@ def test_an_n_by_1_mean_bootstraps_as_the_1d_one():
                                   stats.resample_means(values, 200, 1))
 
 
+@pytest.mark.slow
 def test_paired_tests_of_an_aggregate_see_a_real_gain_and_not_a_null_one():
     rng = np.random.default_rng(11)
     truth = rng.random((400, 4)) < 0.3

@@ -44,6 +44,7 @@ def test_dry_run_lists_the_repo_layout_and_uploads_nothing(tmp_path, capsys):
         "results/mimic-cxr.findings_impression.json", "submission.json")]
 
 
+@pytest.mark.slow
 def test_what_cannot_be_submitted_is_named(tmp_path, capsys):
     wrong_name = score(tmp_path / "a", dataset="my-split")
     assert main(["submit", "--results", str(wrong_name), "--name", "X", "--dry-run"]) == 2
@@ -100,6 +101,7 @@ def test_the_aggregate_job_leaves_out_an_unreadable_result_names_it_and_fails(tm
     assert sorted(pd.read_parquet(repo / "leaderboard.parquet")["model"]) == ["A", "C", "Official D"]
 
 
+@pytest.mark.slow
 def test_submit_review_merge_aggregate_round_trip_on_the_hub(tmp_path, fake_hub, monkeypatch, capsys):
     from huggingface_hub import HfApi
 
@@ -152,6 +154,7 @@ def review(capsys):
     return code, capsys.readouterr()
 
 
+@pytest.mark.slow
 def test_review_rescores_the_predictions_and_comments_the_comparison(opened, capsys):
     code, output = review(capsys)
     assert code == 0 and "rexrank/results #1: 2 numbers re-scored, 0 outside the CI" in output.out
@@ -170,6 +173,7 @@ def test_review_rescores_the_predictions_and_comments_the_comparison(opened, cap
         assert text_settings(task).items() <= made.metrics["bleu2"].signature.settings.items()
 
 
+@pytest.mark.slow
 def test_review_refuses_numbers_that_disagree_with_their_own_table(opened, capsys):
     from huggingface_hub import HfApi, hf_hub_download
 
@@ -185,6 +189,7 @@ def test_review_refuses_numbers_that_disagree_with_their_own_table(opened, capsy
     assert "refused, nothing was scored" in pr.comments[-1][1]
 
 
+@pytest.mark.slow
 def test_review_flags_a_consistent_forgery_and_replaces_it_with_its_own(opened, capsys, tmp_path):
     from huggingface_hub import CommitOperationAdd, HfApi, hf_hub_download
 
@@ -214,6 +219,7 @@ def test_review_flags_a_consistent_forgery_and_replaces_it_with_its_own(opened, 
     assert merged["metrics"]["bleu2"]["value"] == pytest.approx(honest) and merged["model"]["name"] == "Careful"
 
 
+@pytest.mark.slow
 def test_review_refuses_a_pull_request_that_touches_the_board(opened, capsys):
     from huggingface_hub import HfApi
 
@@ -226,6 +232,7 @@ def test_review_refuses_a_pull_request_that_touches_the_board(opened, capsys):
     assert len(said) == 1 and "refused, nothing was scored" in said[0] and "leaderboard" in said[0]
 
 
+@pytest.mark.slow
 def test_a_review_sweep_goes_through_every_open_pull_request(opened, capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_TOKEN", "hf_other")
     assert main(["submit", "--results", str(score(tmp_path / "second", system="demo-template")), "--name",
@@ -237,6 +244,7 @@ def test_a_review_sweep_goes_through_every_open_pull_request(opened, capsys, tmp
     assert "rexrank/results #1: 2 numbers re-scored" in out and "rexrank/results #2: 2 numbers re-scored" in out
 
 
+@pytest.mark.slow
 def test_a_token_without_write_access_is_told_so(opened, capsys, monkeypatch):
     monkeypatch.setenv("HF_TOKEN", "hf_researcher")
     assert backend(["aggregate", "--hub", "rexrank/results"]) == 2
@@ -245,6 +253,7 @@ def test_a_token_without_write_access_is_told_so(opened, capsys, monkeypatch):
     assert "leaderboard.parquet" not in opened.files("rexrank/results", repo_type="dataset")
 
 
+@pytest.mark.slow
 def test_an_upload_cut_off_midway_leaves_nothing_open_and_a_retry_submits(tmp_path, fake_hub, monkeypatch, capsys):
     from huggingface_hub import HfApi
 

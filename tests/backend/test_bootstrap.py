@@ -1,6 +1,7 @@
 """A results repo started from the official ReXrank figures in one command, on the fake Hub, and what the board then
 reads from it; a second run leaves the submissions alone."""
 
+import pytest
 from fixtures.submissions import score
 from huggingface_hub import HfApi
 
@@ -9,6 +10,8 @@ from rexrank.board.sources import read_board
 from rexrank.board.views import table
 from rexrank.cli import main
 from rexrank.official import SHIPPED
+
+pytestmark = pytest.mark.slow  # starts a results repo on the loopback Hub and scores into it
 
 REPO = "rexrank/results"
 

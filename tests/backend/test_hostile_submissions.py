@@ -21,6 +21,8 @@ from rexrank.results import MetricResult, Result
 from rexrank.rules import ledger
 from rexrank.signature import Signature
 
+pytestmark = pytest.mark.slow  # each test submits, reviews and merges on the loopback Hub first (about 2 s)
+
 REPO = "rexrank/results"
 OWNER_ID = "lab-a-chexagent"
 

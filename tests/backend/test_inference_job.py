@@ -25,8 +25,10 @@ from rexrank.data.build import Build, push_dataset, write_dataset
 from rexrank.results import Result
 from rexrank.rules import ledger
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed (.ci/run installs it)")
-
+pytestmark = [
+    pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed (.ci/run installs it)"),
+    pytest.mark.subprocess, pytest.mark.slow,  # each test runs the job's command (python -m rexrank.backend infer)
+]
 REPO = "rexrank/results"
 CANARY = "ZQX-INFER-CANARY-5512"
 REVISION = "a" * 40

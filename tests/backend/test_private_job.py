@@ -22,6 +22,8 @@ from rexrank.results import Result
 from rexrank.rules import ledger
 from rexrank.scorecard import score as card
 
+pytestmark = pytest.mark.slow  # each test runs the private job end to end on the loopback Hub
+
 CANARY = "ZQX-CANARY-7731"
 STUDIES = [(f"g{i}", f"Synthetic finding {i} {CANARY}-F{i}.", f"Synthetic impression {i} {CANARY}-I{i}.")
            for i in range(20)]

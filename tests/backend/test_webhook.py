@@ -92,6 +92,7 @@ def maintainer_comments(hub):
     return [text for author, text in pr.comments if author == "maintainer"]
 
 
+@pytest.mark.slow
 def test_a_forged_or_unsigned_event_runs_nothing(app):
     url, worker, hub = app
     opened = event("discussion", "create", discussion=pull_request(1, "open"))
@@ -102,6 +103,7 @@ def test_a_forged_or_unsigned_event_runs_nothing(app):
     assert not any(p.startswith("ledger/") for p in hub.files(REPO, repo_type="dataset"))
 
 
+@pytest.mark.slow
 def test_a_signed_event_runs_the_review_and_the_jobs_own_commits_end_the_chain(app):
     url, worker, hub = app
     signed = {"X-Webhook-Secret": SECRET}
@@ -133,6 +135,8 @@ def test_the_app_refuses_to_start_without_a_secret(monkeypatch):
         serve("127.0.0.1", free_port(), block=False)
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_the_deployable_says_in_one_line_why_it_does_not_start(monkeypatch):
     import subprocess
     import sys
@@ -185,6 +189,7 @@ def hub_held(hub):
         hub._lock.release()
 
 
+@pytest.mark.slow
 def test_the_secret_is_checked_before_a_byte_of_the_body_is_read(app):
     url, worker, hub = app
     announced = b"Content-Length: 100000"  # and not one byte of it sent: an answer proves the body was not awaited
@@ -197,6 +202,7 @@ def test_the_secret_is_checked_before_a_byte_of_the_body_is_read(app):
     assert worker.log == [] and maintainer_comments(hub) == []
 
 
+@pytest.mark.slow
 def test_a_malformed_unsigned_body_gets_401_not_422(app):
     url, worker, hub = app
     opened = event("discussion", "create", discussion=pull_request(1, "open"))
@@ -216,6 +222,7 @@ def test_a_malformed_unsigned_body_gets_401_not_422(app):
     assert worker.log == [] and maintainer_comments(hub) == []
 
 
+@pytest.mark.slow
 def test_a_body_is_bounded_in_bytes_and_time(app, monkeypatch):
     url, worker, hub = app
     answer, hung_up = raw(url, head(url, SIGNED, b"Content-Length: 1000000000"))
@@ -243,6 +250,7 @@ def queued(answers) -> list[str]:
     return [job for a in answers for job in a.json()["queued"]]
 
 
+@pytest.mark.slow
 def test_200_replays_of_an_event_queue_one_job(app):
     url, worker, hub = app
     signed = {"X-Webhook-Secret": SECRET}
@@ -261,6 +269,7 @@ def test_200_replays_of_an_event_queue_one_job(app):
     assert worker.log[1:] == [f"review #1: head {own[:12]} already reviewed"] and len(maintainer_comments(hub)) == 1
 
 
+@pytest.mark.slow
 def test_a_queued_head_that_moved_on_is_skipped(app):
     url, worker, hub = app
     signed = {"X-Webhook-Secret": SECRET}
@@ -280,6 +289,7 @@ def test_a_queued_head_that_moved_on_is_skipped(app):
     assert len(maintainer_comments(hub)) == 1
 
 
+@pytest.mark.slow
 def test_an_event_listing_300_pull_requests_queues_a_bounded_number(app):
     url, worker, hub = app
     signed = {"X-Webhook-Secret": SECRET}
@@ -301,6 +311,7 @@ def test_an_event_listing_300_pull_requests_queues_a_bounded_number(app):
     assert len(worker.log) == 17 and worker.log[-1].startswith("aggregate: ") and maintainer_comments(hub) == []
 
 
+@pytest.mark.slow
 def test_aggregates_coalesce_while_one_is_queued(app):
     url, worker, hub = app
     signed = {"X-Webhook-Secret": SECRET}
@@ -321,6 +332,7 @@ def test_aggregates_coalesce_while_one_is_queued(app):
         f"aggregate at {sha('m7')[:12]}: already done"]
 
 
+@pytest.mark.slow
 def test_a_job_the_hub_failed_is_retried_by_a_replay(app):
     url, worker, hub = app
     signed = {"X-Webhook-Secret": SECRET}

@@ -20,6 +20,7 @@ from rexrank.board.schema import BOARD, COLUMNS, RADRBENCH_BOARD
 from rexrank.demo.board import demo_results_repo
 
 
+@pytest.mark.slow
 def test_a_local_folder_is_read_from_its_leaderboard_parquet(tmp_path):
     board = aggregate(results_repo(tmp_path))
     source = sources.BoardSource(tmp_path)
@@ -80,6 +81,7 @@ def test_a_board_of_another_schema_shows_missing_columns_blank(tmp_path):
     assert shown["BLEU"].tolist() == [""] * 4 and shown["Institution"].tolist() == [""] * 4
 
 
+@pytest.mark.slow
 def test_a_hub_results_repo_downloads_only_the_board_and_survives_the_hub_going_away(tmp_path, fake_hub):
     from huggingface_hub import close_session
 
@@ -115,6 +117,7 @@ def test_a_hub_results_repo_downloads_only_the_board_and_survives_the_hub_going_
     assert shown.empty and banner
 
 
+@pytest.mark.slow
 def test_the_embedded_demo_board_covers_every_dataset_and_task():
     sources._demo.cache_clear()
     board = sources.read_board(sources.DEMO)
@@ -150,20 +153,52 @@ def _numbers(update) -> pd.DataFrame:
     return pd.DataFrame(value["data"], columns=value["headers"])
 
 
-@pytest.fixture
-def app(tmp_path, monkeypatch):
-    monkeypatch.setenv("GRADIO_ANALYTICS_ENABLED", "False")
-    repo = demo_results_repo(tmp_path / "results")
+def _launch(folder):
+    """The demo board's app on loopback, with a gradio_client on it: (demo, (client, results repo, board))."""
+    repo = demo_results_repo(folder / "results")
     board = aggregate(repo)
+    from gradio_client import Client
+
     from rexrank.board.app import build, launch_options
 
     demo = build(str(repo), refresh_s=3600)
     demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=_free_port(), quiet=True,
                 **launch_options())
-    try:
-        from gradio_client import Client
+    return demo, (Client(demo.local_url, verbose=False), repo, board)
 
-        yield Client(demo.local_url, verbose=False), repo, board
+
+def _digest(folder) -> dict:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def shared_app(tmp_path_factory):
+    """One app for the module's tests that only read it (an app takes about 3 s to build and launch)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("GRADIO_ANALYTICS_ENABLED", "False")
+        demo, app = _launch(tmp_path_factory.mktemp("shared-app"))
+        try:
+            yield app
+        finally:
+            demo.close()
+
+
+@pytest.fixture
+def app(shared_app):
+    """The module's app, lent to a test that only reads it: its results repo must be as it was when the test ends
+    (a test that changes it takes `own_app`)."""
+    before = _digest(shared_app[1])
+    yield shared_app
+    assert _digest(shared_app[1]) == before, "a test changed the shared app's results repo: give it own_app"
+
+
+@pytest.fixture
+def own_app(tmp_path, monkeypatch):
+    """An app of the test's own, for a test that changes its results repo."""
+    monkeypatch.setenv("GRADIO_ANALYTICS_ENABLED", "False")
+    demo, app = _launch(tmp_path)
+    try:
+        yield app
     finally:
         demo.close()
 
@@ -276,8 +311,8 @@ def test_rank_stability_through_the_api(app):
 ANY_ROW = ("any", "any", "any")  # the filters: access, trained on MIMIC-CXR, source
 
 
-def test_refresh_rereads_the_repo_and_keeps_the_last_table_under_a_banner(app):
-    client, repo, board = app
+def test_refresh_rereads_the_repo_and_keeps_the_last_table_under_a_banner(own_app):
+    client, repo, board = own_app
     changed = board.copy()
     row = (changed["dataset"] == "rexgradient") & (changed["task"] == "findings") & (changed["model"] == "Demo-Careful")
     changed.loc[row, "bleu2"] = 0.5
@@ -297,8 +332,8 @@ def test_refresh_rereads_the_repo_and_keeps_the_last_table_under_a_banner(app):
     assert _cells(findings)["BLEU"].tolist()[0].startswith("0.500 ")  # the last good table, not a blank page
 
 
-def test_the_radrbench_tab_through_the_api(app):
-    client, repo, board = app
+def test_the_radrbench_tab_through_the_api(own_app):
+    client, repo, board = own_app
     table = pd.read_parquet(repo / RADRBENCH_BOARD)
     for view in ("task", "source", "radrscore"):
         got, want = _cells(client.predict(view, "", api_name="/radrbench")), radrbench.radrbench_table(table, view)
@@ -362,16 +397,15 @@ def _empty_note(page, expected: str, timeout_s: float = 20) -> str:
     return text
 
 
-def test_the_board_in_a_browser_switches_dataset_and_task_and_searches(app, tmp_path):
+def test_the_board_in_a_browser_switches_dataset_and_task_and_searches(own_app, chromium, tmp_path):
     import os
 
     if not os.path.exists(CHROMIUM):
         if os.environ.get("CI"):
             pytest.fail(f"{CHROMIUM} missing: .ci/run installs Debian's chromium")
         pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
-    from playwright.sync_api import sync_playwright
 
-    client, repo, board = app
+    client, repo, board = own_app
 
     def expected(dataset, task, search="", sort_by=None):
         shown = board[(board["dataset"] == dataset) & (board["task"] == task)]
@@ -383,10 +417,7 @@ def test_the_board_in_a_browser_switches_dataset_and_task_and_searches(app, tmp_
         at = {h: i for i, h in enumerate(headers)}
         return [[row[at["Rank"]], row[at["Model"]], row[at["GREEN"]]] for row in rows]
 
-    args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--no-first-run"]
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=args)
+    with chromium as browser:  # the module's Chromium, pages of this test's own
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(client.src)
@@ -491,7 +522,7 @@ LINES_PER_HYPHENATED_WORD = """e => {
 }"""
 
 
-def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_headers_at_both_widths(tmp_path):
+def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_headers_at_both_widths(chromium, tmp_path):
     """The board a first visitor sees (the official tables), at 1400 px and on a 390 px phone."""
     import os
 
@@ -499,7 +530,6 @@ def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_header
         if os.environ.get("CI"):
             pytest.fail(f"{CHROMIUM} missing: .ci/run installs Debian's chromium")
         pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
-    from playwright.sync_api import sync_playwright
 
     from rexrank.board.app import build, launch_options
     from rexrank.board.page import CONTROLS_LABEL, DETAILS_LABEL, PAGES
@@ -508,8 +538,7 @@ def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_header
     demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=_free_port(), quiet=True,
                 **launch_options())
     metrics = ["1/RadCliQ-v1", *[t for t in views.TITLES.values() if t != "1/RadCliQ-v1"]]
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"])
+    with chromium as browser:  # the module's Chromium, pages of this test's own
         try:
             for width in (1400, 390):
                 page = browser.new_page(viewport={"width": width, "height": 900})
@@ -594,18 +623,16 @@ def test_the_view_downloads_as_csv_with_numbers_and_no_formulas(app):
                         hostile.loc[hostile.index[0], "task"])["model"].str.startswith("'=").any()
 
 
-def test_the_address_carries_the_view_and_a_link_opens_it(app):
+def test_the_address_carries_the_view_and_a_link_opens_it(app, chromium):
     import os
 
     if not os.path.exists(CHROMIUM):
         if os.environ.get("CI"):
             pytest.fail(f"{CHROMIUM} missing: .ci/run installs Debian's chromium")
         pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
-    from playwright.sync_api import sync_playwright
 
     client, repo, board = app
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"])
+    with chromium as browser:  # the module's Chromium, pages of this test's own
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             page.goto(client.src + "?dataset=iu-xray&task=findings_impression")
@@ -654,7 +681,8 @@ def test_the_address_carries_the_view_and_a_link_opens_it(app):
             browser.close()
 
 
-def test_the_source_filter_in_a_browser_keeps_generated_rows_labels_them_and_says_when_none_match(app, tmp_path):
+def test_the_source_filter_in_a_browser_keeps_generated_rows_labels_them_and_says_when_none_match(app, chromium,
+                                                                                                   tmp_path):
     """At 1400 px the Source filter is chosen in its menu, on a 390 px phone it comes from a link (?source=generated):
     either way only the rows the maintainers generated from the model are left, each labelled so (its full words
     on hover), the legend says what each source is, and a filter that leaves no row says so instead of a blank."""
@@ -664,7 +692,6 @@ def test_the_source_filter_in_a_browser_keeps_generated_rows_labels_them_and_say
         if os.environ.get("CI"):
             pytest.fail(f"{CHROMIUM} missing: .ci/run installs Debian's chromium")
         pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
-    from playwright.sync_api import sync_playwright
 
     from rexrank.board.page import DETAILS_LABEL
 
@@ -672,8 +699,7 @@ def test_the_source_filter_in_a_browser_keeps_generated_rows_labels_them_and_say
     kept = views.table(board, "iu-xray", "findings", filters=views.Filters(source="generated"))
     generated = [m for m, p in zip(board["model"], board["provenance"]) if p == "generated"]
     assert len(kept) == 1 and set(generated) == {"Demo-Careful"}  # the demo's one model run by the maintainers
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"])
+    with chromium as browser:  # the module's Chromium, pages of this test's own
         try:
             for width in (1400, 390):
                 page = browser.new_page(viewport={"width": width, "height": 900})
@@ -772,6 +798,8 @@ def test_with_nothing_named_the_board_is_the_official_tables_as_published(monkey
     assert shown["Rank"].tolist()[:1] == ["1"] and len(shown) == 7
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_the_app_leaves_no_folder_behind_when_it_ends(tmp_path):
     """The demo's results repo and the CSV exports live in folders of their own while the app runs; a Space or a
     `rexrank leaderboard` that ends removes them (ten runs' leftovers once filled a disk)."""
@@ -818,7 +846,7 @@ def _official_app():
     return demo
 
 
-def test_the_board_keeps_its_promises_at_both_widths(tmp_path):
+def test_the_board_keeps_its_promises_at_both_widths(chromium, tmp_path):
     """Issue 31 item 6, on the board a first visitor meets (the official tables), at 1400 px with a mouse and on a
     390 px touch screen: (a) a click or tap on a metric's header sorts by it, best first, as Sort does, and Rank's
     sorts back; (b) a link to a model's page shows that model's card or a loading note, never another model's, and
@@ -830,7 +858,6 @@ def test_the_board_keeps_its_promises_at_both_widths(tmp_path):
         if os.environ.get("CI"):
             pytest.fail(f"{CHROMIUM} missing: .ci/run installs Debian's chromium")
         pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
-    from playwright.sync_api import sync_playwright
 
     from rexrank.board.page import CONTROLS_LABEL, DETAILS_LABEL, LOADING
 
@@ -841,8 +868,7 @@ def test_the_board_keeps_its_promises_at_both_widths(tmp_path):
         return list(views.export(board, dataset, "findings", **how)["model"])
 
     demo = _official_app()
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"])
+    with chromium as browser:  # the module's Chromium, pages of this test's own
         try:
             for width in (1400, 390):
                 touch = width == 390
@@ -998,14 +1024,13 @@ def test_the_board_keeps_its_promises_at_both_widths(tmp_path):
             demo.close()
 
 
-def test_a_column_writes_its_cis_one_way_at_both_widths(app, tmp_path):
+def test_a_column_writes_its_cis_one_way_at_both_widths(app, chromium, tmp_path):
     """Issue 31 item 6e: every metric column of the demo board (every row with CIs) writes them in one notation, `±`
     or `[low, high]`, on the leaderboard and on a model's page; cell by cell, 43 of its columns mixed the two."""
     if not os.path.exists(CHROMIUM):
         if os.environ.get("CI"):
             pytest.fail(f"{CHROMIUM} missing: .ci/run installs Debian's chromium")
         pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
-    from playwright.sync_api import sync_playwright
 
     client, repo, board = app
     rows = board[(board["dataset"] == "iu-xray") & (board["task"] == "findings")]
@@ -1024,8 +1049,7 @@ def test_a_column_writes_its_cis_one_way_at_both_widths(app, tmp_path):
             checked += bool(kinds)
         return checked
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"])
+    with chromium as browser:  # the module's Chromium, pages of this test's own
         try:
             for width in (1400, 390):
                 page = browser.new_page(viewport={"width": width, "height": 900})

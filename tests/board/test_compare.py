@@ -11,6 +11,8 @@ from rexrank.board.compare import COLUMNS, compare
 from rexrank.cli import main
 from rexrank.demo.board import demo_results_repo
 
+pytestmark = pytest.mark.slow  # each test builds and aggregates a results repo, most on the loopback Hub
+
 TABLE = "submissions/{}/per_study/mimic-cxr.findings.parquet"
 
 

@@ -26,6 +26,7 @@ def launched(monkeypatch):
     return calls
 
 
+@pytest.mark.slow
 def test_a_score_folder_is_shown_as_unverified_rows_beside_the_official_field(tmp_path, launched, capsys):
     out = score(tmp_path / "out")
     score(out, task="findings_impression")
@@ -68,6 +69,7 @@ def test_an_own_result_with_radcliq_says_where_it_would_place(tmp_path):
     assert row["rank"] is not None and str(row["rank"]) == "<NA>"  # placed in words, never ranked
 
 
+@pytest.mark.slow
 def test_results_the_board_does_not_rank_are_left_out_by_name_or_fail_at_once(tmp_path, launched, capsys):
     demo_only = score(tmp_path / "demo", dataset_name=None)  # the demo's own split: no test set of the board
     with pytest.raises(FileNotFoundError, match="none of a test set the board ranks"):

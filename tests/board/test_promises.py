@@ -23,6 +23,7 @@ def test_a_column_of_cis_takes_one_notation():
         "0.500 ± 0.020")
 
 
+@pytest.mark.slow
 def test_the_tables_write_each_columns_cis_one_way(tmp_path):
     board = sources.read_board(sources.DEMO)
     for dataset in views.DATASET_TITLES:
@@ -66,6 +67,7 @@ def test_the_official_rows_say_how_each_model_can_be_had_and_what_it_learnt_from
         "No row matches Access: API and Trained on MIMIC-CXR: yes: MIMIC-CXR, Findings has 25 rows")
 
 
+@pytest.mark.slow
 def test_the_model_page_cites_what_says_so_and_a_submissions_card_cites_nothing(tmp_path):
     board = sources.read_board(None)
     card = model_page.model_card(board, "MAIRA-2")
@@ -89,6 +91,8 @@ def test_the_header_text_names_a_page_of_the_board_not_a_repository_path():
     assert about.header_sorts() == {"Rank": "rank", **{t: m for m, t in views.TITLES.items()}}
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_the_space_builds_without_torch(tmp_path):
     """space/requirements.txt installs no torch: the app's start must not need it (the About tab's example signature
     once made a scorer, importing torch: 1.3 s of every start here, and a crash where it is not installed)."""
@@ -100,6 +104,7 @@ def test_the_space_builds_without_torch(tmp_path):
     assert done.returncode == 0 and done.stdout.strip() == "built", done.stderr[-2000:]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", ["DETAIL_WIDTHS", "METRIC_WIDTH"])
 def test_with_details_every_column_has_a_width(width):
     from rexrank.board import answers, page

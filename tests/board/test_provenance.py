@@ -78,6 +78,7 @@ def test_each_rows_source_is_shown_in_words_short_in_the_table_long_in_the_csv(b
     assert columns[10:14] == ["trained_on", "source", "provenance", "note"]
 
 
+@pytest.mark.slow
 def test_the_source_filter_keeps_each_provenance_or_the_maintainers_two(board):
     def models(source, dataset="mimic-cxr"):
         return table(board, dataset, "findings", filters=Filters(source=source))["Model"].tolist()
@@ -131,6 +132,7 @@ def test_a_provenance_the_board_does_not_know_is_shown_as_text_and_never_compare
     assert "A's numbers are not marked as the maintainers'" in heading
 
 
+@pytest.mark.slow
 def test_the_demo_shows_all_three_on_every_table_and_compares_a_generated_row():
     demo = read_board(DEMO)
     for (dataset, task), rows in demo.groupby(["dataset", "task"]):

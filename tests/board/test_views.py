@@ -161,6 +161,7 @@ def test_the_table_shows_each_ranks_range_whatever_the_search(tmp_path):
     assert table(full, "mimic-cxr", "findings", search="official")["Rank range"].tolist() == ["1–4"]
 
 
+@pytest.mark.slow
 def test_five_thousand_rows_shape_quickly(tmp_path):
     many = pd.concat([board(tmp_path)] * 1000, ignore_index=True)
     assert len(table(many, "mimic-cxr", "findings")) == 5000
@@ -306,6 +307,7 @@ def test_a_number_made_otherwise_than_the_published_figures_is_marked_with_how(t
     assert not any(cell.endswith("≠") for cell in shown["1/RadCliQ-v1"]) and shown.loc["B", "Note"] == ""
 
 
+@pytest.mark.slow
 def test_the_demo_marks_a_number_made_otherwise_only_where_it_means_to():
     """The demo's judged numbers are signed as the published figures were made, but Demo-Shuffled's GREEN, asked of
     another judge: on every dataset and task, that is the one cell marked ≠, and its Note says how."""
@@ -320,6 +322,7 @@ def test_the_demo_marks_a_number_made_otherwise_only_where_it_means_to():
                          "StanfordAIMI/GREEN-RadLlama2-7b"]
 
 
+@pytest.mark.slow
 def test_filters_keep_rows_by_access_training_data_and_source_and_links_are_safe(tmp_path):
     from rexrank.board.views import Filters, export
 
@@ -361,6 +364,7 @@ BAD_CARDS = {"not-json": b'{"name": "A",', "a-list": b'["A"]', "a-number": b"7",
              "name-an-object": b'{"name": {"first": "A"}}', "trained-on-a-number": b'{"name": "A", "trained_on": 5}'}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("data", BAD_CARDS.values(), ids=BAD_CARDS.keys())
 def test_a_card_that_cannot_be_read_leaves_out_its_submission_and_the_board_keeps_the_rest(tmp_path, data, capsys):
     from rexrank.backend.__main__ import main as backend
@@ -379,6 +383,7 @@ def test_a_card_that_cannot_be_read_leaves_out_its_submission_and_the_board_keep
     assert capsys.readouterr().err == f"rexrank.backend: error: left out: {reason}\n"
 
 
+@pytest.mark.slow
 def test_a_radrbench_result_that_cannot_be_read_is_left_out_and_the_other_models_stay(tmp_path):
     from rexrank.demo.board import demo_results_repo
 
@@ -399,6 +404,7 @@ def test_a_radrbench_result_that_cannot_be_read_is_left_out_and_the_other_models
         pd.testing.assert_frame_equal(pd.read_parquet(repo / "radrbench.parquet"), kept)
 
 
+@pytest.mark.slow
 def test_the_demos_numbers_carry_each_metrics_own_statistic(tmp_path):
     """The crowd's synthetic rows (no per-study table) named FineRadScore's value a plain mean: the demo decided
     1/mean for RadCliQ-v1 alone. Each metric's statistic is now its scorer's, and a 1/mean value is 1 over its mean."""

@@ -72,6 +72,7 @@ def test_a_build_that_differs_from_the_official_split_says_so(built, demo_rows):
     assert not compare_with_official("iu-xray", "valid", ["a"])["matches"]
 
 
+@pytest.mark.slow
 def test_rexrank_score_reads_the_built_folder_as_it_reads_the_source(built, tmp_path):
     folder, source, _ = built
     from_folder, from_json = load_split(folder), load_split(source)
@@ -87,6 +88,7 @@ def test_rexrank_score_reads_the_built_folder_as_it_reads_the_source(built, tmp_
         assert a.metrics["bleu2"].value == b.metrics["bleu2"].value and a.counts == b.counts
 
 
+@pytest.mark.slow
 def test_bad_sources_are_named(tmp_path, capsys, demo_rows):
     twice = tmp_path / "twice.json"
     rexrank_json(twice, demo_rows[:2])
@@ -114,6 +116,7 @@ def test_an_existing_folder_is_replaced_only_when_it_is_a_built_dataset(built, t
     assert "is not a rexrank dataset folder" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_pushed_privately_then_scored_from_the_hub(built, tmp_path, fake_hub, monkeypatch, capsys):
     _, source, _ = built
     monkeypatch.setenv("HF_TOKEN", "hf_maintainer")

@@ -43,6 +43,7 @@ def load(folder, config, tmp_path):
     return datasets.load_dataset(str(folder), config, split="test", cache_dir=str(tmp_path / "cache")).to_list()
 
 
+@pytest.mark.slow
 def test_one_config_per_source_and_task_each_loads(radrbench_built, tmp_path):
     folder, _, out = radrbench_built
     front = yaml.safe_load((folder / "README.md").read_text().split("---")[1])
@@ -251,6 +252,7 @@ def test_options_split_public_and_image_root_are_checked(tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_push_to_a_private_repo_that_load_dataset_reads(fake_hub, tmp_path, monkeypatch, capsys):
     source = published(tmp_path / "download")
     monkeypatch.setenv("HF_TOKEN", "hf_writer")

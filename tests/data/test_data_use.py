@@ -61,6 +61,7 @@ def test_a_rexrank_built_credentialed_set_is_known_by_its_metadata_whatever_its_
     assert remote_openai.requests == []
 
 
+@pytest.mark.slow
 def test_text_of_unknown_origin_needs_an_allowed_endpoint(tmp_path, remote_openai, capsys):
     ids = [f"case-{n}" for n in range(12)]
     dataset = split_file(tmp_path / "my_public_reports.json", ids)
@@ -71,6 +72,7 @@ def test_text_of_unknown_origin_needs_an_allowed_endpoint(tmp_path, remote_opena
     assert {f"Synthetic finding {n}." for n in range(12)} <= asked  # the user allowed this endpoint: all were sent
 
 
+@pytest.mark.slow
 def test_a_public_split_goes_to_any_endpoint(tmp_path, remote_openai):
     judged(tmp_path, split_file(tmp_path / "whatever.json", IU), IU, remote_openai)
     assert len(remote_openai.requests) >= 12  # one or two calls per study (a reply that does not parse is asked again)

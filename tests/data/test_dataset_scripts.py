@@ -37,6 +37,8 @@ def test_each_readme_is_what_the_builder_says(name):
     assert info.access in written and info.title in written and "build.py --source" in written
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_the_build_entry_builds_what_the_command_builds(tmp_path):
     rows = [json.loads(line) for line in demo.DATASET.read_text().splitlines()]
     source = rexrank_json(tmp_path / "ReXRank_MIMICCXR_test.json", rows)
@@ -50,6 +52,8 @@ def test_the_build_entry_builds_what_the_command_builds(tmp_path):
     assert "findings/test-00000-of-00001.parquet" in by_script and by_script == by_cli
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_a_bad_source_through_the_build_entry_is_one_line_and_exit_2(tmp_path):
     run = subprocess.run([sys.executable, str(SCRIPTS / "iu-xray" / "build.py"), "--source",
                           str(tmp_path / "missing.json"), "--out", str(tmp_path / "out")],

@@ -51,6 +51,7 @@ def one_line_error(capsys) -> str:
     return err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("file", "ids", "split", "dataset", "split_name"), [
     ("my_download.json", MIMIC, "test", "mimic-cxr", "test"),
     ("iu-xray.json", MIMIC, "test", "mimic-cxr", "test"),  # the ids win over the file's name
@@ -122,6 +123,7 @@ def test_a_sample_with_the_official_name_asked_for_is_refused_in_one_line(tmp_pa
     assert Result.read(written(tmp_path / "out", "my-mimic-sample.findings.json")).dataset == "my-mimic-sample"
 
 
+@pytest.mark.slow
 def test_a_dataset_name_contradicting_the_ids_is_refused_in_one_line(tmp_path, capsys):
     whole = split_file(tmp_path / "whole.json", MIMIC)
     assert score(tmp_path, whole, MIMIC, "--dataset-name", "iu-xray") == 2

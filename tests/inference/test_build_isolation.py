@@ -93,6 +93,8 @@ def split_and_images(tmp_path):
     (snapshot / "config.json").write_text("{}")
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_a_pth_the_build_installs_never_runs_on_the_host_and_binds_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_TOKEN", "hf_HOSTSECRET")
     listener = socket.create_server(("127.0.0.1", 0))

@@ -85,6 +85,8 @@ ALIAS_BOMB = b"".join(b"l%d: &l%d [%s]\n" % (i, i, b",".join([b"*l%d" % (i - 1)]
 DEEP = b"weights: " + b"[" * 20000 + b"]" * 20000 + b"\ntasks: [findings]\ngpu_memory_gb: 8\n"
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @pytest.mark.parametrize(("bomb", "said"), [(ALIAS_BOMB, "an alias"), (DEEP, "deeper than 16 levels")])
 def test_a_yaml_bomb_is_one_line_through_every_door_at_a_bounded_cost(tmp_path, bomb, said):
     """`rexrank submit --model --dry-run`, `rexrank infer` and the review's rules each read model.yaml: each refuses

@@ -11,7 +11,10 @@ from rexrank.inference.contract import check_model
 from rexrank.inference.environment import BuildFailed, build
 from rexrank.inference.sandbox import Sandbox
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed (.ci/run installs it)")
+pytestmark = [
+    pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed (.ci/run installs it)"),
+    pytest.mark.subprocess, pytest.mark.slow,  # each test builds or runs an environment in the sandbox (bwrap)
+]
 
 
 def model_folder(tmp_path, requirements: str | None = None, conda: str | None = None):

@@ -235,6 +235,7 @@ def test_a_bad_setting_is_one_line(hf_cache, study_set, tmp_path, env, says):
 
 # --- in-process: the pieces the subprocess runs cannot show ---------------------------------------------------------
 
+@pytest.mark.slow
 def test_the_stand_ins_carry_their_real_repositories_files_and_generate_offline(stand_ins):
     import time
 

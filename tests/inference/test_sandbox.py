@@ -20,8 +20,9 @@ from rexrank.inference import runner
 from rexrank.inference.runner import InferenceFailed, infer, read_save
 from rexrank.inference.sandbox import Sandbox, SandboxUnavailable
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None and not os.environ.get("CI"),
-                                reason="bubblewrap not installed (apt-get install bubblewrap; .ci/run installs it)")
+pytestmark = [pytest.mark.skipif(shutil.which("bwrap") is None and not os.environ.get("CI"),
+                                 reason="bubblewrap not installed (apt-get install bubblewrap; .ci/run installs it)"),
+              pytest.mark.subprocess, pytest.mark.slow]  # each test runs a script in the sandbox (bwrap)
 
 REVISION = "0123456789abcdef0123456789abcdef01234567"
 CANARY = "QZX-REFERENCE-CANARY-4471"

@@ -13,8 +13,9 @@ from test_sandbox import ANSWER, predictions, run, write_submission
 from rexrank.inference import limits
 from rexrank.inference.sandbox import Sandbox
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None and not os.environ.get("CI"),
-                                reason="bubblewrap not installed (apt-get install bubblewrap; .ci/run installs it)")
+pytestmark = [pytest.mark.skipif(shutil.which("bwrap") is None and not os.environ.get("CI"),
+                                 reason="bubblewrap not installed (apt-get install bubblewrap; .ci/run installs it)"),
+              pytest.mark.subprocess, pytest.mark.slow]  # each test runs a script in the sandbox (bwrap)
 MiB = 1024 * 1024
 
 

@@ -63,6 +63,8 @@ def test_duplicate_studies_and_lone_surrogates_are_named_by_the_studies_given(tm
             "(first: s1)") in str(err.value)
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", ["numbers", "deep", "one-string", "many-studies"])
 def test_a_200_mb_save_file_costs_a_bounded_read(tmp_path, shape):
     """200 MB of small numbers in one record (json.loads would take gigabytes), lists 100 million deep,

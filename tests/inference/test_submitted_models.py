@@ -20,7 +20,10 @@ from fixtures.vision_models import (
 
 from rexrank.inference.runner import infer
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed (.ci/run installs it)")
+pytestmark = [
+    pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed (.ci/run installs it)"),
+    pytest.mark.subprocess, pytest.mark.slow,  # each test runs a submitted model in the sandbox (bwrap)
+]
 
 STUDIES = ["p1_s1", "p2_s4", "p3_s2"]
 

@@ -24,6 +24,7 @@ def gemma3(tmp_path_factory):
     return build_tiny_gemma3(tmp_path_factory.mktemp("medgemma-4b-it"))
 
 
+@pytest.mark.slow
 def test_each_prompt_is_the_transformers_runner_s_with_its_images(gemma3, tmp_path):
     from transformers import AutoProcessor
 
@@ -78,6 +79,8 @@ def test_runner_vllm_needs_no_script_and_runs_rexrank_s_vllm_runner(tmp_path):
         ["python", "-m", "rexrank.inference.vllm_runner"]
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vLLM is installed here")
 def test_without_vllm_the_run_stops_with_one_line_before_reading_an_image(tmp_path):
     source = tmp_path / "input.json"

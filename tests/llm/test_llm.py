@@ -32,6 +32,7 @@ def test_replies_come_back_in_order(fake_openai):
     assert "seed" not in fake_openai.requests[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bound", [1, 3])
 def test_concurrency_bound_is_respected(fake_openai, bound):
     fake_openai.delay = 0.05
@@ -39,6 +40,7 @@ def test_concurrency_bound_is_respected(fake_openai, bound):
     assert fake_openai.max_in_flight == bound
 
 
+@pytest.mark.slow
 def test_auto_concurrency_is_what_a_vllm_kv_cache_holds(fake_openai, capsys):
     fake_openai.vllm = {"num_gpu_blocks": 1000, "block_size": 16, "max_model_len": 2048}  # 16,000 / 2,048 tokens
     fake_openai.delay = 0.2
@@ -75,6 +77,7 @@ def test_identical_prompts_are_asked_once(fake_openai):
     assert [r.text for r in replies] == ["ok"] * 3 and fake_openai.calls == 2
 
 
+@pytest.mark.slow
 def test_retries_on_rate_limit_server_errors_and_timeouts(fake_openai):
     for fault in (429, 500, 503):
         fake_openai.fail(fault)
@@ -86,6 +89,7 @@ def test_retries_on_rate_limit_server_errors_and_timeouts(fake_openai):
     assert judge.stats.calls == fake_openai.calls == 6 and judge.stats.retries == 5 and judge.stats.failures == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("retries", [0, 2])
 def test_a_request_has_a_total_deadline_not_a_per_read_timeout(fake_openai, retries):
     for _ in range(retries + 1):
@@ -102,6 +106,7 @@ def test_a_request_has_a_total_deadline_not_a_per_read_timeout(fake_openai, retr
     assert all(sent < total / 4 for sent, total in fake_openai.trickled), fake_openai.trickled
 
 
+@pytest.mark.slow
 def test_retry_after_is_honoured(fake_openai):
     fake_openai.fail(429, retry_after=1)
     start = time.monotonic()
@@ -152,6 +157,7 @@ def test_unreadable_bodies_fail_the_batch_after_retries_and_keep_the_others(fake
     assert [r.text for r in again] == ["ok"] * 3 and fake_openai.calls == 6 and fake_openai.prompts()[-1] == "a"
 
 
+@pytest.mark.slow
 def test_rerun_makes_no_calls_and_settings_miss(fake_openai, tmp_path):
     prompts = [f"p{i}" for i in range(5)]
     first = judge_for(fake_openai, tmp_path).complete(prompts, "v1", dataset=None)
@@ -190,6 +196,7 @@ def test_interrupted_run_keeps_its_replies_and_resumes(fake_openai, tmp_path):
     assert sorted(fake_openai.prompts()[asked_before:]) == prompts[3:]
 
 
+@pytest.mark.slow
 def test_keyboard_interrupt_keeps_what_completed(fake_openai, tmp_path, monkeypatch):
     import rexrank.llm
 
@@ -294,6 +301,7 @@ def test_fake_server_lists_its_models(fake_openai):
     assert [m.id for m in client.models.list()] == ["judge-model"]
 
 
+@pytest.mark.slow
 def test_a_socket_opened_after_an_abort_is_shut_at_once_and_a_new_batch_may_connect_again():
     """Ctrl-C while a worker is still connecting: the socket it opens afterwards must not wait out its deadline on a
     judge that never answers (CI caught the race under load), and `resume` lets the next batch connect."""

@@ -74,6 +74,7 @@ def test_model_modules_load_and_match_the_library(local_models, folder, key):
         assert out["sembscore"] == out["semb_score"]  # the old key, kept
 
 
+@pytest.mark.slow
 def test_the_bertscore_module_passes_the_stacks_choices_on(local_models):
     module = evaluate.load(str(ROOT / "metrics" / "bertscore"))
     predictions, references = ["Heart size is normal.", "Small left effusion."], ["Mild edema.", "No effusion."]
@@ -119,6 +120,7 @@ def test_ratescore_module_passes_the_weights_and_returns_the_scorer_numbers(loca
     assert out["ratescore_per_sample"][2] == 0.5 and "weights:short" in out["signature"]
 
 
+@pytest.mark.slow
 def test_radcliq_module_combines_the_four_components_once(local_models):
     from rexrank.scorers.radcliq import COMPONENTS, RADCLIQ_V1
 
@@ -140,6 +142,7 @@ def space_app(name: str):
     return load(ROOT / "metrics" / name / "app.py", f"space_app_{name}")  # builds the interface; the Space launches it
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", MODULES)
 def test_the_space_app_builds(name):
     import gradio as gr

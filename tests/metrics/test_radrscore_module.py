@@ -93,6 +93,7 @@ def test_module_refuses_radrbench_text_to_a_public_endpoint(module, monkeypatch)
                        judge_url="https://api.example.com/v1", judge_model="gpt-4o")
 
 
+@pytest.mark.slow
 def test_module_needs_the_reports(module, fake_openai):
     with pytest.raises(ValueError, match="RadRScore needs reports"):
         module.compute(predictions=OUTPUTS, references=STEPS, judge_url=fake_openai.url,

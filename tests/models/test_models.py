@@ -178,6 +178,7 @@ def real_layouts(fake_hub, tmp_path, tiny_roberta, tiny_bert_base, tiny_chexbert
     return fake_hub
 
 
+@pytest.mark.slow
 def test_after_models_download_all_an_air_gapped_cache_scores_every_metric(real_layouts, tmp_path, monkeypatch,
                                                                              capsys):
     import shutil
@@ -207,6 +208,7 @@ def test_after_models_download_all_an_air_gapped_cache_scores_every_metric(real_
     assert len(real_layouts.requests) == seen  # not one request left the machine
 
 
+@pytest.mark.slow
 def test_the_demo_fetches_the_pinned_weights_and_ranks_by_inverse_radcliq(real_layouts, tmp_path, monkeypatch,
                                                                           capsys):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))

@@ -41,6 +41,7 @@ def test_a_precision_or_batch_size_that_does_not_exist_is_refused(capsys):
     assert exit_.value.code == 2 and "invalid choice: 'int8'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_bf16_is_the_encoder_under_autocast_and_never_mixes_with_fp32(local_models, tiny_roberta):
     fp32, bf16 = BertScore(batch_size=1, progress=False), BertScore(batch_size=1, dtype="bf16", progress=False)
     # the same forward pass, written out: bert-score's first five layers, each text alone, autocast to bfloat16
@@ -59,6 +60,7 @@ def test_bf16_is_the_encoder_under_autocast_and_never_mixes_with_fp32(local_mode
     assert fp32.cache_namespace() != bf16.cache_namespace()  # a cached fp32 feature never serves a bf16 run
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["bf16", "fp16"])
 def test_every_model_metric_runs_at_lower_precision_and_says_so(local_models, dtype, tmp_path, monkeypatch):
     monkeypatch.setenv("REXRANK_CACHE", str(tmp_path / "cache.sqlite"))
@@ -74,6 +76,8 @@ def test_every_model_metric_runs_at_lower_precision_and_says_so(local_models, dt
         assert np.isfinite(low.per_study[name]).all(), name
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @pytest.mark.parametrize("runtime", [True, False])
 def test_once_models_run_a_large_block_gets_its_own_mapping_even_after_a_larger_one_was_freed(runtime):
     """glibc's default raises its mmap threshold to each mapped block freed, so that a batch's tensors come from the

@@ -4,6 +4,7 @@ and two synthetic models whose outputs go through every answer form the parser r
 import json
 
 import pandas as pd
+import pytest
 
 from rexrank.cli import main
 from rexrank.demo import radrbench as rdemo
@@ -63,6 +64,7 @@ def test_readable_answer_forms_are_scored_right(tmp_path):
     assert wrong["failure"].tolist()[1] == "unclosed_answer_tag"
 
 
+@pytest.mark.slow
 def test_demo_prints_and_writes_radrbench_accuracy(tmp_path, capsys):
     assert main(["demo", "--out", str(tmp_path), "--metrics", "bleu2"]) == 0
     out = capsys.readouterr().out.split("== RadRBench-CXR")[1]

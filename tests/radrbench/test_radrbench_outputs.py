@@ -125,6 +125,7 @@ def test_the_task_of_a_file_comes_from_its_name_or_one_config(radrbench_built, t
         load_outputs(named, items, ["mimic-cxr.binary"])
 
 
+@pytest.mark.slow
 def test_a_whole_benchmark_file_with_config_scores_that_config_and_says_what_it_set_aside(radrbench_built, tmp_path,
                                                                                          capsys):
     folder = radrbench_built[0]
@@ -148,6 +149,7 @@ def test_a_whole_benchmark_file_with_config_scores_that_config_and_says_what_it_
     assert code == 2 and f"record 1 (item {items['config'][0]}/{items['item_id'][0]}): the output is list of 2" in err
 
 
+@pytest.mark.slow
 def test_the_authors_stored_replies_replayed_through_a_loopback_judge_give_both_figures(radrbench_built, tmp_path,
                                                                                        capsys, fake_openai,
                                                                                        monkeypatch):

@@ -20,6 +20,7 @@ def outputs(path, answers):
     return path
 
 
+@pytest.mark.slow
 def test_accuracy_per_source_and_task_with_failures_counted(radrbench_built, tmp_path, capsys):
     folder = radrbench_built[0]
     items = load_items(folder)
@@ -48,6 +49,7 @@ def test_accuracy_per_source_and_task_with_failures_counted(radrbench_built, tmp
     assert per_item["correct"].sum() == total["correct"] and "multi_no_option" in out
 
 
+@pytest.mark.slow
 def test_unknown_and_repeated_items_are_named(radrbench_built, tmp_path, capsys):
     folder = radrbench_built[0]
     first = load_items(folder).iloc[0]
@@ -78,6 +80,7 @@ def scripted_judge(prompt: str) -> str:
                                           {"observation": "heart", "status": "normal"}]})
 
 
+@pytest.mark.slow
 def test_radrscore_runs_on_the_items_with_reasoning_when_a_judge_is_given(radrbench_built, tmp_path, capsys,
                                                                           fake_openai, monkeypatch):
     folder = radrbench_built[0]
@@ -148,6 +151,7 @@ def test_an_outputs_file_of_another_shape_is_refused_by_name(radrbench_built, tm
         load_outputs(no_config, items)
 
 
+@pytest.mark.slow
 def test_the_free_text_task_gets_ratescore_beside_exact_match(radrbench_built, tmp_path, capsys, local_models):
     """As ChestX-Reasoner scores it: RaTEScore of the answer against the reference answer, per source and over all;
     checked by the submission rules and carried to the board."""

@@ -44,6 +44,7 @@ def test_likeness_is_the_jaccard_index_of_adjacent_word_pairs():
     assert likeness(pairs(""), pairs("")) == 0.0 and likeness(pairs("a b"), pairs("A  B!")) == 1.0
 
 
+@pytest.mark.slow
 def test_copies_and_light_edits_are_found_and_a_shared_stock_report_is_not(references):
     rng = random.Random(1)
     exact = near_copies(references, references)

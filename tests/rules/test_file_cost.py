@@ -162,6 +162,8 @@ def test_the_dictionary_bomb_is_small_declares_little_and_would_decode_to_a_giga
     assert ROWS * TEXT > 10**9 > MAX_DECODED  # what pyarrow makes of it: 1 GB (its check took 1.7 GB before)
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @needs_proc
 def test_the_dictionary_bomb_is_refused_before_it_is_decoded(tmp_path):
     data = dictionary_bomb()
@@ -176,6 +178,8 @@ def test_the_dictionary_bomb_is_refused_before_it_is_decoded(tmp_path):
     assert took < bound < 10**9 // 25, (took, bound)
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @needs_proc
 def test_many_columns_each_under_the_bound_are_refused_one_batch_at_a_time(tmp_path):
     columns, text = MAX_COLUMNS - 4, 40  # each a 40-byte text repeated: 4.4 MB a column, 265 MB together
@@ -243,6 +247,7 @@ def lying_footer(groups: int = 50) -> tuple[bytes, int]:
     return data[:-8 - length] + footer + len(footer).to_bytes(4, "little") + b"PAR1", true
 
 
+@pytest.mark.slow
 def test_a_footer_that_understates_its_pages_is_refused_by_the_pages_own_headers():
     data, true = lying_footer()
     meta = pq.ParquetFile(pa.BufferReader(data)).metadata
@@ -252,6 +257,8 @@ def test_a_footer_that_understates_its_pages_is_refused_by_the_pages_own_headers
     assert str(err.value) == f"column 't': its pages decompress to {true} bytes, its footer says 1000"
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @needs_proc
 def test_a_lying_footer_costs_its_pages_headers_not_its_pages(tmp_path):
     data, true = lying_footer()
@@ -261,6 +268,8 @@ def test_a_lying_footer_costs_its_pages_headers_not_its_pages(tmp_path):
     assert took < SLACK, took
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @needs_proc
 def test_delta_encoded_text_is_refused_from_its_page_headers(tmp_path):
     # DELTA_BYTE_ARRAY stores each value as the length of the prefix it shares with the one before and the rest:
@@ -304,6 +313,8 @@ def many_row_groups(groups: int, columns: int = MAX_COLUMNS - 1) -> bytes:
     return buffer.getvalue()
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @needs_proc
 def test_the_largest_footer_allowed_costs_a_bounded_parse(tmp_path):
     # row groups of one row and MAX_COLUMNS columns, as many as a footer under MAX_FOOTER holds: pyarrow parses the
@@ -363,6 +374,8 @@ def test_the_decoded_size_is_counted_before_decoding_as_arrow_holds_it():
 
 # -- what rexrank writes, at the bound: accepted, and its cost is its size -------------------------------------
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @needs_proc
 def test_a_table_near_the_bound_is_accepted_and_costs_about_what_it_decodes_to(tmp_path):
     rows = 20_000
@@ -396,6 +409,8 @@ def test_a_pull_requests_tables_together_are_bounded(tmp_path, monkeypatch):
 
 # -- every other file a pull request carries ---------------------------------------------------------------------
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @needs_proc
 def test_the_largest_predictions_file_costs_its_study_ids(tmp_path):
     # MAX_LINES lines, each a study id of MAX_STUDY_ID characters outside the BMP (4 bytes each in UTF-8, and in
@@ -415,6 +430,8 @@ def test_the_largest_predictions_file_costs_its_study_ids(tmp_path):
     assert took < bound, (took, bound)
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @needs_proc
 def test_a_predictions_file_of_one_long_line_is_never_copied_whole(tmp_path):
     first = predictions_jsonl(["a"])
@@ -434,6 +451,8 @@ def empty_objects(size: int) -> bytes:
     return b"[" + b"{}," * ((size - 4) // 3) + b"{}]"
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @needs_proc
 @pytest.mark.parametrize(("kind", "bounds"), [("card", limits.CARD_JSON), ("results", limits.RESULT_JSON),
                                               ("radrbench", limits.RADRBENCH_JSON)])
@@ -452,6 +471,7 @@ def test_the_costliest_json_a_file_may_hold_costs_at_most_32_times_its_bytes(tmp
 
 # -- after the check: every later read of a submission's per-study table goes the same way -----------------------
 
+@pytest.mark.slow
 def test_the_boards_compare_tab_reads_a_table_as_the_check_does(tmp_path):
     from rexrank.board.aggregate import aggregate
     from rexrank.board.compare import compare

@@ -55,6 +55,7 @@ def test_submit_collects_the_radrbench_result_alone(tmp_path, demo_dataset, caps
                                      "(checked by the rules, not re-scored)"]
 
 
+@pytest.mark.slow
 def test_submit_finds_it_in_a_radrbench_subfolder_beside_report_results(tmp_path, demo_dataset, capsys):
     from fixtures.submissions import score
 
@@ -67,6 +68,7 @@ def test_submit_finds_it_in_a_radrbench_subfolder_beside_report_results(tmp_path
     assert "submissions/both/results/mimic-cxr.findings.json" in out
 
 
+@pytest.mark.slow
 def test_a_stale_or_tampered_radrbench_result_is_not_submitted(tmp_path, demo_dataset, capsys):
     results = score_radrbench(tmp_path / "stale", demo_dataset)
     path = results / "radrbench-cxr.accuracy.json"
@@ -169,6 +171,7 @@ def test_hostile_radrbench_files_give_a_message_never_a_crash(data):
 
 # -- aggregate ------------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_aggregate_writes_the_radrbench_table_and_its_config(tmp_path, demo_dataset):
     repo = results_repo(tmp_path / "repo")
     for sub, model in (("lab-a", "demo-reasoner"), ("lab-d", "demo-guesser")):
@@ -196,6 +199,7 @@ def test_aggregate_without_radrbench_results_writes_an_empty_table(tmp_path, cap
     assert table.empty and tuple(table.columns) == RADRBENCH_COLUMNS
 
 
+@pytest.mark.slow
 def test_submit_merge_aggregate_round_trip_on_the_hub(tmp_path, demo_dataset, fake_hub, monkeypatch, capsys):
     from huggingface_hub import HfApi
 
@@ -214,6 +218,7 @@ def test_submit_merge_aggregate_round_trip_on_the_hub(tmp_path, demo_dataset, fa
     assert len(table) == 14
 
 
+@pytest.mark.slow
 def test_review_of_a_radrbench_submission_says_what_was_checked(tmp_path, demo_dataset, fake_hub, monkeypatch, capsys):
     from huggingface_hub import HfApi
 

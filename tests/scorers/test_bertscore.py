@@ -107,6 +107,7 @@ def test_math_on_hand_made_features():
     assert idf[11] == pytest.approx(np.log(3 / 2)) and idf[10] == 0 and idf[0] == 0 and idf[99] == np.log(3)
 
 
+@pytest.mark.slow
 def test_batch_size_and_order_do_not_change_scores(local_models):
     one = BertScore(batch_size=1, progress=False)(CANDIDATES[:12], REFERENCES[:12])
     many = BertScore(batch_size=64, progress=False)(CANDIDATES[:12][::-1], REFERENCES[:12][::-1])[::-1]
@@ -131,6 +132,7 @@ def test_out_of_memory_halves_the_batch(local_models, monkeypatch):
         assert ids_a.tolist() == ids_b.tolist() and np.allclose(a, b, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_the_reference_side_is_computed_once(local_models):
     scorer = BertScore(progress=False)
     encoded = []
@@ -228,6 +230,7 @@ def test_another_baseline_and_none_are_bert_scores(local_models, oracle_model, t
                                atol=1e-6)
 
 
+@pytest.mark.slow
 def test_a_baseline_shift_moves_each_pair_by_its_distance_from_1(local_models):
     """Why another baseline file cannot be the board's 0.02 on both sets: (F-b')/(1-b') - (F-b)/(1-b) =
     -(b'-b)(1-s)/(1-b'), with s the score at b; MoERad's 0.542 (IU-Xray) and 0.361 (MIMIC-CXR) would move in the
@@ -311,6 +314,7 @@ def test_every_choice_is_signed_and_the_published_ones_depart_from_nothing(local
     assert departures(composite.components[0].settings)[0] in official_departures(composite)
 
 
+@pytest.mark.slow
 def test_tokenisation_options_key_the_feature_cache_and_scoring_options_do_not(local_models):
     default = BertScore(progress=False).cache_namespace()
     assert "|space:" not in default and "|trunc:" not in default  # the namespace it had before the options: caches hold

@@ -351,6 +351,7 @@ def table_problems(out):
     return set(pd.read_parquet(written(out, "dataset.findings.per_study.parquet"))["fineradscore.problem"])
 
 
+@pytest.mark.slow
 def test_rexrank_score_fineradscore_through_a_judge(tmp_path, fake_openai, monkeypatch, capsys):
     monkeypatch.setenv("REXRANK_CACHE", str(tmp_path / "cache.sqlite"))
     odd = json.loads(demo.predictions("demo-careful", "findings").read_text().splitlines()[0])
@@ -397,6 +398,7 @@ def test_rexrank_score_refuses_credentialed_data_for_a_public_endpoint(tmp_path,
     assert code == 2 and "PhysioNet" in capsys.readouterr().err and not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_rexrank_score_takes_the_shots_option(tmp_path, fake_openai, monkeypatch):
     monkeypatch.setenv("REXRANK_CACHE", str(tmp_path / "cache.sqlite"))
     fake_openai.default_reply = JUDGED

@@ -311,6 +311,7 @@ def test_an_honest_reports_prompt_is_the_references_byte_for_byte(report):
         reference="Heart size is normal.", candidate=truncate_words(report))
 
 
+@pytest.mark.slow
 def test_making_the_worst_studies_unreadable_gains_nothing(fake_openai, tmp_path):
     """A submitter ends its worst prediction with a bare "[Explanation]:", which a judge that quotes the candidate
     last repeats: read as the reference reads it, that answer has no section left. Before, such a study was left out
@@ -375,6 +376,7 @@ def test_input_is_bos_reference_chat_template_eos(local, tiny_llama):
     assert local.tokenizer(served, add_special_tokens=False)["input_ids"] == ids
 
 
+@pytest.mark.slow
 def test_local_batching_greedy_and_length_rule(tiny_llama, monkeypatch):
     prompts = [build_prompt(r, c) for c, r in CASES] + [build_prompt("Heart size is normal. " * 5, "Clear.")]
     one = LocalGreen(tiny_llama, batch_size=1, progress=False)
@@ -469,6 +471,7 @@ def green_layout(tiny_llama, tmp_path):
     return folder
 
 
+@pytest.mark.slow
 def test_the_repositorys_tokenizer_code_runs_only_when_asked_and_the_signature_says_so(green_layout, tiny_llama):
     from rexrank.models import ModelUnavailable
     from rexrank.scorers.green import compute

@@ -61,6 +61,7 @@ def scored_rows(n: int = 40):
     return pd.DataFrame({"study_id": [f"s{i}" for i in range(n)], "prediction": texts[:n], "reference": texts[n:]})
 
 
+@pytest.mark.slow
 def test_rexrank_score_gives_the_four_with_a_ci_equal_to_semb_extras(local_models):
     from rexrank.scorecard import MetricSet, score
 

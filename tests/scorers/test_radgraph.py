@@ -18,6 +18,7 @@ def scorer(local_models):
     return RadGraphF1(batch_size=4, progress=False)
 
 
+@pytest.mark.slow
 def test_graphs_do_not_depend_on_batching(scorer):
     texts = reports(10, seed=4) + ODD + [LONG]
     batched = scorer.model.graphs(texts, progress=False)
@@ -28,6 +29,7 @@ def test_graphs_do_not_depend_on_batching(scorer):
     assert len(labels) >= 2 and labels <= {"ANAT-DP", "OBS-DP", "OBS-DA", "OBS-U"}
 
 
+@pytest.mark.slow
 def test_a_long_report_is_folded_not_truncated(scorer):
     from rexrank.scorers.radgraph import tokenize_report
 
@@ -104,6 +106,7 @@ def test_the_archive_file_is_unpacked_once_and_safely(local_models, tiny_radgrap
     assert not (tmp_path / "xdg" / "rexrank" / "escaped.json").exists()
 
 
+@pytest.mark.slow
 def test_relation_pairs_in_blocks_give_the_same_graph(scorer, monkeypatch):
     import rexrank.models.radgraph as radgraph_model
 
@@ -113,6 +116,7 @@ def test_relation_pairs_in_blocks_give_the_same_graph(scorer, monkeypatch):
     assert scorer.model.graphs(texts, progress=False) == whole
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pair_cells", [None, 5000])
 def test_reports_graphed_together_equal_reports_graphed_alone(scorer, monkeypatch, pair_cells):
     """The heads run over all reports of a batch at once: each report keeps its own k of top spans, and neither

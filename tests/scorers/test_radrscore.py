@@ -115,6 +115,7 @@ def judge(fake_openai):
                  backoff_base=0.0, max_retries=0)
 
 
+@pytest.mark.slow
 def test_known_scores_denominators_and_unreadable_replies(fake_openai, judge):
     script = Script()
     items = []  # (output, steps, report)

@@ -46,6 +46,7 @@ def scorer(local_models):
     return RaTEScore(progress=False, batch_size=4)
 
 
+@pytest.mark.slow
 def test_entities_are_found_and_identical_reports_score_one(scorer):
     texts = reports(12, seed=3)
     cands, refs = scorer.paired_features(texts, texts)
@@ -63,6 +64,7 @@ def test_reports_without_entities_score_one_half_and_stay_aligned(scorer):
     assert scores[0] == pytest.approx(1.0) and scores[4] == pytest.approx(1.0)
 
 
+@pytest.mark.slow
 def test_hard_inputs_do_not_crash(scorer):
     long = " ".join(reports(60, seed=5))  # thousands of tokens: sentences are tagged one by one, 512 each
     odd = ["effusion", ".", "!!! ???", "ÉMILE's naïve café x-ray; résumé", "\u200b\u00a0 ﬁbrosis ０", long]
@@ -85,6 +87,7 @@ def float32_bound(config) -> float:
     return config.num_hidden_layers * per_layer * 2**-24
 
 
+@pytest.mark.slow
 def test_batch_size_moves_the_features_by_float32_rounding_only(local_models):
     texts = reports(10, seed=8, long_every=4)
     one_scorer = RaTEScore(progress=False, batch_size=1)
@@ -96,6 +99,7 @@ def test_batch_size_moves_the_features_by_float32_rounding_only(local_models):
         assert moved.max() <= bound, (moved.max(), bound)
 
 
+@pytest.mark.slow
 def test_near_tie_rescoring_keeps_per_study_scores_equal_across_batch_sizes(local_models):
     from rexrank.scorers.ratescore import near_tie
 
@@ -115,6 +119,7 @@ def test_near_tie_rescoring_keeps_per_study_scores_equal_across_batch_sizes(loca
             assert abs(scores[1][i] - scores[16][i]) <= 2 * bound
 
 
+@pytest.mark.slow
 def test_weights_option_changes_only_negation_mismatches(local_models):
     texts = reports(30, seed=9)
     new = compute("ratescore", texts, texts[::-1])
@@ -146,6 +151,7 @@ def test_biolord_tokenizer_is_built_from_its_vocabulary_as_transformers_builds_i
         assert ours.encode(text).ids == expected and expected[0] == theirs.cls_token_id  # <s> ... </s>
 
 
+@pytest.mark.slow
 def test_the_per_report_vectors_of_near_ties_are_read_back_from_the_cache(local_models, tmp_path, monkeypatch):
     from rexrank.cache import FeatureCache
 

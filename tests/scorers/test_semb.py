@@ -43,6 +43,7 @@ def reference_reading(texts, bert_base, checkpoint):
     return out
 
 
+@pytest.mark.slow
 def test_embedding_and_labels_match_the_reference_reading(local_models, tiny_bert_base, tiny_chexbert):
     ours = SembScore(batch_size=8, progress=False).features(TEXTS)
     theirs = reference_reading(TEXTS, tiny_bert_base, tiny_chexbert)
@@ -54,6 +55,7 @@ def test_embedding_and_labels_match_the_reference_reading(local_models, tiny_ber
     assert len(SembScore(progress=False).model.token_ids([TEXTS[10]])[0]) == 512
 
 
+@pytest.mark.slow
 def test_sembscore_is_the_cosine_of_embeddings(local_models):
     scorer = SembScore(progress=False)
     candidates, references = TEXTS[:15], TEXTS[15:30]
