@@ -3,8 +3,8 @@
 import datasets
 import evaluate
 
+from rexrank.catalog import RADRBENCH_CITATION as CITATION
 from rexrank.hf_metric import compute, report_metric_info
-from rexrank.radrbench import CITATION
 
 _CITATION = CITATION
 
