@@ -60,7 +60,9 @@ def folder_tree(api, repo_id: str, revision: str, submission: str) -> dict[str, 
         return {e.path: content_id(e.blob_id, e.lfs.sha256 if e.lfs else None) for e in entries
                 if hasattr(e, "blob_id")}  # folders have no blob
     except Exception as err:  # noqa: BLE001 - a folder not there yet lists as nothing, whatever the client raises
-        if getattr(getattr(err, "response", None), "status_code", None) == 404:
+        from huggingface_hub.errors import HfHubHTTPError
+
+        if isinstance(err, HfHubHTTPError) and err.response is not None and err.response.status_code == 404:
             return {}
         raise
 
