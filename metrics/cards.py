@@ -1,8 +1,9 @@
-"""Writes each metric card's "At a glance" block (`python metrics/cards.py`) from what the metric's scorer says of
-itself: its name and other names, the board's title (1/ where its value is 1 / the mean), its statistic, the range of
-a study's score, what an empty prediction scores, its version, what it measures and where docs/metrics.md defines it.
-Generated so that it cannot drift from the scorer: tests/metrics/test_cards.py fails when a card's block is not what
-this writes. RadRScore's card has none: it is RadRBench-CXR's metric, not a report metric of the registry."""
+"""Writes each metric card's "At a glance" block (`python metrics/cards.py`) from the metric's spec
+(`rexrank.scorers.spec`): its name and other names, the board's title (1/ where its value is 1 / the mean), its
+statistic, the range of a study's score (or its sufficient statistics), what an empty prediction scores, its version,
+what it measures and where docs/metrics.md defines it. Generated so that it cannot drift from the spec:
+tests/metrics/test_cards.py fails when a card's block is not what this writes. RadRScore's card has none: it is
+RadRBench-CXR's metric, not a report metric of the registry."""
 
 from __future__ import annotations
 
@@ -12,12 +13,15 @@ import sys
 from pathlib import Path
 
 from rexrank import stats
-from rexrank.scorers import aliases, canonical, metric_class, shown
+from rexrank.catalog import BOARD_METRICS
+from rexrank.publish import metric_folders
+from rexrank.scorers import aliases, canonical, shown, spec
 
 HERE = Path(__file__).parent
 BEGIN = "<!-- at a glance: written by metrics/cards.py from the metric's scorer; edit the scorer, then run it -->"
 END = "<!-- end of at a glance -->"
-CARDS = ("bleu2", "bertscore", "sembscore", "radgraph", "radcliq", "ratescore", "green", "fineradscore")  # folders
+# The folders whose card has the block: every metric Space of the registry's report metrics (not RadRScore's).
+CARDS = tuple(f.name for f in metric_folders(HERE) if spec(f.name).kind != "reasoning")
 
 
 def _bound(x: float) -> str:
@@ -26,13 +30,17 @@ def _bound(x: float) -> str:
 
 def glance(folder: str) -> str:
     name = canonical(folder)
-    cls = metric_class(name)
+    cls = spec(name)  # the metric's spec: everything the block says is its
     low, high = cls.bounds
     scale = "unbounded" if (low, high) == (-math.inf, math.inf) else f"[{_bound(low)}, {_bound(high)}]"
+    study = ("a study's score", scale) if not cls.sufficient else (
+        "a study's numbers", f"{len(cls.columns)} sufficient statistics ({', '.join(f'`{c}`' for c in cls.columns)}); "
+                             f"the value lies in {scale}")
     value = stats.WORDS[cls.statistic]
     other = ", ".join(f"`{a}`" for a in aliases(name)) or "none"
-    rows = [("name", f"`{name}` (other names: {other})"), ("on the board", f"{shown(name)}, {value}; higher is better"),
-            ("a study's score", scale), ("an empty prediction", cls.empty_prediction), ("version", cls.version),
+    where = "on the board" if name in BOARD_METRICS else "its value"  # BLEU-4 and ROUGE-L are printed, not ranked
+    rows = [("name", f"`{name}` (other names: {other})"), (where, f"{shown(name)}, {value}; higher is better"),
+            study, ("an empty prediction", cls.empty_prediction), ("version", cls.version),
             ("what it measures", cls.summary), ("defined in", f"rexrank's docs/metrics.md {cls.section}")]
     body = "\n".join(f"| {key} | {text} |" for key, text in rows)
     return f"{BEGIN}\n## At a glance\n\n| | |\n|---|---|\n{body}\n{END}"

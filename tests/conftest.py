@@ -36,6 +36,17 @@ from fixtures.radrbench import radrbench_built  # noqa: E402,F401  (a fixture: t
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_REFERENCE = ROOT.parent / "shared" / "reference"
+_SPACES = tempfile.mkdtemp(prefix="rexrank-tests-spaces-")
+atexit.register(shutil.rmtree, _SPACES, True)
+
+
+def metric_space(name: str) -> Path:
+    """metrics/<name>/ as its Space is uploaded (`rexrank.publish.metric_space`: a folder holding only its card gets
+    the module, app and requirements its spec writes), staged once per process: what `evaluate.load` reads."""
+    from rexrank.publish import metric_space as staged
+
+    into = Path(_SPACES) / name
+    return into if into.is_dir() else staged(ROOT / "metrics" / name, into)
 
 # Marks that follow from what a test uses (pyproject registers them; `pytest -m "not slow"` is the developer's loop):
 # a test that asks for one of these fixtures gets its marks, so the reason for a mark lives with the fixture.

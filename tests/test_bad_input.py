@@ -113,12 +113,12 @@ def test_an_unknown_metric_in_a_result_file_is_named(tmp_path, capsys):
     assert score(tmp_path, demo.predictions("demo-careful", "findings"), "--dataset-name", "mimic-cxr") == 0
     path = written(tmp_path / "out", "mimic-cxr.findings.json")
     data = json.loads(path.read_text())
-    data["metrics"]["bleu4"] = data["metrics"]["bleu2"]
+    data["metrics"]["bleu5"] = data["metrics"]["bleu2"]
     path.write_text(json.dumps(data))
     capsys.readouterr()
     assert main(["submit", "--results", str(tmp_path / "out"), "--name", "X", "--dry-run"]) == 2
     err = capsys.readouterr().err
-    assert f"{path.name}: unknown metric 'bleu4'" in err and "Traceback" not in err
+    assert f"{path.name}: unknown metric 'bleu5'" in err and "Traceback" not in err
 
 
 @pytest.mark.slow

@@ -11,6 +11,7 @@ from fixtures.outputs import written
 from rexrank import demo
 from rexrank.cli import main
 from rexrank.results import Result
+from rexrank.scorers import METRICS
 from rexrank.scorers.bleu import bleu2_pair, ngrams
 
 DATASET = str(demo.DATASET)
@@ -52,7 +53,7 @@ def test_a_metric_that_cannot_run_says_why_and_the_others_still_run(tmp_path, ca
 def test_without_weights_the_skipped_report_is_a_line_per_missing_model_and_one_command(tmp_path, capsys):
     assert score(tmp_path) == 3  # the default metrics, no weights here
     out = capsys.readouterr().out
-    report = out.split("  bleu2  ")[1].split("\n", 1)[1].split("  bleu2: ")[0]
+    report = out.split("  rouge_l  ")[1].split("\n", 1)[1].split("  bleu2: ")[0]  # after the metrics that ran
     assert report.splitlines() == [
         "  not run here: radgraph, bertscore, semb_score, ratescore, chexbert_micro_f1_14, chexbert_macro_f1_14, "
         "chexbert_micro_f1_5, chexbert_macro_f1_5, radcliq_v1, radcliq_v0 (weights not downloaded): "
@@ -110,9 +111,9 @@ def test_bad_predictions_exit_2_naming_the_study_and_write_nothing(tmp_path, cap
 
 
 def test_unknown_metric_and_missing_files_exit_2(tmp_path, capsys):
-    assert score(tmp_path, "--metrics", "bleu4") == 2
-    known = "bleu2, bertscore, semb_score, radgraph, ratescore, radcliq_v1, radcliq_v0"
-    assert f"unknown metric 'bleu4': known metrics are {known}" in capsys.readouterr().err
+    assert score(tmp_path, "--metrics", "bleu5") == 2
+    known = ", ".join(METRICS)  # every metric of the registry, in its order
+    assert f"unknown metric 'bleu5': known metrics are {known}" in capsys.readouterr().err
     assert main(["score", "--predictions", str(tmp_path / "x.jsonl"), "--dataset", DATASET, "--task",
                  "findings"]) == 2
     assert "x.jsonl: no such predictions file" in capsys.readouterr().err
@@ -203,13 +204,15 @@ def test_hub_dataset_offline_is_a_clear_error(tmp_path, capsys):
 def test_a_scorer_without_weights_is_skipped_in_one_line_and_the_rest_is_written(tmp_path, capsys, monkeypatch):
     from rexrank import scorers
     from rexrank.scorers.base import MetricUnavailable, Scorer
+    from rexrank.scorers.spec import spec_of
 
     class NeedsWeights(Scorer):
-        name, version = "weighty", "1"
+        name, title, version = "weighty", "Weighty", "1"
 
         def features(self, texts):
             raise MetricUnavailable("weights for weighty not found offline: set REXRANK_MODEL_WEIGHTY=/path")
 
+    monkeypatch.setitem(scorers.REGISTRY, "weighty", spec_of(NeedsWeights, "scorer"))  # a registry line, and its views
     monkeypatch.setitem(scorers.SCORERS, "weighty", NeedsWeights)
     monkeypatch.setattr(scorers, "METRICS", (*scorers.METRICS, "weighty"))
     assert score(tmp_path, "--metrics", "weighty,bleu2") == 3

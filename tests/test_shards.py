@@ -1,5 +1,6 @@
-"""Sharded scoring: N shards merged give the unsharded result (BLEU-2 here: per-study scores are exact), in one
-process and as two processes under torchrun."""
+"""Sharded scoring: N shards merged give the unsharded result (BLEU-2 and ROUGE-L here: per-study scores are exact;
+corpus BLEU-4 from its per-study counts, summed after the join), in one process and as two processes under
+torchrun."""
 
 import json
 import os
@@ -15,11 +16,12 @@ from rexrank.cli import main
 from rexrank.shards import parse_shard, shard_rows
 
 TASK = "findings_impression"
+METRICS = "bleu2,bleu4,rouge_l"
 
 
 def score(out, *extra):
     return main(["score", "--predictions", str(demo.predictions("demo-careful", TASK)), "--dataset",
-                 str(demo.DATASET), "--dataset-name", "mimic-cxr", "--task", TASK, "--metrics", "bleu2",
+                 str(demo.DATASET), "--dataset-name", "mimic-cxr", "--task", TASK, "--metrics", METRICS,
                  "--out", str(out), "--quiet", *extra])
 
 
@@ -73,7 +75,7 @@ def test_two_processes_under_torchrun_merge_to_the_single_process_result(tmp_pat
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "0",
                "-m", "rexrank.cli", "score", "--predictions", str(demo.predictions("demo-careful", TASK)),
-               "--dataset", str(demo.DATASET), "--dataset-name", "mimic-cxr", "--task", TASK, "--metrics", "bleu2",
+               "--dataset", str(demo.DATASET), "--dataset-name", "mimic-cxr", "--task", TASK, "--metrics", METRICS,
                "--out", str(tmp_path / "ranks"), "--quiet", "--shard", "auto"]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]

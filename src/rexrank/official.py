@@ -31,7 +31,7 @@ from rexrank.errors import InputError
 from rexrank.models.registry import MODELS
 from rexrank.reports import FINDINGS, FINDINGS_IMPRESSION, MISSING, PREDICTION_TEXT, REFERENCE_TEXT
 from rexrank.results import MetricResult, ModelInfo, Result, model_slug
-from rexrank.scorers import inverted, metric_class, shown
+from rexrank.scorers import inverted, shown, spec
 from rexrank.scorers.bertscore import departures as bertscore_departures
 from rexrank.scorers.radcliq import COMPONENTS, RADCLIQ_V1
 from rexrank.signature import Signature
@@ -288,7 +288,7 @@ def _settings(signature: Signature) -> list[str]:
     scorer's `published`): a value the record holds and the number does not, or a setting the record lacks (made
     some way the record cannot vouch for). A setting the record leaves None is not published: nothing to compare."""
     try:
-        published = metric_class(signature.metric).published
+        published = spec(signature.metric).published
     except KeyError:  # not a metric of this rexrank (RadRScore's parts, say): nothing recorded
         return []
     # BERTScore words its stack's choices itself, and reads one signed before it was an option as published

@@ -88,9 +88,13 @@ def pin_requirements(text: str, version: str = __version__) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _staged(folder: Path, into: Path) -> Path:
-    """A copy of `folder` to upload: requirements.txt pinned to this rexrank."""
+def _staged(folder: Path, into: Path, made: dict[str, str] | None = None) -> Path:
+    """A copy of `folder` to upload, with the files of `made` it does not hold itself; requirements.txt pinned to
+    this rexrank."""
     shutil.copytree(folder, into, ignore=shutil.ignore_patterns(*IGNORE, "*.pyc"))
+    for name, text in (made or {}).items():
+        if not (into / name).exists():
+            (into / name).write_text(text, encoding="utf-8")
     requirements = into / "requirements.txt"
     requirements.write_text(pin_requirements(requirements.read_text(encoding="utf-8")
                                              if requirements.is_file() else ""), encoding="utf-8")
@@ -182,14 +186,14 @@ def _space_sdk(folder: Path) -> str:
 
 
 def _publish_space_folder(api, folder: Path, repo_id: str, dry_run: bool, message: str,
-                          variables: dict[str, str] | None = None) -> Outcome:
+                          variables: dict[str, str] | None = None, made: dict[str, str] | None = None) -> Outcome:
     from huggingface_hub.errors import HfHubHTTPError
 
     sdk = _space_sdk(folder)
     outcome = Outcome(repo_id, "space", dry_run=dry_run)
     remote, _ = _remote(api, repo_id, "space")
     with tempfile.TemporaryDirectory(prefix="rexrank-publish-") as tmp:
-        staged = _staged(folder, Path(tmp) / folder.name)
+        staged = _staged(folder, Path(tmp) / folder.name, made)
         outcome.create = remote is None
         outcome.changes = diff(local_files(staged), remote or {})
         current = {}
@@ -215,10 +219,11 @@ def _publish_space_folder(api, folder: Path, repo_id: str, dry_run: bool, messag
 
 
 def metric_folders(metrics_dir: Path = METRICS_DIR, only: Iterable[str] | None = None) -> list[Path]:
-    """The metric module folders (`<name>/<name>.py`), all or those named in `only`."""
+    """The metric Space folders (`<name>/README.md`, the card: a folder may hold its own module, app and
+    requirements, or leave them to its spec, `metric_space`), all or those named in `only`."""
     if not metrics_dir.is_dir():
         raise InputError(f"{metrics_dir}: no metrics folder (run from a rexrank checkout or pass --metrics-dir)")
-    found = {p.name: p for p in sorted(metrics_dir.iterdir()) if (p / f"{p.name}.py").is_file()}
+    found = {p.name: p for p in sorted(metrics_dir.iterdir()) if (p / "README.md").is_file()}
     if only is None:
         return list(found.values())
     wanted = [n.strip() for n in only if n.strip()]
@@ -228,12 +233,28 @@ def metric_folders(metrics_dir: Path = METRICS_DIR, only: Iterable[str] | None =
     return [found[n] for n in wanted]
 
 
+def spec_made(folder: Path) -> dict[str, str]:
+    """The Space files a metric folder leaves to its spec (`rexrank.hf_metric.space_files`): none when it holds its
+    own module."""
+    if (folder / f"{folder.name}.py").is_file():
+        return {}
+    from rexrank.hf_metric import space_files
+
+    return space_files(folder.name)
+
+
+def metric_space(folder: Path, into: Path) -> Path:
+    """A metric's Space as it is uploaded (its folder, what its spec writes, requirements pinned), in `into`: what
+    `evaluate.load` reads."""
+    return _staged(folder, into, spec_made(folder))
+
+
 def publish_metrics(org: str, only: Iterable[str] | None = None, dry_run: bool = False, token: str | None = None,
                     metrics_dir: Path = METRICS_DIR) -> list[Outcome]:
     """One Gradio Space per metric module, `ORG/<name>`, loadable with `evaluate.load("ORG/<name>")`."""
     api = _api(token)
     return [_publish_space_folder(api, folder, f"{org}/{folder.name}", dry_run,
-                                  f"rexrank {__version__}: the {folder.name} metric module")
+                                  f"rexrank {__version__}: the {folder.name} metric module", made=spec_made(folder))
             for folder in metric_folders(metrics_dir, only)]
 
 

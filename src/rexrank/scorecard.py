@@ -24,16 +24,7 @@ from rexrank.files import atomic_path, write_text
 from rexrank.llm.guard import DataUse
 from rexrank.reports import check_pairs
 from rexrank.results import MetricResult
-from rexrank.scorers import (
-    AGGREGATED,
-    COMPOSITES,
-    JUDGED,
-    SCORERS,
-    Judged,
-    MetricUnavailable,
-    Scorer,
-    metric_class,
-)
+from rexrank.scorers import AGGREGATED, COMPOSITES, JUDGED, SCORERS, Judged, MetricUnavailable, Scorer, spec
 from rexrank.scorers.base import CHUNK
 from rexrank.signature import Signature
 
@@ -71,9 +62,12 @@ class MetricSet:
     unavailable: dict[str, str]  # metric -> why it cannot run here
 
     def __init__(self, metrics: Sequence[str], device: str | None = None, batch_size: int | None = None,
-                 progress: bool = True, judge: dict | None = None, chunk: int | None = None, dtype: str = "fp32"):
+                 progress: bool = True, judge: dict | None = None, chunk: int | None = None, dtype: str = "fp32",
+                 options: dict[str, dict] | None = None):
+        """`options`: a scorer's own settings by metric (its spec's `options`: {"bleu4": {"tokenize": "none"}})."""
         self.metrics, self.progress, self.chunk = list(metrics), progress, chunk or CHUNK
-        self._options = {"device": device, "batch_size": batch_size, "dtype": dtype, "judge": judge}
+        self._options = {"device": device, "batch_size": batch_size, "dtype": dtype, "judge": judge,
+                         "settings": options or {}}
 
     def __getattr__(self, name: str):
         """`scorers`, `judged` and `unavailable`, made when first asked for (after the input is read and checked: a
@@ -85,7 +79,8 @@ class MetricSet:
         for metric in _plan(self.metrics):
             try:
                 if metric in SCORERS:
-                    self.scorers[metric] = SCORERS[metric](device=device, batch_size=self._options["batch_size"],
+                    self.scorers[metric] = SCORERS[metric](**self._options["settings"].get(metric, {}), device=device,
+                                                           batch_size=self._options["batch_size"],
                                                            progress=self.progress, dtype=self._options["dtype"])
                 elif metric in JUDGED:
                     self.judged[metric] = JUDGED[metric].from_options(judge or {}, device=device,
@@ -159,9 +154,18 @@ def score(
 
     if text:  # on each metric's own signature; a composite's components are signed by the composite's
         signatures = {name: replace(made, settings={**made.settings, **text}) for name, made in signatures.items()}
-    ordered = {name: columns[name] for name in _plan(metric_set.metrics) if name in columns}
+    ordered = {column: values for name in _plan(metric_set.metrics) if name in columns
+               for column, values in _per_study(name, columns[name]).items()}
     per_study = pd.DataFrame({"study_id": rows["study_id"].tolist(), **ordered, **sufficient, **detail})
     return Scorecard(per_study, estimates(per_study, signatures, resamples, seed), skipped, extras)
+
+
+def _per_study(name: str, values: np.ndarray) -> dict[str, np.ndarray]:
+    """A metric's per-study columns as its spec names them: its score, or its k sufficient statistics."""
+    columns = spec(name).columns
+    if values.ndim == 1:
+        return {name: values}
+    return {c: v.astype(np.int64) if columns[c] == "count" else v for c, v in zip(columns, values.T, strict=True)}
 
 
 def _aggregated(metrics: Sequence[str], joined: dict[str, dict[str, np.ndarray]], signatures: dict[str, Signature],
@@ -178,7 +182,7 @@ def _aggregated(metrics: Sequence[str], joined: dict[str, dict[str, np.ndarray]]
             signatures[name] = kind.signature([signatures[c] for c in kind.needs])
     # made once per scorer whose features they read: the four label F1 metrics share one set of bitmasks
     made = {AGGREGATED[name].needs: AGGREGATED[name] for name in asked if name in signatures}
-    return {column: values for kind in made.values() for column, values in kind.columns(joined).items()}
+    return {column: values for kind in made.values() for column, values in kind.made_from(joined).items()}
 
 
 def _chunks(rows: pd.DataFrame, metric_set: MetricSet, scorers: list[str], checkpoint: Path | None) -> list[Chunk]:
@@ -325,28 +329,35 @@ class Checkpoint:
 
 def estimates(per_study: pd.DataFrame, signatures: dict[str, Signature], resamples: int = stats.RESAMPLES,
               seed: int = stats.SEED) -> dict[str, MetricResult]:
-    """Each metric's dataset value and CI from its per-study column (every study has a score: a judged study whose
-    answer could not be read is at the metric's worst)."""
+    """Each metric's dataset value and CI from its per-study columns, as its spec reads them (every study has a score:
+    a judged study whose answer could not be read is at the metric's worst)."""
     results = {}
     for name, signature in signatures.items():
-        kind = metric_class(name)
-        values = kind.table(per_study) if name in AGGREGATED else per_study[name].to_numpy(dtype=np.float64)
-        results[name] = MetricResult.from_estimate(stats.estimate(values, kind.statistic, resamples, seed), signature)
+        kind = spec(name)
+        results[name] = MetricResult.from_estimate(stats.estimate(kind.table(per_study), kind.statistic, resamples,
+                                                                  seed), signature)
     return results
 
 
-def composite_report(name: str, predictions: Sequence[str], references: Sequence[str],
-                     resamples: int = stats.RESAMPLES, seed: int = stats.SEED, **runtime) -> dict:
-    """What the `evaluate` module of a composite returns: the per-study composite, its raw mean and 1/mean
-    with a CI, the component means, and the signature (each component computed once, sharing the cache)."""
+def table_report(name: str, predictions: Sequence[str], references: Sequence[str],
+                 resamples: int = stats.RESAMPLES, seed: int = stats.SEED, **runtime) -> dict:
+    """What the `evaluate` module of a metric made from a table returns (a composite, a label F1, a corpus statistic):
+    its value with a CI and its signature, computed through the scorecard (each component once, sharing the cache).
+    A composite adds its per-study values, its raw mean and 1/mean and its components' means; a metric of sufficient
+    statistics adds them per study (`per_sample`: column -> values), so that the caller can merge or resample them."""
     check_pairs(predictions, references)
     rows = pd.DataFrame({"study_id": [str(i) for i in range(len(predictions))], "prediction": list(predictions),
                          "reference": list(references)})
-    card = score(rows, MetricSet([name], **{"progress": False} | runtime), resamples, seed)
+    made = spec(name)
+    settings = {key: runtime.pop(key) for key in list(runtime) if key in made.options}
+    card = score(rows, MetricSet([name], **{"progress": False} | runtime, options={name: settings}), resamples, seed)
     if name not in card.metrics:
         raise MetricUnavailable(f"{name}: {card.skipped.get(name, 'not computed')}")
     result = card.metrics[name]
+    if made.sufficient:
+        return {name: result.value, f"{name}_ci": [result.low, result.high], "signature": str(result.signature),
+                "per_sample": {c: card.per_study[c].tolist() for c in made.columns}}
     return {name: result.mean, f"inv_{name}": result.value, f"inv_{name}_ci": [result.low, result.high],
             f"{name}_per_sample": card.per_study[name].tolist(),
-            **{c: card.metrics[c].mean for c in COMPOSITES[name].needs},
+            **{c: card.metrics[c].mean for c in made.needs},
             "non_positive_mean": result.non_positive_mean, "signature": str(result.signature)}

@@ -1,8 +1,8 @@
 """Two systems compared on the same studies, metric by metric, from their per-study tables (`study_id` and a column
-per metric, as `rexrank score` writes them, or a label F1's TP/FP/FN bitmasks): A - B in the metric's reported
-statistic (1 / mean for RadCliQ-v1 and FineRadScore), its paired-bootstrap 95% CI and p-value, and the
-approximate-randomisation p-value. `rexrank compare` prints it; the board's Compare tab shows it for two verified
-models.
+per metric, as `rexrank score` writes them, or a metric's sufficient statistics: TP/FP/FN bitmasks, n-gram
+counts): A - B in the metric's reported statistic (1 / mean for RadCliQ-v1 and FineRadScore), its paired-bootstrap
+95% CI and p-value, and the approximate-randomisation p-value. `rexrank compare` prints it; the board's Compare tab
+shows it for two verified models.
 
 Only like with like: tables that record different test sets, splits or tasks (`rexrank.per_study`) are refused, and
 a metric whose signatures differ (other weights, settings or texts) is left out, with the reason (`alike`)."""
@@ -16,8 +16,7 @@ import pandas as pd
 from rexrank import stats
 from rexrank.errors import InputError
 from rexrank.rules.parquet import About
-from rexrank.scorers import AGGREGATED, JUDGED, METRICS, metric_class
-from rexrank.scorers.label_f1 import MASKS
+from rexrank.scorers import JUDGED, METRICS, spec
 
 
 @dataclass(frozen=True)
@@ -44,17 +43,15 @@ def paired(a: pd.DataFrame, b: pd.DataFrame, trials: int = stats.TRIALS, seed: i
         raise InputError(f"{names[0]} and {names[1]} cover different studies ({len(only)} differ, e.g. {only[0]}): "
                          "a paired test needs the same split and task")
     b = b.loc[a.index]
-    def carries(table: pd.DataFrame, metric: str) -> bool:  # a label F1's numbers are the shared bitmask columns
-        return set(MASKS) <= set(table.columns) if metric in AGGREGATED else metric in table.columns
-
-    shared = [m for m in METRICS if carries(a, m) and carries(b, m) and (metrics is None or m in metrics)]
+    shared = [m for m in METRICS if spec(m).carried_by(a.columns) and spec(m).carried_by(b.columns)
+              and (metrics is None or m in metrics)]
     if not shared:
         raise InputError(f"{names[0]} and {names[1]} share no metric column")
     out = []
     for metric in shared:
-        statistic = metric_class(metric).statistic
-        if metric in AGGREGATED:  # the tests resample (or swap) whole studies' rows of TP/FP/FN counts
-            x, y = AGGREGATED[metric].table(a), AGGREGATED[metric].table(b)
+        statistic = spec(metric).statistic
+        if spec(metric).sufficient:  # the tests resample (or swap) whole studies' rows of counts (TP/FP/FN, n-grams)
+            x, y = spec(metric).table(a), spec(metric).table(b)
         else:
             x, y = a[metric].astype(float), b[metric].astype(float)
         if metric in JUDGED:

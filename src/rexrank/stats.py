@@ -11,6 +11,7 @@ is made from the resampled sums). A seed makes every result bit-identical; resam
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 
@@ -40,12 +41,35 @@ def macro_f1(sums: np.ndarray) -> np.ndarray:
     return _f1(tp, fp, fn).mean(axis=-1)
 
 
+# coco-caption's bleu_scorer adds these so that a zero count still makes a number (pycocoevalcap 1.2).
+TINY, SMALL = 1e-15, 1e-9
+
+
+def corpus_bleu(sums: np.ndarray) -> np.ndarray:
+    """Corpus BLEU-N as coco-caption's `BleuScorer.compute_score` makes it (pycocoevalcap 1.2, option "closest", one
+    reference per study) from summed counts (..., 2N + 2): the N clipped n-gram matches, the N n-gram counts of the
+    hypotheses, the hypotheses' length, the references' length. The product of (match + TINY) / (count + SMALL) over n
+    in that order, to the power 1/N, times exp(1 - 1/ratio) where ratio = (length + TINY) / (reference + SMALL) < 1.
+    Each step is one IEEE operation in coco-caption's order, the exponential libm's, so the value is theirs to the
+    last bit."""
+    sums = np.asarray(sums, dtype=np.float64)
+    n = (sums.shape[-1] - 2) // 2
+    bleu = np.ones(sums.shape[:-1])
+    for k in range(n):
+        bleu = bleu * ((sums[..., k] + TINY) / (sums[..., n + k] + SMALL))
+    bleu = bleu ** (1.0 / n)
+    ratio = (sums[..., -2] + TINY) / (sums[..., -1] + SMALL)
+    brevity = np.array([math.exp(1 - 1 / r) if r < 1 else 1.0 for r in np.ravel(ratio).tolist()]).reshape(ratio.shape)
+    return bleu * brevity
+
+
 # Statistics of an (n, k) table of per-study sufficient statistics: functions of its column sums (..., k) -> (...).
-AGGREGATES: dict[str, Callable[[np.ndarray], np.ndarray]] = {"micro_f1": micro_f1, "macro_f1": macro_f1}
+AGGREGATES: dict[str, Callable[[np.ndarray], np.ndarray]] = {"micro_f1": micro_f1, "macro_f1": macro_f1,
+                                                             "corpus_bleu": corpus_bleu}
 KNOWN = (*STATISTICS, *AGGREGATES)  # every statistic a result may name
 WORDS = {"mean": "mean over studies", "inverse_mean": "1 / mean over studies",  # what each makes, for `rexrank metrics`
          "micro_f1": "F1 of the studies' summed TP/FP/FN", "macro_f1": "mean over conditions of each one's F1 of the "
-         "studies' summed TP/FP/FN"}
+         "studies' summed TP/FP/FN", "corpus_bleu": "BLEU of the studies' summed n-gram counts and lengths"}
 RESAMPLES = 1000
 TRIALS = 10_000
 SEED = 0

@@ -34,7 +34,7 @@ from rexrank.models import hub_failure, unreachable_hub
 from rexrank.reports import REFERENCE_TEXT, TASKS, text_settings
 from rexrank.results import Result, companions, result_name, results_by_model
 from rexrank.rules.layout import CARD, RADRBENCH_RESULT, SUBMISSION_ID, SUBMISSIONS
-from rexrank.scorers import METRICS, metric_class
+from rexrank.scorers import METRICS, spec
 from rexrank.submission_plan import Piece, board_plan
 
 
@@ -207,7 +207,7 @@ def _check_result(name: str, result: Result, predictions: Path) -> list[str]:
         if metric not in METRICS:
             problems.append(f"{name}: unknown metric {metric!r} (known: {', '.join(METRICS)})")
             continue
-        current = metric_class(metric).version
+        current = spec(metric).version
         if value.signature is None or value.signature.version != current:
             found = value.signature.version if value.signature else "none"
             problems.append(f"{name}: {metric} was made by version {found}, this rexrank's is {current}: re-score")

@@ -11,7 +11,7 @@ from rexrank.catalog import PRIVATE_DATASETS, TEST_SETS
 from rexrank.data.known import recognise
 from rexrank.data.split import jsonl_records
 from rexrank.results import Result, companions, result_name
-from rexrank.scorers import metric_class
+from rexrank.scorers import spec
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ def board_plan(pieces: list[Piece]) -> list[str]:
     from rexrank.rules import RADRBENCH_FILE
 
     radcliq = "radcliq_v1"
-    needs = metric_class(radcliq).needs
+    needs = spec(radcliq).needs
     lines = []
     for piece in pieces:
         kind, _, name = piece.path.partition("/")

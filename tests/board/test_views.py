@@ -250,14 +250,14 @@ def test_the_about_tab_is_the_metric_registry_and_cites_the_docs_shipped_in_the_
     from rexrank.board.about import about
     from rexrank.catalog import BOARD_METRICS
     from rexrank.official import HEADER
-    from rexrank.scorers import metric_class
+    from rexrank.scorers import spec
 
     text, docs = about(), (ROOT / "docs" / "metrics.md").read_text(encoding="utf-8")
     rows = [line for line in text.splitlines() if line.startswith("| ") and "docs/metrics.md §" in line]
     # each title as ReXrank's published tables head it, 1/ where the scorer's statistic is 1/mean
     assert [row.split(" | ")[0].removeprefix("| ") for row in rows] == list(HEADER[HEADER.index("BLEU"):])
     for metric, row in zip(BOARD_METRICS, rows):
-        cls = metric_class(metric)
+        cls = spec(metric)
         assert cls.summary and cls.summary in row and cls.empty_prediction in row
         assert f"\n## {cls.section} " in docs, f"{metric} cites {cls.section}, which docs/metrics.md lacks"
     # BERTScore is rescaled with bert-score's baseline (docs/metrics.md §2): the hand-written text said the opposite.
@@ -410,14 +410,14 @@ def test_the_demos_numbers_carry_each_metrics_own_statistic(tmp_path):
     1/mean for RadCliQ-v1 alone. Each metric's statistic is now its scorer's, and a 1/mean value is 1 over its mean."""
     from rexrank.demo.board import demo_results_repo
     from rexrank.results import Result
-    from rexrank.scorers import metric_class
+    from rexrank.scorers import spec
 
     root = demo_results_repo(tmp_path / "repo", crowd=2)
     results = [Result.read(p) for p in sorted(root.glob("submissions/synthetic-*/results/*.json"))]
     assert results and all("fineradscore" in r.metrics for r in results)
     for made in results:
         for name, metric in made.metrics.items():
-            assert metric.statistic == metric_class(name).statistic, (name, metric.statistic)
+            assert metric.statistic == spec(name).statistic, (name, metric.statistic)
             if metric.statistic == "inverse_mean":
                 # both rounded to 4 places: |value - 1/mean| <= 5e-5 + value^2 * 5e-5, under 1.2e-4 for values below 1.2
                 assert metric.value == pytest.approx(1 / metric.mean, abs=1.2e-4), name

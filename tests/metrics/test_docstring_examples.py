@@ -9,7 +9,7 @@ import json
 
 import evaluate
 import pytest
-from conftest import ROOT
+from conftest import metric_space
 from fakehub import use_evaluate_endpoint
 
 from rexrank.publish import metric_folders
@@ -22,7 +22,7 @@ JUDGED = {"green", "fineradscore", "radrscore"}
 
 def kwargs_description(name: str) -> str:
     """The module's `_KWARGS_DESCRIPTION`, read from its source without importing it."""
-    tree = ast.parse((ROOT / "metrics" / name / f"{name}.py").read_text())
+    tree = ast.parse((metric_space(name) / f"{name}.py").read_text())
     [text] = [node.value.value for node in tree.body if isinstance(node, ast.Assign)
               and any(getattr(t, "id", None) == "_KWARGS_DESCRIPTION" for t in node.targets)]
     return text
@@ -53,7 +53,7 @@ REPLIES = {"green": green_reply, "fineradscore": lambda prompt: "{}", "radrscore
 def served(fake_hub, monkeypatch, tmp_path):
     """Every metrics/<name>/ folder as the Space rexrank/<name>, read by evaluate from the loopback Hub."""
     for name in MODULES:
-        folder = ROOT / "metrics" / name
+        folder = metric_space(name)
         fake_hub.add_repo(f"rexrank/{name}", {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()},
                           repo_type="space")
     use_evaluate_endpoint(monkeypatch, fake_hub.url, tmp_path / "evaluate")

@@ -8,7 +8,7 @@ import re
 import evaluate
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import ROOT, metric_space
 
 from rexrank.errors import InputError
 from rexrank.hf_metric import compute
@@ -23,7 +23,7 @@ def test_there_are_modules():
 
 @pytest.mark.parametrize("name", MODULES)
 def test_folder_shape(name):
-    folder = ROOT / "metrics" / name
+    folder = metric_space(name)
     assert {f"{name}.py", "README.md", "requirements.txt", "app.py"} <= {p.name for p in folder.iterdir()}
     tree = ast.parse((folder / f"{name}.py").read_text())
     assigned = {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets}
@@ -87,12 +87,13 @@ def test_the_bertscore_module_passes_the_stacks_choices_on(local_models):
 
 
 def test_metrics_have_one_name_and_their_old_names_as_aliases():
-    from rexrank.scorers import COMPOSITES, aliases, canonical, metric_class, parse_metrics
+    from rexrank.scorers import COMPOSITES, aliases, canonical, parse_metrics, spec
 
     assert parse_metrics("sembscore,radgraph_combined,bleu2") == ["semb_score", "radgraph", "bleu2"]
-    assert canonical("radgraph_combined") == "radgraph" and metric_class("sembscore").name == "semb_score"
+    assert canonical("radgraph_combined") == "radgraph" and spec("sembscore").name == "semb_score"
     # every module's Space name is a metric's name or another name for it: `--metrics radcliq` is RadCliQ-v1
-    assert parse_metrics("radcliq,radcliq_v1") == ["radcliq_v1"] and metric_class("radcliq") is COMPOSITES["radcliq_v1"]
+    assert parse_metrics("radcliq,radcliq_v1") == ["radcliq_v1"]
+    assert spec("radcliq").implementation is COMPOSITES["radcliq_v1"]
     assert aliases("radcliq_v1") == ("radcliq",) and aliases("bleu2") == ()
     with pytest.raises(InputError, match="not one string"):
         compute("bleu2", "Heart size is normal.", "Heart size is normal.")  # 21 one-character reports, once
@@ -139,7 +140,7 @@ def test_radcliq_module_combines_the_four_components_once(local_models):
 def space_app(name: str):
     from fixtures.scripts import load
 
-    return load(ROOT / "metrics" / name / "app.py", f"space_app_{name}")  # builds the interface; the Space launches it
+    return load(metric_space(name) / "app.py", f"space_app_{name}")  # builds the interface; the Space launches it
 
 
 @pytest.mark.slow
@@ -173,7 +174,7 @@ def test_the_space_answers_what_its_module_computes(name, local_models, fake_ope
     app = space_app(name)
     example = [component.value for component in app.demo.input_components]
     shown = app.demo.fn(*example)
-    module = evaluate.load(str(ROOT / "metrics" / name))
+    module = evaluate.load(str(metric_space(name)))
     if name == "radrscore":
         prediction, steps, report = example
         steps = [line.strip() for line in steps.splitlines() if line.strip()]
@@ -202,3 +203,29 @@ def test_bytecode_beside_the_modules_is_no_module():
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert "__pycache__" not in run.stdout and "[bleu2]" in run.stdout
+
+
+def test_compute_answers_every_metric_of_the_registry_as_its_spec_makes_it(local_models):
+    """`compute` once answered "unknown metric 'chexbert_micro_f1_14'" for a metric the registry lists: every metric
+    scored on report pairs (not the judged ones, whose modules are tested with a judge) gives its value."""
+    from rexrank.scorers import REGISTRY
+
+    predictions = ["Heart size is normal.", "Small left effusion, stable.", "No pneumothorax."]
+    references = ["Heart size is normal.", "Small left pleural effusion, unchanged.", "Mild cardiomegaly."]
+    for name, made in REGISTRY.items():
+        if made.kind in ("judged", "reasoning"):
+            continue
+        out = compute(name, predictions, references, batch_size=8)
+        value = out[name] if made.kind != "composite" else out[f"inv_{name}"]
+        assert isinstance(value, float) and math.isfinite(value), name
+        assert out["signature"].startswith(f"{name}:{made.version}"), name
+
+
+@pytest.mark.parametrize("name", [f.name for f in metric_folders() if not (f / f"{f.name}.py").exists()])
+def test_a_spec_made_module_computes_what_compute_does_with_its_options(name):
+    module = evaluate.load(str(metric_space(name)))
+    predictions = ["Heart size is normal. No effusion.", "", "Small left effusion, stable."]
+    references = ["Heart size is normal.", "No pneumothorax.", "Small left pleural effusion, unchanged."]
+    assert module.compute(predictions=predictions, references=references, tokenize="none") == compute(
+        name, predictions, references, tokenize="none")
+    assert module.compute(predictions=predictions, references=references)["signature"].startswith(f"{name}:1|tok:r2gen")

@@ -43,7 +43,7 @@ from rexrank.rules.limits import (
     MAX_STUDY_ID,
     MAX_UNCOMPRESSED,
 )
-from rexrank.scorers import JUDGED, METRICS
+from rexrank.scorers import JUDGED, METRICS, spec
 from rexrank.text import to_markdown
 
 ROWS = 100_000  # the brief's bomb: one 10 KiB text repeated on every row of a table of MAX_ROWS rows
@@ -196,9 +196,9 @@ def test_many_columns_each_under_the_bound_are_refused_one_batch_at_a_time(tmp_p
 
 
 def test_more_columns_than_rexrank_writes_are_refused_from_the_footer(tmp_path):
-    # rexrank writes study_id, one column per metric and the judged metrics' detail columns (and, counted here to
-    # be safe, a problem column each): MAX_COLUMNS leaves them room to double
-    written = 1 + len(METRICS) + sum(len(kind.details) + 1 for kind in JUDGED.values())
+    # rexrank writes study_id, each metric's columns (its score, or its sufficient statistics) and the judged
+    # metrics' detail columns (and, counted here to be safe, a problem column each): MAX_COLUMNS leaves room to double
+    written = 1 + len({c for m in METRICS for c in {**spec(m).columns, **spec(m).details}}) + len(JUDGED)
     assert 2 * written <= MAX_COLUMNS
     data = dictionary_bomb(256, rows=10)  # the old limit's 256 columns: at 100,000 rows each would decode to a GB
     err = refused(write(tmp_path, clean_files() | {PER_STUDY: data}), SID)

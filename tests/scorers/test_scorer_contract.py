@@ -36,9 +36,10 @@ from rexrank.llm import Judge
 from rexrank.official import departures
 from rexrank.radrbench import answers
 from rexrank.rules.contents import BOUND_SLACK
-from rexrank.scorers import AGGREGATED, COMPOSITES, JUDGED, METRICS, SCORERS, Composite, Judged, Scorer
+from rexrank.scorers import AGGREGATED, COMPOSITES, JUDGED, METRICS, SCORERS, Composite, Judged, Scorer, spec
 from rexrank.scorers import radrscore as radr
 from rexrank.scorers.bertscore import BASELINE, rescale
+from rexrank.scorers.coco import r2gen_clean, rouge_l_pair
 from rexrank.scorers.fineradscore import FineRadScore, split_lines
 from rexrank.scorers.green import Green
 from rexrank.scorers.label_f1 import LabelF1, masks
@@ -344,6 +345,35 @@ class ScorerCase(Case):
 
 
 @dataclass
+class SufficientCase(ScorerCase):
+    """A per-text scorer whose studies give sufficient statistics (corpus BLEU-4's counts), not scores: its per-study
+    value here is each study's own statistic (the statistic of its row, as LabelF1Case's)."""
+
+    def own(self, counts) -> np.ndarray:
+        from rexrank.stats import AGGREGATES
+
+        return AGGREGATES[spec(self.name).statistic](np.asarray(counts, dtype=np.float64))
+
+    def scores(self, ctx, predictions, references, batch=8):
+        return self.own(super().scores(ctx, predictions, references, batch))
+
+    def split(self, ctx, predictions, references):
+        scorer = ctx.scorer(self.cls)
+        ahead = scorer.score(scorer.features(list(predictions)), scorer.features(list(references)))
+        return self.own(ahead), self.scores(ctx, predictions, references), np.ones(len(ahead), dtype=bool)
+
+    def entry_points(self, ctx, predictions, references):
+        from rexrank.scorecard import MetricSet, score
+
+        module = compute(self.name, list(predictions), list(references), resamples=20)
+        rows = pd.DataFrame({"study_id": [f"s{i}" for i in range(len(predictions))], "prediction": list(predictions),
+                             "reference": list(references)})
+        card = score(rows, MetricSet([self.name], progress=False, chunk=2), resamples=20)
+        return {"compute's per_sample": self.own(spec(self.name).table(module["per_sample"])),
+                "rexrank score's sufficient statistics, chunks of 2": self.own(spec(self.name).table(card.per_study))}
+
+
+@dataclass
 class CompositeCase(Case):
     """A composite of per-text scorers' columns; each component's case is in CASES."""
 
@@ -548,6 +578,12 @@ def empty_is(value: float) -> Callable:
     return lambda case, ctx, references: np.full(len(references), value)
 
 
+def bleu4_empty(case, ctx, references):
+    """"no n-gram, its reference's length added (under r2gen it is " .", one token)": the one token "." matches the
+    end every cleaned reference has; no 2-, 3- or 4-gram."""
+    return case.own([[1, 0, 0, 0, 1, 0, 0, 0, 1, len(r2gen_clean(r).split())] for r in references])
+
+
 def semb_empty(case, ctx, references):
     """"cosine with the embedding of [CLS][SEP] (a fixed vector), not 0": what a blank report gets, whatever its
     whitespace; not 0 against these references."""
@@ -619,6 +655,21 @@ RATESCORE = ScorerCase(
     "NEAR_TIE of another type's, where `features` alone may pick the other weight")
 
 
+BLEU4 = SufficientCase(
+    name="bleu4", cls=SCORERS["bleu4"], tolerance=0.0, why="counts of n-grams; the same float operations per study",
+    nfd=DIFFERS, nfd_why="tokens are compared code point by code point: 'é' and 'e' + U+0301 are other tokens",
+    empty_rule=bleu4_empty, variant={"tokenize": "none"},
+    skips={"cache": "not cacheable (cacheable = False): its features are n-gram counts, cheaper to count again"})
+ROUGE_L = ScorerCase(
+    name="rouge_l", cls=SCORERS["rouge_l"], tolerance=0.0, why="an LCS of tokens; the same float operations per pair",
+    nfd=DIFFERS, nfd_why="tokens are compared code point by code point: 'é' and 'e' + U+0301 are other tokens",
+    # "under r2gen it is ' .'": the tokens '' and '.', the second matching the end of the cleaned reference
+    empty_rule=lambda case, ctx, references: np.array([rouge_l_pair(["", "."], r2gen_clean(r).split(" "))
+                                                       for r in references]),
+    variant={"tokenize": "none"},
+    skips={"cache": "not cacheable (cacheable = False): its features are tokens, cheaper to split again"})
+
+
 def composite_case(name: str) -> CompositeCase:
     weights = np.abs(COMPOSITES[name].model.weights)
     tolerance = float(sum(w * BY_NAME[c].tolerance for w, c in zip(weights, COMPONENTS)))
@@ -671,7 +722,7 @@ def label_f1_case(name: str) -> LabelF1Case:
 LABEL_F1_CASES = [label_f1_case(name) for name in AGGREGATED]
 BY_NAME: dict[str, Case] = {c.name: c for c in (BLEU, BERTSCORE, SEMB, RADGRAPH, RATESCORE)}
 # Every metric rexrank computes: the one list. A new metric is a new line here.
-CASES: list[Case] = [BLEU, BERTSCORE, SEMB, RADGRAPH, RATESCORE, composite_case("radcliq_v1"),
+CASES: list[Case] = [BLEU, BERTSCORE, SEMB, RADGRAPH, RATESCORE, BLEU4, ROUGE_L, composite_case("radcliq_v1"),
                      composite_case("radcliq_v0"), *LABEL_F1_CASES, GREEN, FINERADSCORE, RADRSCORE, ACCURACY]
 BY_NAME |= {c.name: c for c in CASES}
 
@@ -766,14 +817,14 @@ def test_every_signed_setting_is_in_the_record_of_how_the_published_figures_were
     the record lacks would mark every number of the metric as made otherwise: a new setting needs its record too.
     A per-text scorer's defaults are the published settings wherever the record knows them."""
     from rexrank.reports import text_settings
-    from rexrank.scorers import metric_class
+    from rexrank.scorers import spec
 
     if case.name not in METRICS:
         pytest.skip(f"{case.name}: not a board metric of the registry, no published figures to depart from")
-    signature, published = case.signature(ctx), metric_class(case.name).published
+    signature, published = case.signature(ctx), spec(case.name).published
     assert set(signature.settings) - {"dtype"} <= set(published), (signature.settings, published)
     for component in signature.components:
-        assert set(component.settings) <= set(metric_class(component.metric).published), component
+        assert set(component.settings) <= set(spec(component.metric).published), component
     if isinstance(case, ScorerCase):
         made = dataclasses.replace(signature, settings={**signature.settings, **text_settings("findings")})
         assert [d for d in departures(made) if not d.endswith("the published the pinned weights")] == []  # (tiny ones)

@@ -13,11 +13,11 @@ ABOUT_LINK = "?tab=about"  # the About tab, as a link opens it (the address carr
 def metric_tooltips() -> dict[str, str]:
     """Each board metric's column title -> its hover (and, on a touch screen, tap) text, from the metric registry: what
     it measures, that higher is better, and that the About tab, a page of this board, has its definition."""
-    from rexrank.scorers import inverted, metric_class, shown
+    from rexrank.scorers import inverted, shown, spec
 
     tips = {}
     for metric in BOARD_METRICS:
-        text = metric_class(metric).summary  # some summaries say the 1/mean and the direction themselves: once each
+        text = spec(metric).summary  # some summaries say the 1/mean and the direction themselves: once each
         if inverted(metric) and "1 / the mean" not in text:
             text += " The board shows 1 / the mean."
         if "higher is better" not in text.lower():
@@ -118,12 +118,12 @@ def about() -> str:
     """The About tab: how rows are ranked, then a row per board metric from the metric registry (what it measures,
     what an empty prediction scores, where docs/metrics.md defines it), then what a signature is, with a real one."""
     from rexrank.board import views
-    from rexrank.scorers import metric_class, shown
+    from rexrank.scorers import shown, spec
     from rexrank.scorers.bleu import Bleu2
 
     rows = []
     for metric in BOARD_METRICS:
-        cls = metric_class(metric)
+        cls = spec(metric)
         rows.append(f"| {shown(metric)} | {cls.summary} | {cls.empty_prediction} | docs/metrics.md {cls.section} |")
     # BLEU-2's signature needs no runtime: made without __init__, which imports torch (the Space installs none, and
     # importing it was 1.3 s of every start)

@@ -122,7 +122,7 @@ def distribution_figure(tables: list[tuple[str, pd.DataFrame]], metrics: list[st
     import numpy as np
     from matplotlib.figure import Figure
 
-    from rexrank.scorers import metric_class
+    from rexrank.scorers import spec
     from rexrank.studies import edges, lower_is_better
 
     columns = min(4, max(1, len(metrics)))
@@ -146,7 +146,7 @@ def distribution_figure(tables: list[tuple[str, pd.DataFrame]], metrics: list[st
                     bar.set_gid(f"bin-{metric}-{i}")
             else:
                 ax.stairs(counts, cut, color="#DD8452", linewidth=1.5, label=label)
-        ax.set_title(metric_class(metric).title, fontsize=10)
+        ax.set_title(spec(metric).title, fontsize=10)
         ax.set_xlabel("per-study score" + (" (lower is better)" if lower_is_better(metric) else ""), fontsize=8)
         ax.tick_params(labelsize=8)
         ax.grid(axis="y", alpha=0.3)

@@ -16,7 +16,7 @@ from rexrank.board.views import DATASET_TITLES, TASKS
 from rexrank.catalog import TEST_SETS
 from rexrank.results import COMPUTED, Result
 from rexrank.rules.layout import SUBMISSIONS
-from rexrank.scorers import metric_class
+from rexrank.scorers import spec
 from rexrank.studies import Scored, in_bin, load, metric_columns
 from rexrank.text import to_markdown
 
@@ -107,7 +107,7 @@ def listed(one: Scored, bar: str) -> pd.DataFrame:
         return pd.DataFrame(columns=["Study"])
     rows = in_bin(one, metric, int(index))
     metrics = [metric, *(m for m in metric_columns(one.table) if m != metric)]
-    titles = {m: metric_class(m).title for m in metrics}  # a study's own score: RadCliQ-v1, not its 1/mean
+    titles = {m: spec(m).title for m in metrics}  # a study's own score: RadCliQ-v1, not its 1/mean
     shown = rows[["study_id", *metrics]].round(4).astype(object).rename(columns={"study_id": "Study", **titles})
     if "prediction" in rows:
         shown["Prediction"] = rows["prediction"].map(lambda t: t if isinstance(t, str) else "")

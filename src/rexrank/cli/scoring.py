@@ -24,14 +24,12 @@ from rexrank.reports import TASKS
 from rexrank.scorers import (
     ALIASES,
     AVAILABLE,
-    COMPOSITES,
-    JUDGED,
     METRICS,
     SCORERS,
     aliases,
-    metric_class,
     needs_here,
     parse_metrics,
+    spec,
 )
 from rexrank.scorers.base import CHUNK
 
@@ -210,15 +208,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_metrics(args: argparse.Namespace) -> int:
     width = max(map(len, METRICS))
     for name in METRICS:
-        metric = metric_class(name)
-        needs = f" = f({', '.join(metric.needs)})" if name not in SCORERS and name not in JUDGED else ""
+        metric = spec(name)  # everything printed is the spec's
+        needs = f" = f({', '.join(metric.needs)})" if metric.needs else ""
         dataset_value = stats.WORDS[metric.statistic]
-        absent = ", ".join(c for c in getattr(metric, "needs", ()) if c not in SCORERS)
-        state = ("  [judged by an LLM: --judge-url/--judge-model (GREEN also a local model)]" if name in JUDGED
+        absent = ", ".join(c for c in metric.needs if c not in SCORERS)
+        state = ("  [judged by an LLM: --judge-url/--judge-model (GREEN also a local model)]" if metric.kind == "judged"
                  else "" if name in AVAILABLE else f"  [needs {absent}: not in rexrank {__version__} yet]")
         also = f"; also named {', '.join(aliases(name))}" if aliases(name) else ""
+        options = "; options: " + ", ".join(f"{k}={v!r}" for k, v in metric.options.items()) if metric.options else ""
         print(f"{name:<{width}} v{metric.version}{needs}; dataset value: {dataset_value}; "
-              f"empty prediction: {metric.empty_prediction}{also}{state}")
+              f"empty prediction: {metric.empty_prediction}{options}{also}{state}")
     print("\non this machine now (nothing downloaded or loaded to tell; `rexrank models check` says where each model "
           "resolves):")
     lacking = {name: needs_here(name) for name in METRICS}
@@ -311,7 +310,7 @@ def not_run_here(skipped: dict[str, str], indent: str = "") -> str:
     for name, why in skipped.items():
         if name in install + download + unjudged:
             continue
-        if name in COMPOSITES and why.startswith("needs "):  # its components' reasons are on their own lines
+        if spec(name).kind == "composite" and why.startswith("needs "):  # its components' reasons: their own lines
             why = why.split(" (")[0]
         short = why if len(why) <= OTHER_REASON else why[:OTHER_REASON - 1] + "\u2026 (in full in the result JSON)"
         lines.append(f"not run here: {name}: {short}")

@@ -23,7 +23,7 @@ from rexrank.results import MetricResult, ModelInfo, Result
 from rexrank.rules import ledger
 from rexrank.rules.layout import CARD, SUBMISSIONS
 from rexrank.scorecard import estimates
-from rexrank.scorers import JUDGED, inverted, metric_class
+from rexrank.scorers import JUDGED, inverted, spec
 from rexrank.signature import Signature
 
 
@@ -185,7 +185,7 @@ def _demo_metrics(rng: random.Random, quality: float, key: str, task: str) -> di
         value = centre[name] * quality * rng.uniform(0.95, 1.05)
         half = value * rng.uniform(0.02, 0.05)
         signature = _signature(name, key, task).with_bootstrap(1000, 0)
-        statistic = metric_class(name).statistic  # 1/RadCliQ-v1 and 1/FineRadScore: the value is 1 / mean
+        statistic = spec(name).statistic  # 1/RadCliQ-v1 and 1/FineRadScore: the value is 1 / mean
         mean = 1 / value if inverted(name) else value
         out[name] = MetricResult(round(value, 4), round(mean, 4), round(value - half, 4), round(value + half, 4), 500,
                                  statistic, signature=signature)

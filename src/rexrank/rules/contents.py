@@ -23,8 +23,7 @@ from rexrank.rules.limits import (
     _Refused,
     parse_json,
 )
-from rexrank.scorers import AGGREGATED, JUDGED, METRICS, metric_class
-from rexrank.scorers.label_f1 import MASKS
+from rexrank.scorers import METRICS, spec
 from rexrank.stats import AGGREGATES
 from rexrank.text import safe_url, sanitize_text
 from rexrank.text import shown as _show
@@ -173,13 +172,13 @@ def metric_problems(name: str, metric: MetricResult, scored: int | None) -> list
     where = f"metrics.{_show(name, 40)}"
     if name not in METRICS:
         return [f"{where}: unknown metric (known: {', '.join(METRICS)})"]
-    kind, sig = metric_class(name), metric.signature
+    kind, sig = spec(name), metric.signature
     problems = []
     if sig is None or sig.metric != name:
         problems.append(f"{where}: its signature is not {name}'s")
     else:
         for part in (sig, *sig.components):
-            current = metric_class(part.metric).version if part.metric in METRICS else None
+            current = spec(part.metric).version if part.metric in METRICS else None
             if part.version != current:
                 problems.append(f"{where}: made by {_show(part.metric, 40)} version {_show(part.version, 20)}, this "
                                 f"rexrank's is {current or 'none'}: re-score")
@@ -216,9 +215,8 @@ def per_study_problems(result: Result, table, predicted: tuple[str, ...], about=
     import numpy as np
     import pyarrow as pa
 
-    expected = {"study_id": "text", **{m: "score" for m in result.metrics if m not in AGGREGATED},
-                **{c: "mask" for c in MASKS if set(result.metrics) & set(AGGREGATED)},
-                **{c: k for m in result.metrics if m in JUDGED for c, k in JUDGED[m].detail_columns().items()}}
+    expected = {"study_id": "text", **{c: k for m in result.metrics if m in METRICS
+                                       for c, k in {**spec(m).columns, **spec(m).details}.items()}}
     names = set(table.column_names)
     problems = [f"unexpected column {_show(c, 40)!r}" for c in sorted(names - set(expected))]
     problems += [f"missing column {c!r}" for c in sorted(set(expected) - names)]
@@ -227,11 +225,12 @@ def per_study_problems(result: Result, table, predicted: tuple[str, ...], about=
             continue
         found = table.schema.field(column).type
         fits = {"score": pa.types.is_float64(found), "mask": pa.types.is_integer(found),
+                "count": pa.types.is_integer(found),
                 "number": pa.types.is_integer(found) or pa.types.is_floating(found) or pa.types.is_null(found),
                 "text": pa.types.is_string(found) or pa.types.is_large_string(found) or pa.types.is_null(found)}[kind]
         if not fits:
             problems.append(f"column {column!r} is {_show(str(found), 30)}, expected "
-                            f"{ {'score': 'double', 'number': 'a number', 'text': 'text', 'mask': 'an integer'}[kind]}")
+                            f"{ {'score': 'double', 'number': 'a number', 'text': 'text'}.get(kind, 'an integer')}")
     if about is not None:
         recorded = {"dataset": (about.dataset, result.dataset), "split": (about.split, result.split),
                     "task": (about.task, result.task)}
@@ -250,12 +249,12 @@ def per_study_problems(result: Result, table, predicted: tuple[str, ...], about=
         problems.append(f"its {len(ids)} studies are not the {len(predicted)} predicted ones")
     if len(ids) != result.counts.get("scored", len(ids)):
         problems.append(f"{len(ids)} rows, but the result scored {result.counts.get('scored')} studies")
-    problems += _aggregated_problems(result, table)
+    problems += _sufficient_problems(result, table)
     for name, metric in result.metrics.items():
-        if name in AGGREGATED:
+        if spec(name).sufficient:
             continue
         scored = table.column(name).to_numpy(zero_copy_only=False).astype(np.float64)
-        low, high = metric_class(name).bounds
+        low, high = spec(name).bounds
         if len(scored) != metric.n:
             problems.append(f"{name}: {len(scored)} scored studies in the table, n is {metric.n}")
         elif np.isnan(scored).any() or not len(scored):
@@ -267,29 +266,25 @@ def per_study_problems(result: Result, table, predicted: tuple[str, ...], about=
     return problems
 
 
-def _aggregated_problems(result: Result, table) -> list[str]:
-    """The label-F1 metrics recomputed from the table's TP/FP/FN bitmasks: each bit one of the 14 conditions, a
-    condition at most one of the three in a study (true positive, false positive, false negative exclude each other),
-    each metric's n the rows and its value what the counts make, exactly (integer sums; one float division)."""
+def _sufficient_problems(result: Result, table) -> list[str]:
+    """The metrics made from per-study sufficient statistics (label F1's TP/FP/FN bitmasks, BLEU-4's n-gram counts)
+    recomputed from the table: the counts as their metric can make them (its spec's `check`), each metric's n the rows
+    and its value what the counts make, exactly (integer sums; the statistic's float steps)."""
     import numpy as np
 
-    from rexrank.models.conditions import CONDITIONS
-
-    names = [name for name in result.metrics if name in AGGREGATED]
-    if not names:
-        return []
-    columns = {c: table.column(c).to_numpy(zero_copy_only=False).astype(np.int64) for c in MASKS}
-    tp, fp, fn = columns.values()
-    if any(((m < 0) | (m >= 1 << len(CONDITIONS))).any() for m in columns.values()):
-        return [f"{', '.join(MASKS)}: bits past the {len(CONDITIONS)} CheXbert conditions"]
-    if ((tp & fp) | (tp & fn) | (fp & fn)).any():
-        return [f"{', '.join(MASKS)}: a study counts one condition twice (TP, FP and FN exclude each other)"]
-    problems = []
+    names = [name for name in result.metrics if spec(name).sufficient]
+    columns = {c: table.column(c).to_numpy(zero_copy_only=False).astype(np.int64)
+               for name in names for c in spec(name).columns}
+    problems: list[str] = []
+    for check in dict.fromkeys(spec(name).check for name in names if spec(name).check is not None):
+        problems += check(columns)
+    if problems:
+        return problems
     for name in names:
-        kind, metric = AGGREGATED[name], result.metrics[name]
+        kind, metric = spec(name), result.metrics[name]
         made = float(AGGREGATES[kind.statistic](kind.table(columns).sum(axis=0)))
-        if metric.n != len(tp):
-            problems.append(f"{name}: {len(tp)} studies in the table, n is {metric.n}")
+        if metric.n != table.num_rows:
+            problems.append(f"{name}: {table.num_rows} studies in the table, n is {metric.n}")
         elif metric.value != made:
             problems.append(f"{name}: its value {metric.value!r} is not the {made!r} its per-study counts make")
     return problems

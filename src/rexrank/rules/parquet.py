@@ -40,7 +40,7 @@ from rexrank.rules.pages import (
     longest_value,
     pages,
 )
-from rexrank.scorers.label_f1 import LABEL_F1, MASKS
+from rexrank.scorers import METRICS, spec
 from rexrank.text import shown as _show
 
 _PANDAS_KEYS = {"index_columns", "column_indexes", "columns", "creator", "pandas_version", "attributes"}
@@ -293,8 +293,8 @@ def check_per_study(data: bytes, budget: int | None = None) -> PerStudy:
                 raise _Refused(f"column {_show(name, 40)!r} carries metadata (extension types are refused)")
         if len(schema) != meta.num_columns or {name for *_, name, _ in chunks} != names:
             raise _Refused("its columns are not its footer's column chunks (nested columns are refused)")
-        # A label-F1 metric has no column of its own: its numbers are the shared TP/FP/FN bitmask columns.
-        signed = names | (set(LABEL_F1) if set(MASKS) <= names else set())
+        # A metric of sufficient statistics has no column of its own name: its numbers are its spec's columns.
+        signed = names | {m for m in METRICS if spec(m).sufficient and spec(m).carried_by(names)}
         about = check_about(meta.metadata[ABOUT_KEY], signed) if ABOUT_KEY in (meta.metadata or {}) else None
         if "study_id" not in names:
             raise _Refused("no study_id column")

@@ -11,7 +11,7 @@ from rexrank.radrbench import RADRSCORE_PARTS
 from rexrank.rules.contents import MEAN_SLACK
 from rexrank.rules.layout import KiB
 from rexrank.rules.limits import MAX_PROBLEMS_PER_FILE, MAX_RADRBENCH_ROWS, RADRBENCH_JSON, JsonLimits, parse_json
-from rexrank.scorers import metric_class
+from rexrank.scorers import spec
 from rexrank.text import shown as _show
 
 _RADRBENCH_KEYS = {"dataset", "model", "signature", "missing_outputs", "rows", "radrscore", "ratescore"}
@@ -145,7 +145,7 @@ def _ratescore_problems(block: object, rows: list) -> list[str]:
     if not isinstance(block, dict) or set(block) != {"signature", "rows"}:
         return ["ratescore: expected null or an object with signature and rows"]
     problems = []
-    current = f"ratescore:{metric_class('ratescore').version}|"
+    current = f"ratescore:{spec('ratescore').version}|"
     if not isinstance(block["signature"], str) or not block["signature"].startswith(current) \
             or len(block["signature"]) > 300:
         problems.append(f"ratescore.signature: expected a signature of this rexrank's RaTEScore ({current}...)")

@@ -6,6 +6,7 @@ from rexrank.errors import InputError
 from rexrank.scorers.base import Composite, Judged, MetricUnavailable, Scorer
 from rexrank.scorers.bertscore import BertScore
 from rexrank.scorers.bleu import Bleu2
+from rexrank.scorers.coco import Bleu4, RougeL
 from rexrank.scorers.fineradscore import FineRadScore
 from rexrank.scorers.green import Green
 from rexrank.scorers.label_f1 import LABEL_F1, LabelF1
@@ -13,22 +14,37 @@ from rexrank.scorers.radcliq import RADCLIQ_V0, RADCLIQ_V1, RadCliQ
 from rexrank.scorers.radgraph import RadGraphF1
 from rexrank.scorers.ratescore import RaTEScore
 from rexrank.scorers.semb import SembScore
+from rexrank.scorers.spec import AGGREGATED as AGGREGATED_KIND
+from rexrank.scorers.spec import COMPOSITE, REASONING, SCORER, Spec, spec_of
+from rexrank.scorers.spec import JUDGED as JUDGED_KIND
 
-SCORERS: dict[str, type[Scorer]] = {"bleu2": Bleu2, "bertscore": BertScore, "semb_score": SembScore,
-                                    "radgraph": RadGraphF1, "ratescore": RaTEScore}
-COMPOSITES: dict[str, Composite] = {
-    "radcliq_v1": RadCliQ("radcliq_v1", "RadCliQ-v1", RADCLIQ_V1),
-    "radcliq_v0": RadCliQ("radcliq_v0", "RadCliQ-v0", RADCLIQ_V0),
-}
-# Statistics of per-study sufficient statistics (TP/FP/FN bitmasks) made from another scorer's features.
-AGGREGATED: dict[str, LabelF1] = dict(LABEL_F1)
-# Judged by an LLM: named explicitly, with a judge endpoint (GREEN also a local model); never part of `all`.
-JUDGED: dict[str, type[Judged]] = {"green": Green, "fineradscore": FineRadScore}
-METRICS = (*SCORERS, *COMPOSITES, *AGGREGATED, *JUDGED)
+# RadRBench-CXR's judged metric (docs/metrics.md §11): its module loads with the judge's client, so it is declared here.
+RADRSCORE = Spec(
+    "radrscore", "RadRScore", "3", REASONING, "mean", {"radrscore": "score"}, bounds=(0.0, 1.0),
+    empty_prediction="judged as written: an empty reasoning has no step to credit (0)",
+    summary="An LLM judge's completeness, factuality and effectiveness of a model's reasoning steps against the "
+            "reference's, averaged: RadRBench-CXR's reasoning score.",
+    section="§9", implementation="rexrank.scorers.radrscore")
+
+# Every metric, one spec each (rexrank.scorers.spec), in the order results, tables and the board list them.
+REGISTRY: dict[str, Spec] = {s.name: s for s in (
+    *(spec_of(cls, SCORER) for cls in (Bleu2, BertScore, SembScore, RadGraphF1, RaTEScore, Bleu4, RougeL)),
+    spec_of(RadCliQ("radcliq_v1", "RadCliQ-v1", RADCLIQ_V1), COMPOSITE),
+    spec_of(RadCliQ("radcliq_v0", "RadCliQ-v0", RADCLIQ_V0), COMPOSITE),
+    *(spec_of(f, AGGREGATED_KIND) for f in LABEL_F1.values()),  # TP/FP/FN bitmasks from SembScore's labels
+    *(spec_of(cls, JUDGED_KIND) for cls in (Green, FineRadScore)),  # named explicitly, with a judge; never in `all`
+    RADRSCORE,  # RadRBench-CXR's, on reasoning steps: not a report metric, not a board column
+)}
+# The registry by kind: what the scorecard builds and runs.
+SCORERS: dict[str, type[Scorer]] = {n: s.implementation for n, s in REGISTRY.items() if s.kind == SCORER}
+COMPOSITES: dict[str, Composite] = {n: s.implementation for n, s in REGISTRY.items() if s.kind == COMPOSITE}
+AGGREGATED: dict[str, LabelF1] = {n: s.implementation for n, s in REGISTRY.items() if s.kind == AGGREGATED_KIND}
+JUDGED: dict[str, type[Judged]] = {n: s.implementation for n, s in REGISTRY.items() if s.kind == JUDGED_KIND}
+METRICS = tuple(n for n, s in REGISTRY.items() if s.kind != REASONING)  # the report metrics: results, the board
 # Other names of the same metrics: the `evaluate` modules' Space names (`rexrank/sembscore`, `rexrank/radcliq`, as
 # metrics/<name>/ is named) and the keys CXR-Report-Metric's tables use (`radgraph_combined`), where the command
 # line, result files and the board say `semb_score`, `radcliq_v1` and `radgraph`. Accepted wherever a metric is named
-# (`--metrics`, `compute`, `metric_class`); what rexrank writes is the name in METRICS.
+# (`--metrics`, `compute`, `spec`); what rexrank writes is the name in METRICS.
 ALIASES = {"sembscore": "semb_score", "radgraph_combined": "radgraph", "radcliq": "radcliq_v1"}
 
 
@@ -43,29 +59,27 @@ def canonical(name: str) -> str:
 
 
 # What `all` means: every metric this version computes without a judge (a composite needs its components).
-AVAILABLE = tuple(m for m in (*SCORERS, *COMPOSITES, *AGGREGATED)
-                  if m in SCORERS or all(c in SCORERS for c in (COMPOSITES.get(m) or AGGREGATED[m]).needs))
+AVAILABLE = tuple(m for m in (*SCORERS, *COMPOSITES, *AGGREGATED) if all(c in SCORERS for c in REGISTRY[m].needs))
 
-__all__ = ["AGGREGATED", "ALIASES", "AVAILABLE", "aliases", "COMPOSITES", "JUDGED", "METRICS", "SCORERS", "Composite",
-           "Judged", "MetricUnavailable", "Scorer", "canonical", "inverted", "metric_class", "needs_here",
-           "parse_metrics", "shown"]
+__all__ = ["AGGREGATED", "ALIASES", "AVAILABLE", "aliases", "COMPOSITES", "JUDGED", "METRICS", "REGISTRY", "SCORERS",
+           "Composite", "Judged", "MetricUnavailable", "Scorer", "Spec", "canonical", "inverted", "needs_here",
+           "parse_metrics", "shown", "spec"]
 
 
-def metric_class(name: str) -> type[Scorer] | Composite | type[Judged] | LabelF1:
-    """The class or composite behind a metric name or alias (its statistic, version, empty-prediction rule)."""
-    name = canonical(name)
-    return SCORERS.get(name) or JUDGED.get(name) or AGGREGATED.get(name) or COMPOSITES[name]
+def spec(name: str) -> Spec:
+    """The spec of a metric name or alias (KeyError for an unknown name)."""
+    return REGISTRY[canonical(name)]
 
 
 def inverted(name: str) -> bool:
     """Whether a metric's value is shown as 1 / its mean (RadCliQ, FineRadScore): decided by its statistic alone."""
-    return metric_class(name).statistic == "inverse_mean"
+    return spec(name).statistic == "inverse_mean"
 
 
 def shown(name: str) -> str:
     """A metric's value as the board, ReXrank's tables and the reports name it: its title, 1/ before it when the
     value is 1 / the mean ("1/RadCliQ-v1")."""
-    title = metric_class(name).title
+    title = spec(name).title
     return f"1/{title}" if inverted(name) else title
 
 
@@ -93,7 +107,7 @@ def needs_here(name: str) -> list[str]:
 
     name = canonical(name)
     if name in COMPOSITES or name in AGGREGATED:
-        parts = [part for part in (COMPOSITES.get(name) or AGGREGATED[name]).needs if needs_here(part)]
+        parts = [part for part in REGISTRY[name].needs if needs_here(part)]
         return [f"{', '.join(parts)}, which cannot run here"] if parts else []
     if name in JUDGED:
         judge = os.environ.get("REXRANK_JUDGE_URL") and os.environ.get("REXRANK_JUDGE_MODEL")

@@ -47,7 +47,7 @@ BASELINE = BASELINES[(MODEL, LAYER)]
 MAX_TOKENS = 512  # distilroberta-base's model_max_length, where bert-score truncates
 SPECIALS = {"weight0": "w0", "drop": "drop"}  # option -> signature value
 # CXR-Report-Metric's `add_bertscore_col` on its pinned stack (bert-score 0.3.11, transformers 3.0.1), as signed:
-# how ReXrank's figures were made, a fact apart from LAYER (another layer here is a number made otherwise).
+# how ReXrank's figures were made, a fact apart from the options (another layer here is a number made otherwise).
 PUBLISHED = {"layer": "5", "idf": "no", "space": "lead", "trunc": "512", "specials": "w0",
              "rescale": f"F:{BASELINES[(MODEL, 5)]['F']}"}
 _DEPARTS = {
@@ -155,9 +155,11 @@ class BertScore(Scorer):
 
     cacheable = True
 
-    def __init__(self, idf: bool = False, prefix_space: bool = True, specials: str = "weight0",
+    def __init__(self, layer: int = LAYER, idf: bool = False, prefix_space: bool = True, specials: str = "weight0",
                  max_tokens: int = MAX_TOKENS, baseline: float | None = BASELINE["F"], **runtime):
-        """The defaults are CXR-Report-Metric's code on its pinned stack (docs/metrics.md §2). `prefix_space=False`:
+        """The defaults are CXR-Report-Metric's code on its pinned stack (docs/metrics.md §2). `layer`: the hidden
+        states read (0..6); with another layer, the default baseline is that layer's row, as bert-score picks it.
+        `prefix_space=False`:
         RoBERTa's tokens without the leading space, as bert-score 0.3.11 on transformers >= 4.17 and any bert-score
         on transformers 5 encode; `specials="drop"`: <s> and </s> not matched; `max_tokens`: truncation (3..512);
         `baseline`: the b of (F - b) / (1 - b), or None for raw F."""
@@ -170,7 +172,12 @@ class BertScore(Scorer):
             raise ValueError(f"baseline must be a number below 1 (or None: no rescaling), not {baseline!r}")
         if not isinstance(prefix_space, bool) or not isinstance(idf, bool):
             raise ValueError("prefix_space and idf must be True or False")
+        if isinstance(layer, bool) or (MODEL, layer) not in BASELINES:
+            raise ValueError(f"layer must be one of {MODEL}'s (0..{len(BASELINES) - 1}), not {layer!r}")
         super().__init__(**runtime)
+        if layer != LAYER and baseline == BASELINE["F"]:
+            baseline = BASELINES[(MODEL, layer)]["F"]
+        self.layer = layer
         self.idf = idf
         self.prefix_space = prefix_space
         self.specials = specials
@@ -183,7 +190,7 @@ class BertScore(Scorer):
     def encoder(self):
         if self._encoder is None:
             BertScoreEncoder = models_extra("rexrank.models.bertscore", "BertScoreEncoder")
-            self._encoder = BertScoreEncoder(self.model, LAYER, self.runtime, prefix_space=self.prefix_space,
+            self._encoder = BertScoreEncoder(self.model, self.layer, self.runtime, prefix_space=self.prefix_space,
                                              max_tokens=self.max_tokens)
         return self._encoder
 
@@ -211,10 +218,10 @@ class BertScore(Scorer):
         # The default tokenisation keeps the namespace it had before it was an option, so caches stay valid.
         tokens = "".join(f"|{k}:{v}" for k, v in self.tokenisation().items()
                          if (k, v) not in {("space", "lead"), ("trunc", str(MAX_TOKENS))})
-        return f"bertscore-features:{self.version}|{self.model.identity}|layer:{LAYER}{tokens}{precision}"
+        return f"bertscore-features:{self.version}|{self.model.identity}|layer:{self.layer}{tokens}{precision}"
 
     def signature(self) -> Signature:
         rescaled = "no" if self.baseline is None else f"F:{self.baseline:.9g}"
         return Signature(self.name, self.version, models={"model": self.model.identity},
-                         settings={"layer": str(LAYER), "idf": "refs" if self.idf else "no", **self.tokenisation(),
+                         settings={"layer": str(self.layer), "idf": "refs" if self.idf else "no", **self.tokenisation(),
                                    "specials": SPECIALS[self.specials], "rescale": rescaled, **self.runtime.settings})

@@ -32,6 +32,16 @@ def masks(candidate_classes: Sequence[np.ndarray], reference_classes: Sequence[n
     return {column: (kind * _BITS).sum(axis=1, dtype=np.int64) for column, kind in zip(MASKS, kinds, strict=True)}
 
 
+def check(columns: Mapping[str, np.ndarray]) -> list[str]:
+    """What makes bitmask columns impossible: a bit past the 14 conditions, a condition two of TP, FP and FN."""
+    tp, fp, fn = (np.asarray(columns[c], dtype=np.int64) for c in MASKS)
+    if any(((m < 0) | (m >= 1 << len(CONDITIONS))).any() for m in (tp, fp, fn)):
+        return [f"{', '.join(MASKS)}: bits past the {len(CONDITIONS)} CheXbert conditions"]
+    if ((tp & fp) | (tp & fn) | (fp & fn)).any():
+        return [f"{', '.join(MASKS)}: a study counts one condition twice (TP, FP and FN exclude each other)"]
+    return []
+
+
 def sufficient(columns: Mapping[str, object], labels: Sequence[int]) -> np.ndarray:
     """(n, 3L) 0/1 table of the `labels` conditions' bits: TP of each, then FP, then FN."""
     bits = np.asarray(labels, dtype=np.int64)
@@ -55,6 +65,9 @@ class LabelF1:
     empty_prediction: str = ("the CheXbert labels of [CLS][SEP] (a fixed set): each condition it calls positive a "
                              "false positive or a true positive, every other positive reference condition missed")
 
+    columns = {column: "mask" for column in MASKS}  # what its spec says a study carries (shared by the four)
+    check = staticmethod(check)  # the rules' test of those columns
+
     @property
     def summary(self) -> str:
         over = "the 14 CheXbert conditions" if len(self.labels) == len(CONDITIONS) else f"the top 5 ({', '.join(TOP5)})"
@@ -64,7 +77,7 @@ class LabelF1:
     def table(self, columns: Mapping[str, object]) -> np.ndarray:
         return sufficient(columns, self.labels)
 
-    def columns(self, features: Mapping[str, Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    def made_from(self, features: Mapping[str, Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
         """The per-study columns it is computed from (`MASKS`), made from the features of the scorer it `needs`."""
         labels = features[self.needs[0]]
         return masks(labels["candidate_labels"], labels["reference_labels"])

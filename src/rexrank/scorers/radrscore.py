@@ -51,6 +51,7 @@ from rexrank.llm import Judge, Reply
 from rexrank.llm.guard import DataUse
 from rexrank.llm.quoting import RADRSCORE as ANSWER_FORMAT
 from rexrank.llm.quoting import addressed
+from rexrank.scorers import RADRSCORE
 from rexrank.scorers.base import Judgements, Problem, mean_scored
 from rexrank.scorers.radrscore_prompts import (  # noqa: F401  (the reference's, re-exported)
     EFFECTIVENESS_PROMPT,
@@ -63,8 +64,9 @@ from rexrank.signature import Signature
 
 REFERENCE = "MAGIC-AI4Med/ChestX-Reasoner@9a8a00df76110d71f23f60e912b492b5d65f2d39"
 PROMPT_VERSION = "radrscore-9a8a00d"  # the prompts (radrscore_prompts), unchanged at HEAD 6bbe912 (2025-06-04)
-VERSION = "3"  # 3: outputs read as a judge would retype them, one addressed to the evaluator counts 0; 2: an unread
-# item counts 0 in every component, and outputs cannot carry the reply's keys
+# 3: outputs read as a judge would retype them, one addressed to the evaluator counts 0; 2: an unread item counts 0 in
+# every component, and outputs cannot carry the reply's keys
+VERSION = RADRSCORE.version  # the registry's spec states it
 WORST, LEFT_OUT = 0.0, "left-out"  # what an unread item counts on the board; the signature's word for leaving it out
 MAX_TOKENS = 4096  # ours: the reference set no limit; lists of quoted steps are long
 DATASET = "radrbench-cxr"  # what the reports and reasoning steps are, for the judge's data-use guard

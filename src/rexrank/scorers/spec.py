@@ -1,0 +1,94 @@
+"""One shape for every metric: its spec (docs/architecture.md, "One metric shape").
+
+A spec says what a study contributes (its per-study columns: one score, or k sufficient statistics), how the dataset
+value is made from them (`statistic`: a function of their mean or of their column sums, `rexrank.stats`), what the
+metric is (title, version, range, what an empty prediction scores, what it measures, where docs/metrics.md defines
+it), the options that change its number (each with the value the published figures were made with as its default),
+and the record of how those figures were made (`published`, as signed), kept apart from the options. The CLI, the
+evaluate modules, the cards, the board, the bootstrap, the paired tests, the shard merge and the rules read specs; the
+implementation (a `Scorer`, a `Composite`, a `LabelF1`, a `Judged` or a module) only computes.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+# The kinds of implementation, by what computes a study's columns.
+SCORER = "scorer"  # texts -> features (a model or rules) -> per-study columns
+COMPOSITE = "composite"  # other metrics' per-study scores combined
+AGGREGATED = "aggregated"  # per-study sufficient statistics made from another scorer's features
+JUDGED = "judged"  # an LLM judge per pair
+REASONING = "reasoning"  # RadRBench-CXR's: scored on reasoning steps, not on report pairs (not a board column)
+KINDS = (SCORER, COMPOSITE, AGGREGATED, JUDGED, REASONING)
+RUNTIME = frozenset({"device", "batch_size", "progress", "dtype"})  # how it runs, never what it computes
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    title: str  # as ReXrank's tables head its column, without the 1/ an inverse_mean statistic adds
+    version: str
+    kind: str
+    statistic: str  # rexrank.stats.STATISTICS (of the mean) or AGGREGATES (of the column sums)
+    columns: Mapping[str, str]  # its per-study columns in a per-study table -> "score", "count" or "mask"
+    bounds: tuple[float, float] = (-math.inf, math.inf)  # a study's score (a score column), or the value's
+    empty_prediction: str = ""
+    summary: str = ""
+    section: str = ""  # where docs/metrics.md defines it
+    needs: tuple[str, ...] = ()  # the metrics whose columns or features it is made from
+    options: Mapping[str, Any] = field(default_factory=dict)  # what changes the number -> its published value
+    published: Mapping[str, str | None] = field(default_factory=dict)  # how ReXrank's figures were made, signed
+    models: tuple[str, ...] = ()  # the weights it needs (rexrank.models keys)
+    details: Mapping[str, str] = field(default_factory=dict)  # per-study columns beside its numbers (a judge's)
+    citation: str = ""  # BibTeX of what it reproduces (a spec-made evaluate module cites it)
+    codebase: tuple[str, ...] = ()  # the reference code it reproduces
+    implementation: Any = None
+    reader: Callable[[Mapping[str, Any]], np.ndarray] | None = None  # columns -> (n, k) table, when not as stored
+    check: Callable[[Mapping[str, Any]], list[str]] | None = None  # what no run can write in its count columns
+
+    @property
+    def sufficient(self) -> bool:
+        """Whether its value is a function of column sums (an F1, corpus BLEU) rather than of a mean of scores."""
+        return list(self.columns.values()) != ["score"]
+
+    def table(self, columns: Mapping[str, Any]) -> np.ndarray:
+        """Its numbers from a per-study table (a DataFrame or column mapping): (n,) scores for a mean, (n, k) sufficient
+        statistics for an aggregate of sums."""
+        if self.reader is not None:
+            return self.reader(columns)
+        if not self.sufficient:
+            return np.asarray(columns[self.name], dtype=np.float64)
+        return np.column_stack([np.asarray(columns[c], dtype=np.float64) for c in self.columns])
+
+    def carried_by(self, names) -> bool:
+        """Whether a table with these columns holds this metric's numbers."""
+        return set(self.columns) <= set(names)
+
+
+def options_of(implementation: Any) -> dict[str, Any]:
+    """The keyword defaults of a scorer's constructor, but how it runs: every one changes the number it computes."""
+    parameters = inspect.signature(implementation.__init__).parameters.values()
+    return {p.name: p.default for p in parameters if p.default is not p.empty and p.name not in RUNTIME}
+
+
+def spec_of(implementation: Any, kind: str) -> Spec:
+    """The spec an implementation declares (its class attributes)."""
+    name = implementation.name
+    columns = dict(getattr(implementation, "columns", None) or {name: "score"})
+    return Spec(
+        name=name, title=implementation.title, version=implementation.version, kind=kind,
+        statistic=implementation.statistic, columns=columns, bounds=tuple(implementation.bounds),
+        empty_prediction=implementation.empty_prediction, summary=implementation.summary,
+        section=implementation.section, needs=tuple(getattr(implementation, "needs", ())),
+        options=options_of(implementation) if kind == SCORER else dict(getattr(implementation, "options", {})),
+        published=dict(implementation.published), models=tuple(getattr(implementation, "models", ())),
+        details=dict(implementation.detail_columns()) if kind == JUDGED else {},
+        citation=getattr(implementation, "citation", ""), codebase=tuple(getattr(implementation, "codebase", ())),
+        implementation=implementation,
+        reader=implementation.table if kind == AGGREGATED else None, check=getattr(implementation, "check", None))

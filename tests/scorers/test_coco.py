@@ -1,0 +1,177 @@
+"""BLEU-4 over the corpus and ROUGE-L against coco-caption's scorers (pycocoevalcap 1.2, the oracle in the dev extra),
+on texts cleaned as R2Gen cleans them (transcribed below from zhjohnchan/R2Gen `modules/tokenizers.py` as the
+oracle's input, apart from rexrank's own step table); then what the spec promises of a metric of sufficient
+statistics: shards merge exactly, the CI resamples studies, the rules recompute it, a paired test compares it."""
+
+import random
+import re
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from pycocoevalcap.bleu.bleu import Bleu
+from pycocoevalcap.rouge.rouge import Rouge, my_lcs
+
+from rexrank import stats
+from rexrank.hf_metric import compute
+from rexrank.results import ModelInfo, Result
+from rexrank.rules.contents import metric_problems, per_study_problems
+from rexrank.rules.parquet import check_per_study
+from rexrank.scorecard import MetricSet, score
+from rexrank.scorers import spec
+from rexrank.scorers.coco import Bleu4, lcs_length, r2gen_clean
+from rexrank.significance import paired
+
+WORDS = ("the lungs are clear no pleural effusion pneumothorax heart size is normal mild cardiomegaly Bibasilar "
+         "atelectasis Right LEFT lower-lobe opacity, effusion; (stable) 1.2 cm nodule: ETT tip 4 cm <above> carina "
+         "__ x-ray 'prior' \"new\" a/p 50% unchanged").split()
+SEPARATORS = [" ", " ", " ", " ", "  ", "\n", ". ", ", ", " .", "...", "\t", ". 2. ", " 3. ", "1. "]
+
+
+def r2gen_oracle(report: str) -> str:
+    """R2Gen's `clean_report_mimic_cxr`, as its two lambdas are written."""
+    report_cleaner = lambda t: (t.replace('\n', ' ').replace('__', '_').replace('__', '_').replace('__', '_')  # noqa: E731
+        .replace('__', '_').replace('__', '_').replace('__', '_').replace('__', '_').replace('  ', ' ')
+        .replace('  ', ' ').replace('  ', ' ').replace('  ', ' ').replace('  ', ' ').replace('  ', ' ')
+        .replace('..', '.').replace('..', '.').replace('..', '.').replace('..', '.').replace('..', '.')
+        .replace('..', '.').replace('..', '.').replace('..', '.').replace('1. ', '').replace('. 2. ', '. ')
+        .replace('. 3. ', '. ').replace('. 4. ', '. ').replace('. 5. ', '. ').replace(' 2. ', '. ')
+        .replace(' 3. ', '. ').replace(' 4. ', '. ').replace(' 5. ', '. ')
+        .strip().lower().split('. '))
+    sent_cleaner = lambda t: re.sub('[.,?;*!%^&_+():-\\[\\]{}]', '', t.replace('"', '').replace('/', '')  # noqa: E731
+                                    .replace('\\', '').replace("'", '').strip().lower())
+    tokens = [sent_cleaner(sent) for sent in report_cleaner(report) if sent_cleaner(sent) != []]
+    return ' . '.join(tokens) + ' .'
+
+
+def synthetic_pairs(n: int, seed: int) -> list[tuple[str, str]]:
+    """Synthetic reports (no dataset's text), half of them edited copies of their reference, some empty."""
+    rng = random.Random(seed)
+
+    def report(length):
+        return "".join(rng.choice(WORDS) + rng.choice(SEPARATORS) for _ in range(length)).strip(" ")
+
+    pairs = []
+    for _ in range(n):
+        reference = report(rng.randint(1, 40))
+        if rng.random() < 0.5:
+            candidate = " ".join(w for w in reference.split(" ") if rng.random() < 0.85) + rng.choice(["", " new."])
+        else:
+            candidate = report(rng.randint(0, 40))
+        pairs.append((candidate, reference))
+    return pairs
+
+
+PAIRS = synthetic_pairs(300, seed=1)
+
+
+def oracle(pairs, tokenize: str):
+    clean = r2gen_oracle if tokenize == "r2gen" else str
+    gts = {i: [clean(r)] for i, (_, r) in enumerate(pairs)}
+    res = {i: [clean(c)] for i, (c, _) in enumerate(pairs)}
+    bleu, _ = Bleu(4).compute_score(gts, res, verbose=0)
+    rouge, per_study = Rouge().compute_score(gts, res)
+    return bleu[3], rouge, per_study
+
+
+def test_the_r2gen_cleaning_is_r2gens():
+    texts = [c for pair in PAIRS for c in pair] + ["", "1. A. 2. B.  3. C..", "Tip <at> T4 = 2 cm @ carina?", "a.  b"]
+    assert [r2gen_clean(t) for t in texts] == [r2gen_oracle(t) for t in texts]
+    assert r2gen_clean("Tip <at> T4 = 2 cm.") == "tip at t4  2 cm ."  # the class's range `:-[` takes < = > too
+
+
+@pytest.mark.parametrize("tokenize", ["r2gen", "none"])
+def test_bleu4_and_rouge_l_are_coco_captions_to_the_last_bit(tokenize):
+    predictions, references = zip(*PAIRS)
+    bleu4, rouge_l, per_study = oracle(PAIRS, tokenize)
+    ours = compute("bleu4", predictions, references, tokenize=tokenize, resamples=20)
+    assert ours["bleu4"] == bleu4 and 0.02 < bleu4 < 0.9, (ours["bleu4"], bleu4)
+    assert ours["signature"].startswith(f"bleu4:1|tok:{tokenize}|ref:closest|")
+    rouge = compute("rouge_l", predictions, references, tokenize=tokenize)
+    assert rouge["rouge_l_per_sample"] == per_study.tolist() and rouge["rouge_l"] == rouge_l
+
+
+def test_corpus_bleu_is_not_the_mean_of_sentence_bleus():
+    """The edge the spec exists for: one long good pair and one short bad pair; corpus BLEU weighs the long one."""
+    pairs = [("no pleural effusion or pneumothorax . the heart size is normal .",) * 2, ("left effusion .", "clear .")]
+    bleu4, *_ = oracle(pairs, "none")
+    assert compute("bleu4", *zip(*pairs), tokenize="none", resamples=10)["bleu4"] == bleu4 > 0.5
+
+
+def test_lcs_is_coco_captions_table():
+    rng = random.Random(3)
+    for _ in range(400):
+        a = [rng.choice("abcde") for _ in range(rng.randint(0, 70))]
+        b = [rng.choice("abcdef") for _ in range(rng.randint(0, 70))]
+        assert lcs_length(a, b) == my_lcs(a, b), (a, b)
+
+
+def test_an_empty_prediction_scores_as_coco_scores_it():
+    pairs = [("", "No effusion."), ("", "")]
+    for tokenize in ("r2gen", "none"):
+        _, rouge_l, per_study = oracle(pairs, tokenize)
+        assert compute("rouge_l", *zip(*pairs), tokenize=tokenize)["rouge_l_per_sample"] == per_study.tolist()
+    with pytest.raises(ValueError, match="tokenize must be one of r2gen, none"):
+        Bleu4(tokenize="ptb")
+
+
+def test_shards_merge_to_the_whole_and_the_ci_resamples_studies():
+    """Each study's counts are its own: the sums of two halves make the whole corpus' value exactly, and the CI is a
+    bootstrap over studies of the same statistic."""
+    predictions, references = zip(*PAIRS)
+    whole = compute("bleu4", predictions, references, resamples=200)
+    halves = [compute("bleu4", predictions[s], references[s], resamples=10)["per_sample"]
+              for s in (slice(0, 137), slice(137, None))]
+    columns = list(spec("bleu4").columns)
+    sums = np.array([sum(h[c][i] for h in halves for i in range(len(h[c]))) for c in columns])
+    assert float(stats.corpus_bleu(sums)) == whole["bleu4"]
+    low, high = whole["bleu4_ci"]
+    assert low < whole["bleu4"] < high and high - low > 0.005
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    """rexrank's own result and per-study table of BLEU-4 and ROUGE-L, as the rules read them."""
+    predictions, references = zip(*PAIRS[:80])
+    rows = pd.DataFrame({"study_id": [f"s{i}" for i in range(80)], "prediction": predictions,
+                         "reference": references})
+    card = score(rows, MetricSet(["bleu4", "rouge_l"], progress=False), resamples=50)
+    result = Result(ModelInfo("m"), "ds", "test", "findings", card.metrics, {"scored": 80})
+    path = card.write_per_study(tmp_path_factory.mktemp("t") / "t.parquet", "ds", "test", "findings")
+    return result, check_per_study(path.read_bytes()), tuple(rows["study_id"]), card
+
+
+def test_the_per_study_table_holds_integer_counts_and_passes_the_rules(made):
+    result, checked, ids, card = made
+    assert [c for c in checked.table.column_names if c.startswith("bleu4.")] == list(spec("bleu4").columns)
+    assert all(pa.types.is_int64(checked.table.schema.field(c).type) for c in spec("bleu4").columns)
+    assert per_study_problems(result, checked.table, ids, checked.about) == []
+    assert all(metric_problems(name, m, 80) == [] for name, m in result.metrics.items())
+
+
+def test_a_forged_bleu4_or_impossible_counts_are_refused(made):
+    result, checked, ids, _ = made
+    real = result.metrics["bleu4"]
+    forged = replace(real, value=real.value + 0.01, mean=real.value + 0.01, low=real.low + 0.01,
+                     high=real.high + 0.01)
+    lifted = replace(result, metrics={**result.metrics, "bleu4": forged})
+    assert metric_problems("bleu4", forged, 80) == []  # self-consistent on its face: only the counts tell
+    assert per_study_problems(lifted, checked.table, ids, checked.about) == [
+        f"bleu4: its value {forged.value!r} is not the {real.value!r} its per-study counts make"]
+    table = checked.table
+    index = table.column_names.index("bleu4.match4")
+    total = table.column("bleu4.total4").to_numpy()
+    inflated = table.set_column(index, "bleu4.match4", pa.array(total + 1, type=pa.int64()))  # more than there are
+    assert "no pair of texts makes them" in "; ".join(per_study_problems(result, inflated, ids, checked.about))
+
+
+def test_a_paired_test_compares_corpus_bleu4(made):
+    *_, card = made
+    other = card.per_study.copy()
+    other["bleu4.match1"] = np.maximum(other["bleu4.match1"] - 1, 0)  # B matches fewer unigrams
+    [comparison] = paired(card.per_study, other, trials=200, metrics=("bleu4",))
+    sums = spec("bleu4").table(card.per_study).sum(axis=0), spec("bleu4").table(other).sum(axis=0)
+    delta = float(stats.corpus_bleu(sums[0]) - stats.corpus_bleu(sums[1]))
+    assert comparison.bootstrap.delta == delta > 0 and comparison.randomisation.delta == delta
