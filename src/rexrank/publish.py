@@ -169,7 +169,7 @@ def _create(api, outcome: Outcome, **kwargs) -> None:
         raise _refused(err, outcome.repo_id, f"create the {outcome.repo_type} repo") from err
 
 
-def _space_sdk(folder: Path) -> str:
+def _space_sdk(folder: Path, made: dict[str, str] | None = None) -> str:
     """The `sdk:` of a Space card's YAML header; a folder without one is not a Space."""
     import yaml
 
@@ -180,7 +180,7 @@ def _space_sdk(folder: Path) -> str:
     if not isinstance(card, dict) or not card.get("sdk"):
         raise InputError(f"{readme}: no Space card (a YAML header with sdk:, app_file:) — not publishable as a Space")
     app = folder / card.get("app_file", "app.py")
-    if not app.is_file():
+    if not app.is_file() and app.name not in (made or {}):  # a spec-made metric's app.py is written when it is staged
         raise InputError(f"{readme}: app_file {app.name} is not in {folder}")
     return card["sdk"]
 
@@ -189,7 +189,7 @@ def _publish_space_folder(api, folder: Path, repo_id: str, dry_run: bool, messag
                           variables: dict[str, str] | None = None, made: dict[str, str] | None = None) -> Outcome:
     from huggingface_hub.errors import HfHubHTTPError
 
-    sdk = _space_sdk(folder)
+    sdk = _space_sdk(folder, made or {})
     outcome = Outcome(repo_id, "space", dry_run=dry_run)
     remote, _ = _remote(api, repo_id, "space")
     with tempfile.TemporaryDirectory(prefix="rexrank-publish-") as tmp:

@@ -5,7 +5,6 @@ click (a tap) on a bar lists its studies, and says why a private or imported row
 Compare writes a p-value at its floor as the bound it is."""
 
 import json
-import os
 import random
 import socket
 
@@ -17,7 +16,6 @@ from rexrank.board import sources
 from rexrank.cli import main
 from rexrank.results import result_paths
 
-CHROMIUM = "/usr/bin/chromium"
 IDS = (ROOT / "src" / "rexrank" / "resources" / "splits" / "iu-xray.test.txt").read_text().split()
 WORDS = ["Heart size is normal.", "The lungs are clear.", "No pleural effusion.", "Mild cardiomegaly.",
          "Small left effusion.", "No pneumothorax.", "Degenerative changes of the spine."]  # synthetic
@@ -52,17 +50,9 @@ def _launch(results):
 
 
 @pytest.fixture
-def browser():
-    if not os.path.exists(CHROMIUM):
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} missing: .ci/run installs Debian's chromium")
-        pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"])
-        yield launched
-        launched.close()
+def browser(chromium):
+    """The module's one Chromium (tests/fixtures/browser.py): the marks browser and slow come with it."""
+    return chromium
 
 
 def test_an_own_board_in_a_browser_at_both_widths(own, browser):

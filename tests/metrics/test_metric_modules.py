@@ -186,6 +186,8 @@ def test_the_space_answers_what_its_module_computes(name, local_models, fake_ope
     assert isinstance(shown[key], float) and not math.isnan(shown[key]) and shown["signature"]
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_bytecode_beside_the_modules_is_no_module():
     """The README's test command on a machine that writes bytecode (PYTHONDONTWRITEBYTECODE unset) leaves
     metrics/__pycache__/cards.*.pyc behind: the next collection must not take that folder for a metric module."""
