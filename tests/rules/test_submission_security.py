@@ -166,7 +166,7 @@ def test_a_bad_submission_id_is_refused_before_anything():
     (f"{BASE}/submission.json.bak", "not a file of the submission layout"),
     (f"{BASE}/model.safetensors", "not a file of the submission layout"),
     (f"{BASE}/results/mimic-cxr.findings.json/x", "not a file of the submission layout"),
-    (f"{BASE}/results/padchest.findings.json", "unknown dataset 'padchest'"),
+    (f"{BASE}/results/no-such-set.findings.json", "unknown dataset 'no-such-set'"),  # not a plausible next set
     (f"{BASE}/results/mimic-cxr.impression.json", "unknown task 'impression'"),
     (f"{BASE}/results/mimic-cxr.findings.jsonl", "results/ holds .json files, not .jsonl"),
     (f"{BASE}/per_study/mimic-cxr.findings.pkl", "not a file of the submission layout"),
