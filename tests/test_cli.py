@@ -331,3 +331,34 @@ def test_every_option_of_every_command_says_what_it_is():
               for option in command._actions if option.option_strings and not option.help]
     assert silent == []
     assert len(commands) >= 14  # the listing reached every command
+
+
+def test_a_metric_option_changes_its_number_and_is_signed(tmp_path, capsys):
+    """`--option METRIC.KEY=VALUE` reaches the scorer (its spec's options): another tokenisation, another number,
+    signed; the other metrics keep their defaults."""
+    assert score(tmp_path / "default", "--metrics", "bleu4,rouge_l") == 0
+    assert score(tmp_path / "none", "--metrics", "bleu4,rouge_l", "--option", "bleu4.tokenize=none") == 0
+    default, given = (Result.read(written(tmp_path / d, "dataset.findings.json")) for d in ("default", "none"))
+    assert given.metrics["bleu4"].signature.settings["tok"] == "none" != default.metrics["bleu4"].signature.settings[
+        "tok"]
+    assert given.metrics["bleu4"].value != default.metrics["bleu4"].value
+    assert given.metrics["rouge_l"] == default.metrics["rouge_l"]
+
+
+@pytest.mark.parametrize(("option", "said"), [
+    ("bleu4.tokenize=ptb", "bleu4.tokenize='ptb': tokenize must be one of r2gen, none, not 'ptb'"),
+    ("bleu4.tok=none", "'bleu4.tok=none': bleu4 has no option 'tok' (its options: tokenize)"),
+    ("bertscore.layer=x", "'bertscore.layer=x': bertscore.layer is a number like 5, not 'x'"),
+    ("bleu9.tokenize=none", "unknown metric 'bleu9'"),
+    ("tokenize=none", "expected METRIC.KEY=VALUE"),
+])
+def test_a_bad_metric_option_is_one_line_and_exit_2(tmp_path, capsys, option, said):
+    """Refused as it is read (argparse's usage and one line) or, for a value the scorer refuses, before any study is
+    scored: exit 2, no traceback, nothing written."""
+    try:
+        code = score(tmp_path, "--metrics", "bleu4", "--option", option)
+    except SystemExit as exit:  # argparse's own refusal
+        code = exit.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err and not list(tmp_path.glob("*.json"))

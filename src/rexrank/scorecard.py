@@ -20,6 +20,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from rexrank import __version__, per_study, stats
+from rexrank.errors import InputError
 from rexrank.files import atomic_path, write_text
 from rexrank.llm.guard import DataUse
 from rexrank.reports import check_pairs
@@ -87,6 +88,11 @@ class MetricSet:
                                                                       progress=self.progress)
             except MetricUnavailable as err:
                 self.unavailable[metric] = str(err)
+            except ValueError as err:  # an option the scorer refuses: the caller's to fix
+                if metric not in self._options["settings"]:
+                    raise
+                given = ", ".join(f"{metric}.{k}={v!r}" for k, v in self._options["settings"][metric].items())
+                raise InputError(f"{given}: {err}") from None
         return getattr(self, name)
 
 

@@ -82,12 +82,41 @@ def model_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--device", help="torch device for model metrics (default: cuda if present, else cpu)")
     command.add_argument("--batch-size", type=whole(1), help="texts per forward pass (default: fitted to the free "
                          "GPU memory on CUDA, 32 on the CPU; halved on out-of-memory)")
+    command.add_argument("--option", type=metric_option, action="append", default=[], metavar="METRIC.KEY=VALUE",
+                         help="a setting that changes a metric's number, signed in its result (e.g. "
+                              "bleu4.tokenize=none, bertscore.layer=4); `rexrank metrics` lists each metric's "
+                              "options and their defaults, the values ReXrank's figures were made with")
     command.add_argument("--dtype", choices=PRECISIONS, default="fp32",
                          help="precision of the model metrics' matrix products (default fp32, as the reference "
                               "implementations; bf16 and fp16 run under autocast, faster on a GPU, and are recorded "
                               "in the signature: the maintainers rank fp32 numbers only). GREEN's local model "
                               "keeps its reference's precision (fp16 on CUDA, fp32 on the CPU), named in its "
                               "signature")
+
+
+def metric_option(text: str) -> tuple[str, str, object]:
+    """`--option METRIC.KEY=VALUE`: one of a metric's spec options (`rexrank metrics` lists them), typed."""
+    from rexrank.scorers import REGISTRY, canonical
+
+    target, equals, value = text.partition("=")
+    metric, dot, key = target.partition(".")
+    if not (equals and dot and key):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected METRIC.KEY=VALUE, e.g. bleu4.tokenize=none")
+    name = canonical(metric)
+    if name not in REGISTRY:
+        raise argparse.ArgumentTypeError(f"{text!r}: unknown metric {metric!r}")
+    try:
+        return name, key, REGISTRY[name].read_option(key, value)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"{text!r}: {err}") from None
+
+
+def metric_options(given: list[tuple[str, str, object]]) -> dict[str, dict]:
+    """The `--option`s by metric, for `MetricSet(options=...)`."""
+    out: dict[str, dict] = {}
+    for metric, key, value in given:
+        out.setdefault(metric, {})[key] = value
+    return out
 
 
 def _judge_group(command: argparse.ArgumentParser) -> None:

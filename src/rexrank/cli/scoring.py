@@ -13,6 +13,7 @@ from rexrank.cli.options import (
     METRIC_SKIPPED,
     OK,
     judge_options,
+    metric_options,
     resampling_options,
     runtime_options,
     warn,
@@ -143,7 +144,8 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     model = ModelInfo(args.model_name or default_model_name(Path(args.predictions)), args.institution, args.url)
     metric_set = MetricSet(parse_metrics(args.metrics), args.device, args.batch_size, progress=not args.quiet,
-                           judge=judge_options(args), chunk=args.chunk, dtype=args.dtype)
+                           judge=judge_options(args), chunk=args.chunk, dtype=args.dtype,
+                           options=metric_options(args.option))
     shard = parse_shard(args.shard) if args.shard else None
     result = score_file(Path(args.predictions), args.dataset, args.task, metric_set, Path(args.out), model,
                         args.split, args.dataset_name, args.resamples, args.seed, shard, args.ignore_extra,

@@ -66,6 +66,28 @@ class Spec:
             return np.asarray(columns[self.name], dtype=np.float64)
         return np.column_stack([np.asarray(columns[c], dtype=np.float64) for c in self.columns])
 
+    def read_option(self, key: str, text: str) -> Any:
+        """An option's value from its text (the command line's `--option METRIC.KEY=VALUE`), typed as its default
+        ("none" for None where the default is not text); the constructor checks the value itself."""
+        if key not in self.options:
+            raise ValueError(f"{self.name} has no option {key!r} (its options: {', '.join(self.options) or 'none'})")
+        default = self.options[key]
+        if isinstance(default, str):
+            return text
+        if text.lower() == "none":
+            return None
+        if isinstance(default, bool):
+            if text.lower() not in ("true", "false"):
+                raise ValueError(f"{self.name}.{key} is true or false, not {text!r}")
+            return text.lower() == "true"
+        for kind in (int, float):
+            if isinstance(default, kind):
+                try:
+                    return kind(text)
+                except ValueError:
+                    raise ValueError(f"{self.name}.{key} is a number like {default!r}, not {text!r}") from None
+        return text
+
     def carried_by(self, names) -> bool:
         """Whether a table with these columns holds this metric's numbers."""
         return set(self.columns) <= set(names)
