@@ -32,6 +32,9 @@ class Scorer:
     title: ClassVar[str]  # as ReXrank's tables head its column, without the 1/ an inverse_mean statistic adds
     version: ClassVar[str]
     statistic: ClassVar[str] = "mean"  # how the dataset value is made from per-study scores: mean or inverse_mean
+    # A study's columns when it gives sufficient statistics, not a score (BLEU-4's counts): name -> "count"; empty:
+    # its one score column, named as the metric (rexrank.scorers.spec)
+    columns: ClassVar[dict[str, str]] = {}
     # How ReXrank's published figures were made, as this metric signs each setting (None: not published, so not
     # compared); `rexrank.official.departures` compares every signed setting with it.
     published: ClassVar[dict[str, str | None]] = {}
