@@ -15,13 +15,13 @@ from pathlib import Path
 from rexrank import stats
 from rexrank.catalog import BOARD_METRICS
 from rexrank.publish import metric_folders
-from rexrank.scorers import aliases, canonical, shown, spec
+from rexrank.scorers import Kind, aliases, canonical, shown, spec
 
 HERE = Path(__file__).parent
 BEGIN = "<!-- at a glance: written by metrics/cards.py from the metric's scorer; edit the scorer, then run it -->"
 END = "<!-- end of at a glance -->"
 # The folders whose card has the block: every metric Space of the registry's report metrics (not RadRScore's).
-CARDS = tuple(f.name for f in metric_folders(HERE) if spec(f.name).kind != "reasoning")
+CARDS = tuple(f.name for f in metric_folders(HERE) if spec(f.name).kind != Kind.REASONING)
 
 
 def _bound(x: float) -> str:

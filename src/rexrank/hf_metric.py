@@ -10,7 +10,7 @@ from importlib import import_module
 from rexrank.errors import InputError
 from rexrank.reports import check_pairs
 from rexrank.scorecard import table_report
-from rexrank.scorers import REGISTRY, SCORERS, aliases, canonical
+from rexrank.scorers import REGISTRY, SCORERS, Kind, aliases, canonical
 
 # The papers every ReXrank metric module cites (BibTeX).
 REXRANK_CITATION = """\
@@ -69,9 +69,9 @@ def compute(name: str, predictions: Sequence, references: Sequence, **options) -
     if name not in REGISTRY:
         raise InputError(f"unknown metric {name!r}: known metrics are {', '.join(REGISTRY)}")
     made = REGISTRY[name]
-    if name in SCORERS and not made.sufficient:
+    if made.kind == Kind.SCORER and not made.sufficient:
         return _scored(name, predictions, references, **options)
-    if made.kind in ("judged", "reasoning"):
+    if made.kind in (Kind.JUDGED, Kind.REASONING):
         return import_module(f"rexrank.scorers.{name}").compute(predictions, references, **options)
     return table_report(name, predictions, references, **options)
 

@@ -189,7 +189,7 @@ def _publish_space_folder(api, folder: Path, repo_id: str, dry_run: bool, messag
                           variables: dict[str, str] | None = None, made: dict[str, str] | None = None) -> Outcome:
     from huggingface_hub.errors import HfHubHTTPError
 
-    sdk = _space_sdk(folder, made or {})
+    sdk = _space_sdk(folder, made)
     outcome = Outcome(repo_id, "space", dry_run=dry_run)
     remote, _ = _remote(api, repo_id, "space")
     with tempfile.TemporaryDirectory(prefix="rexrank-publish-") as tmp:

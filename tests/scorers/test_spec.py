@@ -9,13 +9,13 @@ import pytest
 
 from rexrank import stats
 from rexrank.scorers import ALIASES, METRICS, REGISTRY, SCORERS, spec
-from rexrank.scorers.spec import KINDS, RUNTIME
+from rexrank.scorers.spec import RUNTIME, Kind
 
 
 @pytest.mark.parametrize("name", list(REGISTRY))
 def test_a_spec_is_whole_and_its_statistic_reads_its_columns(name):
     made = spec(name)
-    assert made.name == name and made.kind in KINDS and made.version and made.title and made.summary
+    assert made.name == name and made.kind in Kind and made.version and made.title and made.summary
     assert made.section.startswith("§") and made.empty_prediction
     assert made.statistic in stats.KNOWN
     assert set(made.columns.values()) <= {"score", "count", "mask"}

@@ -27,6 +27,7 @@ from rexrank.scorers import (
     AVAILABLE,
     METRICS,
     SCORERS,
+    Kind,
     aliases,
     needs_here,
     parse_metrics,
@@ -214,7 +215,8 @@ def cmd_metrics(args: argparse.Namespace) -> int:
         needs = f" = f({', '.join(metric.needs)})" if metric.needs else ""
         dataset_value = stats.WORDS[metric.statistic]
         absent = ", ".join(c for c in metric.needs if c not in SCORERS)
-        state = ("  [judged by an LLM: --judge-url/--judge-model (GREEN also a local model)]" if metric.kind == "judged"
+        judged = metric.kind == Kind.JUDGED
+        state = ("  [judged by an LLM: --judge-url/--judge-model (GREEN also a local model)]" if judged
                  else "" if name in AVAILABLE else f"  [needs {absent}: not in rexrank {__version__} yet]")
         also = f"; also named {', '.join(aliases(name))}" if aliases(name) else ""
         options = "; options: " + ", ".join(f"{k}={v!r}" for k, v in metric.options.items()) if metric.options else ""
@@ -312,7 +314,7 @@ def not_run_here(skipped: dict[str, str], indent: str = "") -> str:
     for name, why in skipped.items():
         if name in install + download + unjudged:
             continue
-        if spec(name).kind == "composite" and why.startswith("needs "):  # its components' reasons: their own lines
+        if spec(name).kind == Kind.COMPOSITE and why.startswith("needs "):  # its components' reasons: their own lines
             why = why.split(" (")[0]
         short = why if len(why) <= OTHER_REASON else why[:OTHER_REASON - 1] + "\u2026 (in full in the result JSON)"
         lines.append(f"not run here: {name}: {short}")

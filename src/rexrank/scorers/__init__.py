@@ -14,13 +14,11 @@ from rexrank.scorers.radcliq import RADCLIQ_V0, RADCLIQ_V1, RadCliQ
 from rexrank.scorers.radgraph import RadGraphF1
 from rexrank.scorers.ratescore import RaTEScore
 from rexrank.scorers.semb import SembScore
-from rexrank.scorers.spec import AGGREGATED as AGGREGATED_KIND
-from rexrank.scorers.spec import COMPOSITE, REASONING, SCORER, Spec, spec_of
-from rexrank.scorers.spec import JUDGED as JUDGED_KIND
+from rexrank.scorers.spec import Kind, Spec, spec_of
 
-# RadRBench-CXR's judged metric (docs/metrics.md §11): its module loads with the judge's client, so it is declared here.
+# RadRBench-CXR's judged metric (docs/metrics.md §9): its module loads with the judge's client, so it is declared here.
 RADRSCORE = Spec(
-    "radrscore", "RadRScore", "3", REASONING, "mean", {"radrscore": "score"}, bounds=(0.0, 1.0),
+    "radrscore", "RadRScore", "3", Kind.REASONING, "mean", {"radrscore": "score"}, bounds=(0.0, 1.0),
     empty_prediction="judged as written: an empty reasoning has no step to credit (0)",
     summary="An LLM judge's completeness, factuality and effectiveness of a model's reasoning steps against the "
             "reference's, averaged: RadRBench-CXR's reasoning score.",
@@ -28,19 +26,25 @@ RADRSCORE = Spec(
 
 # Every metric, one spec each (rexrank.scorers.spec), in the order results, tables and the board list them.
 REGISTRY: dict[str, Spec] = {s.name: s for s in (
-    *(spec_of(cls, SCORER) for cls in (Bleu2, BertScore, SembScore, RadGraphF1, RaTEScore, Bleu4, RougeL)),
-    spec_of(RadCliQ("radcliq_v1", "RadCliQ-v1", RADCLIQ_V1), COMPOSITE),
-    spec_of(RadCliQ("radcliq_v0", "RadCliQ-v0", RADCLIQ_V0), COMPOSITE),
-    *(spec_of(f, AGGREGATED_KIND) for f in LABEL_F1.values()),  # TP/FP/FN bitmasks from SembScore's labels
-    *(spec_of(cls, JUDGED_KIND) for cls in (Green, FineRadScore)),  # named explicitly, with a judge; never in `all`
+    *(spec_of(cls, Kind.SCORER) for cls in (Bleu2, BertScore, SembScore, RadGraphF1, RaTEScore, Bleu4, RougeL)),
+    spec_of(RadCliQ("radcliq_v1", "RadCliQ-v1", RADCLIQ_V1), Kind.COMPOSITE),
+    spec_of(RadCliQ("radcliq_v0", "RadCliQ-v0", RADCLIQ_V0), Kind.COMPOSITE),
+    *(spec_of(f, Kind.AGGREGATED) for f in LABEL_F1.values()),  # TP/FP/FN bitmasks from SembScore's labels
+    *(spec_of(cls, Kind.JUDGED) for cls in (Green, FineRadScore)),  # named explicitly, with a judge; never in `all`
     RADRSCORE,  # RadRBench-CXR's, on reasoning steps: not a report metric, not a board column
 )}
+
+
+def _implementations(kind: Kind) -> dict:
+    return {name: made.implementation for name, made in REGISTRY.items() if made.kind == kind}
+
+
 # The registry by kind: what the scorecard builds and runs.
-SCORERS: dict[str, type[Scorer]] = {n: s.implementation for n, s in REGISTRY.items() if s.kind == SCORER}
-COMPOSITES: dict[str, Composite] = {n: s.implementation for n, s in REGISTRY.items() if s.kind == COMPOSITE}
-AGGREGATED: dict[str, LabelF1] = {n: s.implementation for n, s in REGISTRY.items() if s.kind == AGGREGATED_KIND}
-JUDGED: dict[str, type[Judged]] = {n: s.implementation for n, s in REGISTRY.items() if s.kind == JUDGED_KIND}
-METRICS = tuple(n for n, s in REGISTRY.items() if s.kind != REASONING)  # the report metrics: results, the board
+SCORERS: dict[str, type[Scorer]] = _implementations(Kind.SCORER)
+COMPOSITES: dict[str, Composite] = _implementations(Kind.COMPOSITE)
+AGGREGATED: dict[str, LabelF1] = _implementations(Kind.AGGREGATED)
+JUDGED: dict[str, type[Judged]] = _implementations(Kind.JUDGED)
+METRICS = tuple(n for n, s in REGISTRY.items() if s.kind != Kind.REASONING)  # the report metrics: results, the board
 # Other names of the same metrics: the `evaluate` modules' Space names (`rexrank/sembscore`, `rexrank/radcliq`, as
 # metrics/<name>/ is named) and the keys CXR-Report-Metric's tables use (`radgraph_combined`), where the command
 # line, result files and the board say `semb_score`, `radcliq_v1` and `radgraph`. Accepted wherever a metric is named
@@ -62,7 +66,7 @@ def canonical(name: str) -> str:
 AVAILABLE = tuple(m for m in (*SCORERS, *COMPOSITES, *AGGREGATED) if all(c in SCORERS for c in REGISTRY[m].needs))
 
 __all__ = ["AGGREGATED", "ALIASES", "AVAILABLE", "aliases", "COMPOSITES", "JUDGED", "METRICS", "REGISTRY", "SCORERS",
-           "Composite", "Judged", "MetricUnavailable", "Scorer", "Spec", "canonical", "inverted", "needs_here",
+           "Composite", "Judged", "Kind", "MetricUnavailable", "Scorer", "Spec", "canonical", "inverted", "needs_here",
            "parse_metrics", "shown", "spec"]
 
 
@@ -106,7 +110,7 @@ def needs_here(name: str) -> list[str]:
     from rexrank.models import status
 
     name = canonical(name)
-    if name in COMPOSITES or name in AGGREGATED:
+    if REGISTRY[name].needs:  # a composite or a label F1: what its parts lack
         parts = [part for part in REGISTRY[name].needs if needs_here(part)]
         return [f"{', '.join(parts)}, which cannot run here"] if parts else []
     if name in JUDGED:

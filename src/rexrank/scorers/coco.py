@@ -67,13 +67,20 @@ COCO_CAPTION = """\
 CODEBASE = ("https://github.com/salaniz/pycocoevalcap", "https://github.com/zhjohnchan/R2Gen")
 
 
-def _prepared(texts: Sequence[str], tokenize: str) -> list[str]:
-    return [r2gen_clean(str(t)) for t in texts] if tokenize == "r2gen" else [str(t) for t in texts]
+class _Cleaned(Scorer):
+    """A coco-caption scorer: its one option is how the texts are prepared before it splits them."""
 
+    codebase = CODEBASE
 
-def _check(tokenize: str) -> None:
-    if tokenize not in TOKENIZE:
-        raise ValueError(f"tokenize must be one of {', '.join(TOKENIZE)}, not {tokenize!r}")
+    def __init__(self, tokenize: str = "r2gen", **runtime):
+        """`tokenize`: "r2gen" (R2Gen's cleaning, then the scorer's split) or "none" (the texts as given)."""
+        if tokenize not in TOKENIZE:
+            raise ValueError(f"tokenize must be one of {', '.join(TOKENIZE)}, not {tokenize!r}")
+        super().__init__(**runtime)
+        self.tokenize = tokenize
+
+    def prepared(self, texts: Sequence[str]) -> list[str]:
+        return [r2gen_clean(str(t)) if self.tokenize == "r2gen" else str(t) for t in texts]
 
 
 class Grams(NamedTuple):
@@ -97,13 +104,12 @@ def bleu_counts(candidate: Grams, reference: Grams) -> list[int]:
     return [*correct, *guess, candidate.length, reference.length]
 
 
-class Bleu4(Scorer):
+class Bleu4(_Cleaned):
     name = "bleu4"
     title = "BLEU-4"
     version = "1"
     statistic = "corpus_bleu"
     published = {"tok": None, "ref": None}  # ReXrank publishes no BLEU-4: nothing to compare with
-    codebase = CODEBASE
     citation = """\
 @inproceedings{papineni2002bleu,
   title={BLEU: a Method for Automatic Evaluation of Machine Translation},
@@ -121,14 +127,8 @@ class Bleu4(Scorer):
                "studies, then their geometric mean precision times the brevity penalty.")
     section = "§11"
 
-    def __init__(self, tokenize: str = "r2gen", **runtime):
-        """`tokenize`: "r2gen" (R2Gen's cleaning, then spaces) or "none" (the texts as given, split on spaces)."""
-        _check(tokenize)
-        super().__init__(**runtime)
-        self.tokenize = tokenize
-
     def features(self, texts: Sequence[str]) -> list[Grams]:
-        return [grams(t) for t in _prepared(texts, self.tokenize)]
+        return [grams(t) for t in self.prepared(texts)]
 
     def score(self, candidates: Sequence[Grams], references: Sequence[Grams]) -> np.ndarray:
         """(studies, 10) counts, in `columns`' order."""
@@ -175,12 +175,11 @@ def rouge_l_pair(candidate: list[str], reference: list[str]) -> float:
     return ((1 + BETA ** 2) * precision * recall) / float(recall + BETA ** 2 * precision)
 
 
-class RougeL(Scorer):
+class RougeL(_Cleaned):
     name = "rouge_l"
     title = "ROUGE-L"
     version = "1"
     published = {"tok": None, "beta": None}  # ReXrank publishes no ROUGE-L: nothing to compare with
-    codebase = CODEBASE
     citation = """\
 @inproceedings{lin2004rouge,
   title={ROUGE: A Package for Automatic Evaluation of Summaries},
@@ -193,14 +192,8 @@ class RougeL(Scorer):
     summary = "ROUGE-L as coco-caption computes it: the F-measure (beta 1.2) of the longest common token subsequence."
     section = "§11"
 
-    def __init__(self, tokenize: str = "r2gen", **runtime):
-        """`tokenize`: "r2gen" (R2Gen's cleaning, then single spaces) or "none" (the texts as given)."""
-        _check(tokenize)
-        super().__init__(**runtime)
-        self.tokenize = tokenize
-
     def features(self, texts: Sequence[str]) -> list[list[str]]:
-        return [t.split(" ") for t in _prepared(texts, self.tokenize)]
+        return [t.split(" ") for t in self.prepared(texts)]
 
     def score(self, candidates: Sequence[list[str]], references: Sequence[list[str]]) -> np.ndarray:
         return np.fromiter((rouge_l_pair(c, r) for c, r in zip(candidates, references, strict=True)),

@@ -15,17 +15,22 @@ import inspect
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
 
-# The kinds of implementation, by what computes a study's columns.
-SCORER = "scorer"  # texts -> features (a model or rules) -> per-study columns
-COMPOSITE = "composite"  # other metrics' per-study scores combined
-AGGREGATED = "aggregated"  # per-study sufficient statistics made from another scorer's features
-JUDGED = "judged"  # an LLM judge per pair
-REASONING = "reasoning"  # RadRBench-CXR's: scored on reasoning steps, not on report pairs (not a board column)
-KINDS = (SCORER, COMPOSITE, AGGREGATED, JUDGED, REASONING)
+
+class Kind(StrEnum):
+    """The kinds of implementation, by what computes a study's columns."""
+
+    SCORER = "scorer"  # texts -> features (a model or rules) -> per-study columns
+    COMPOSITE = "composite"  # other metrics' per-study scores combined
+    AGGREGATED = "aggregated"  # per-study sufficient statistics made from another scorer's features
+    JUDGED = "judged"  # an LLM judge per pair
+    REASONING = "reasoning"  # RadRBench-CXR's: scored on reasoning steps, not on report pairs (not a board column)
+
+
 RUNTIME = frozenset({"device", "batch_size", "progress", "dtype"})  # how it runs, never what it computes
 
 
@@ -34,7 +39,7 @@ class Spec:
     name: str
     title: str  # as ReXrank's tables head its column, without the 1/ an inverse_mean statistic adds
     version: str
-    kind: str
+    kind: Kind
     statistic: str  # rexrank.stats.STATISTICS (of the mean) or AGGREGATES (of the column sums)
     columns: Mapping[str, str]  # its per-study columns in a per-study table -> "score", "count" or "mask"
     bounds: tuple[float, float] = (-math.inf, math.inf)  # a study's score (a score column), or the value's
@@ -99,7 +104,7 @@ def options_of(implementation: Any) -> dict[str, Any]:
     return {p.name: p.default for p in parameters if p.default is not p.empty and p.name not in RUNTIME}
 
 
-def spec_of(implementation: Any, kind: str) -> Spec:
+def spec_of(implementation: Any, kind: Kind) -> Spec:
     """The spec an implementation declares (its class attributes)."""
     name = implementation.name
     columns = dict(getattr(implementation, "columns", None) or {name: "score"})
@@ -108,9 +113,9 @@ def spec_of(implementation: Any, kind: str) -> Spec:
         statistic=implementation.statistic, columns=columns, bounds=tuple(implementation.bounds),
         empty_prediction=implementation.empty_prediction, summary=implementation.summary,
         section=implementation.section, needs=tuple(getattr(implementation, "needs", ())),
-        options=options_of(implementation) if kind == SCORER else dict(getattr(implementation, "options", {})),
+        options=options_of(implementation) if kind == Kind.SCORER else dict(getattr(implementation, "options", {})),
         published=dict(implementation.published), models=tuple(getattr(implementation, "models", ())),
-        details=dict(implementation.detail_columns()) if kind == JUDGED else {},
+        details=dict(implementation.detail_columns()) if kind == Kind.JUDGED else {},
         citation=getattr(implementation, "citation", ""), codebase=tuple(getattr(implementation, "codebase", ())),
         implementation=implementation,
-        reader=implementation.table if kind == AGGREGATED else None, check=getattr(implementation, "check", None))
+        reader=implementation.table if kind == Kind.AGGREGATED else None, check=getattr(implementation, "check", None))
