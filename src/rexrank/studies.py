@@ -15,7 +15,7 @@ from rexrank import per_study
 from rexrank.data.split import jsonl_records
 from rexrank.errors import InputError
 from rexrank.results import Result, companions, result_files
-from rexrank.scorers import METRICS, spec
+from rexrank.scorers import METRICS, inverted
 
 BINS = 20  # a metric's distribution, drawn and listed
 
@@ -47,7 +47,7 @@ def metric_columns(table: pd.DataFrame) -> list[str]:
 
 def lower_is_better(metric: str) -> bool:
     """A per-study score of a metric the board shows as 1/mean (RadCliQ, FineRadScore) is better when lower."""
-    return spec(metric).statistic == "inverse_mean"
+    return inverted(metric)
 
 
 def find(where: str | Path, dataset: str | None = None, task: str | None = None, model: str | None = None) -> Path:
