@@ -183,6 +183,14 @@ def test_a_missing_image_is_one_line_naming_study_and_path(hf_cache, study_set, 
     assert done.stderr.strip().splitlines() == [
         f"hf_runner: error: study {STUDIES[2]}: image {gone} not found (looked for {root}/{gone})"]
     assert not save.exists()
+    # Said before torch is imported (seconds on a laptop, a GPU job's startup on the Hub): the runner in-process
+    probe = ("import sys; from rexrank.inference import hf_runner; "
+             f"code = hf_runner.main(['--input_json_file', {str(source)!r}, '--save_json_file', {str(save)!r}, "
+             f"'--img_root_dir', {str(root)!r}]); print(code, 'torch' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "REXRANK_"))}
+    env.update(REXRANK_MODEL_REPO=SPECS["gemma3"].repo_id, REXRANK_MODEL_REVISION=SPECS["gemma3"].revision)
+    probed = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)
+    assert probed.stdout.split() == ["2", "False"], probed.stderr
     # In single mode the lateral is not read for that study (its key image is the frontal): no error.
     single = run(hf_cache, "ved", "findings", "single", source, root, save)
     assert single.returncode == 0, single.stderr

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from rexrank.models.runtime import out_of_memory
-
 CPU_BATCH = 8  # on the CPU a batch amortises generate's per-step overhead; memory is not what limits it
 MAX_BATCH = 64
 MEMORY_SHARE = 0.9  # of the GPU's memory: the rest for the allocator's fragmentation and CUDA's own context
@@ -81,6 +79,8 @@ def generate(run: Callable[[list[str]], list], order: Sequence[str], counts: dic
         try:
             results = run(batch)
         except (RuntimeError, torch.OutOfMemoryError) as err:
+            from rexrank.models.runtime import out_of_memory  # imports torch: not before a model runs
+
             if not out_of_memory(err) or len(batch) == 1:
                 raise
             size = max(1, len(batch) // 2)
