@@ -46,7 +46,7 @@ def compare(board: pd.DataFrame, results: Results, dataset: str, task: str, a: s
                                 "maintainers' backend, which publishes aggregates only.")
         rows = [_row(board, dataset, task, m) for m in (a, b)]
         alike = tuple(m for m in BOARD_METRICS if rows[0][f"{m}_key"] == rows[1][f"{m}_key"])
-        comparisons = {c.metric: c for c in _paired(results, *map(_table, rows), alike, trials, seed)}
+        comparisons = {c.metric: c for c in _paired(results, *map(per_study_at, rows), alike, trials, seed)}
     except NotComparable as why:
         return f"**{where}**: {why}", pd.DataFrame(columns=list(COLUMNS))
     order = sorted(BOARD_METRICS, key=lambda m: m != RANK_BY)  # as the board's table: the ranking metric first
@@ -89,7 +89,7 @@ def _row(board: pd.DataFrame, dataset: str, task: str, model: str) -> pd.Series:
     return row
 
 
-def _table(row: pd.Series) -> tuple[str, str, str]:
+def per_study_at(row: pd.Series) -> tuple[str, str, str]:
     """Where the row's per-study table is, the sha256 its verified result names, and the model's name as shown."""
     submission, dataset, task = str(row["submission"]), str(row["dataset"]), str(row["task"])
     if not SUBMISSION_ID.fullmatch(submission) or dataset not in TEST_SETS or task not in TASK_NAMES:
@@ -104,12 +104,13 @@ def _table(row: pd.Series) -> tuple[str, str, str]:
 def _paired(results: Results, a: tuple[str, str, str], b: tuple[str, str, str], metrics: tuple[str, ...],
             trials: int, seed: int) -> tuple:
     try:
-        return tuple(paired(_read(results, *a), _read(results, *b), trials, seed, ("A", "B"), metrics))
+        return tuple(paired(read_per_study(results, *a), read_per_study(results, *b), trials, seed, ("A", "B"),
+                            metrics))
     except InputError as err:
         raise NotComparable(f"Not comparable: {to_markdown(str(err), 300)}.") from None
 
 
-def _read(results: Results, path: str, sha256: str, name: str) -> pd.DataFrame:
+def read_per_study(results: Results, path: str, sha256: str, name: str) -> pd.DataFrame:
     try:
         file = _fetch(results, path)
         if file.stat().st_size > MAX_BYTES["per_study"]:

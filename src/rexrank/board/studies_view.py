@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rexrank.board.compare import NotComparable, _read, _table
+from rexrank.board.compare import NotComparable, per_study_at, read_per_study
 from rexrank.board.sources import DEMO, UNVERIFIED, BoardSource, demo_repo, score_results
 from rexrank.board.views import DATASET_TITLES, TASKS
 from rexrank.catalog import TEST_SETS
@@ -78,8 +78,8 @@ def scored(source: BoardSource, model: str, key: str) -> Scored:
             if (result.model.name, result.dataset, result.task) == (model, dataset, task):
                 return load(path)
         raise NotComparable(f"{to_markdown(model, 100)}'s result on {key} is no longer in {folder.name}.")
-    path, sha256, name = _table(row)
-    table = _read(source.results, path, sha256, name)
+    path, sha256, name = per_study_at(row)
+    table = read_per_study(source.results, path, sha256, name)
     table["study_id"] = table["study_id"].astype(str)
     predictions = folder / SUBMISSIONS / str(row["submission"]) / "predictions" / f"{key}.jsonl"
     if predictions.is_file():
