@@ -61,6 +61,7 @@ IMPLIED_MARKS = {
 }
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: a run without xdist has none
 def pytest_xdist_auto_num_workers(config):
     """`-n auto`: a worker per core for the fast tier, which computes (4 workers on 2 cores: 60 s, 2 workers: 42 s);
     two more for the slow tests, which wait on subprocesses, sandboxes, loopback servers and Chromium (2 workers on 2
