@@ -322,7 +322,7 @@ def near_tie_seconds(scorer, cands: list[str], refs: list[str]) -> tuple[int, fl
     seconds = 0.0
     for text in dict.fromkeys(t for pair in pairs for t in pair):
         ids = [e.ids for e in encoder.tokenizer.encode_batch(features[text][0].tolist())]
-        seconds += roofline(encoder.net, ids, batch_size=max(len(ids), 1)) if ids else 0.0
+        seconds += roofline(encoder.net, ids, batch_size=len(ids)) if ids else 0.0
     return len(pairs), seconds
 
 

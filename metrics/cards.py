@@ -20,6 +20,7 @@ from rexrank.scorers import Kind, aliases, canonical, shown, spec
 HERE = Path(__file__).parent
 BEGIN = "<!-- at a glance: written by metrics/cards.py from the metric's spec; edit the spec, then run it -->"
 END = "<!-- end of at a glance -->"
+WRITTEN = re.compile(r"<!-- at a glance: [^\n]*-->.*?" + re.escape(END), flags=re.S)  # a block, under any BEGIN
 # The folders whose card has the block: every metric Space of the registry's report metrics (not RadRScore's).
 CARDS = tuple(f.name for f in metric_folders(HERE) if spec(f.name).kind != Kind.REASONING)
 
@@ -49,9 +50,8 @@ def glance(folder: str) -> str:
 def card(folder: str, text: str) -> str:
     """The card with its block written anew, just below its title."""
     block = glance(folder)
-    written = re.compile(r"<!-- at a glance: [^\n]*-->.*?" + re.escape(END), flags=re.S)  # under any wording of BEGIN
-    if written.search(text):
-        return written.sub(lambda _: block, text, count=1)
+    if WRITTEN.search(text):
+        return WRITTEN.sub(lambda _: block, text, count=1)
     title = re.search(r"^# .*\n", text, flags=re.M)
     return f"{text[:title.end()]}\n{block}\n{text[title.end():]}"
 

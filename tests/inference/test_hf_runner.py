@@ -58,8 +58,8 @@ def study_set(tmp_path) -> tuple[Path, Path]:
     return source, root
 
 
-def run(hf_cache: Path, model: str, task: str, images: str, source: Path, root: Path, save: Path,
-        positional: bool = False, **extra: str) -> subprocess.CompletedProcess:
+def runner_env(hf_cache: Path, model: str, task: str, images: str, **extra: str) -> dict[str, str]:
+    """The runner's environment: this one's less any HF_ or REXRANK_ setting, then the run's own."""
     spec = SPECS[model]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "REXRANK_"))}
     env.update(HF_HUB_OFFLINE="1", HF_HUB_CACHE=str(hf_cache), HF_HOME=str(hf_cache.parent),
@@ -67,6 +67,12 @@ def run(hf_cache: Path, model: str, task: str, images: str, source: Path, root: 
                REXRANK_MODEL_REPO=spec.repo_id, REXRANK_MODEL_REVISION=spec.revision, REXRANK_TASK=task,
                REXRANK_IMAGES=images, REXRANK_MAX_NEW_TOKENS="6", REXRANK_DEVICE="cpu")
     env.update(extra)
+    return env
+
+
+def run(hf_cache: Path, model: str, task: str, images: str, source: Path, root: Path, save: Path,
+        positional: bool = False, **extra: str) -> subprocess.CompletedProcess:
+    env = runner_env(hf_cache, model, task, images, **extra)
     paths = [str(source), str(save), f"{root}/"]  # img_root_dir with its trailing slash, as ReXrank passes it
     args = paths if positional else [a for flag, p in zip(("--input_json_file", "--save_json_file",
                                                             "--img_root_dir"), paths) for a in (flag, p)]
@@ -187,9 +193,8 @@ def test_a_missing_image_is_one_line_naming_study_and_path(hf_cache, study_set, 
     probe = ("import sys; from rexrank.inference import hf_runner; "
              f"code = hf_runner.main(['--input_json_file', {str(source)!r}, '--save_json_file', {str(save)!r}, "
              f"'--img_root_dir', {str(root)!r}]); print(code, 'torch' in sys.modules)")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "REXRANK_"))}
-    env.update(REXRANK_MODEL_REPO=SPECS["gemma3"].repo_id, REXRANK_MODEL_REVISION=SPECS["gemma3"].revision)
-    probed = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)
+    probed = subprocess.run([sys.executable, "-c", probe], env=runner_env(hf_cache, "gemma3", "findings", "multi"),
+                            capture_output=True, text=True, timeout=60)
     assert probed.stdout.split() == ["2", "False"], probed.stderr
     # In single mode the lateral is not read for that study (its key image is the frontal): no error.
     single = run(hf_cache, "ved", "findings", "single", source, root, save)
