@@ -63,9 +63,9 @@ def test_an_own_board_in_a_browser_at_both_widths(own, browser):
             touch = width == 390
             page = browser.new_page(viewport={"width": width, "height": 900}, has_touch=touch)
             page.goto(demo.local_url)
-            page.locator(".board [role=gridcell]:visible").first.wait_for(timeout=30_000)
-            page.wait_for_function("document.querySelector('input[aria-label=\"Dataset\"]')?.value === 'IU-Xray'",
-                                   timeout=30_000)  # its own rows' test set, not ReXGradient
+            page.locator(".board [role=gridcell]:visible").first.wait_for()
+            # its own rows' test set, not ReXGradient
+            page.wait_for_function("document.querySelector('input[aria-label=\"Dataset\"]')?.value === 'IU-Xray'")
             header = page.locator(".board th:visible").filter(has_text="1/RadCliQ-v1").first.bounding_box()
             frame = page.locator(".board:visible").first.bounding_box()
             cell = page.locator(".board [role=gridcell][aria-colindex='4']:visible").first.bounding_box()
@@ -73,13 +73,13 @@ def test_an_own_board_in_a_browser_at_both_widths(own, browser):
             assert cell["x"] + cell["width"] <= width and cell["y"] + cell["height"] <= 900  # its first number
 
             page.goto(demo.local_url + "?tab=model&model=NoSuchModel")
-            page.get_by_text("No model named NoSuchModel on this board").wait_for(timeout=30_000)
+            page.get_by_text("No model named NoSuchModel on this board").wait_for()
             page.wait_for_timeout(1_000)  # the tab's own events, then nothing rewrote the address
             assert "model=NoSuchModel" in page.url and "model=null" not in page.url
 
             page.goto(demo.local_url + "?tab=model&model=model-a")
             bars = page.locator("#per-study [id^='bin-bleu2-']")
-            bars.first.wait_for(timeout=30_000)
+            bars.first.wait_for()
             assert bars.count() == studies.BINS
             counts = [len(studies.in_bin(scored, "bleu2", i)) for i in range(studies.BINS)]
             fullest = counts.index(max(counts))
@@ -87,14 +87,14 @@ def test_an_own_board_in_a_browser_at_both_widths(own, browser):
             bar.scroll_into_view_if_needed()
             bar.tap() if touch else bar.click()
             listing = page.get_by_text(f"The {counts[fullest]:,} studies of the bar clicked, worst first")
-            listing.wait_for(timeout=30_000)
+            listing.wait_for()
             first = studies.in_bin(scored, "bleu2", fullest)["study_id"].iloc[0]
-            page.get_by_role("gridcell", name=first, exact=True).first.wait_for(timeout=10_000)
+            page.get_by_role("gridcell", name=first, exact=True).first.wait_for()
             page.screenshot(path=str(own.parent / f"model-{width}.png"), full_page=True)
 
             page.goto(demo.local_url + "?tab=model&model=MedVersa")  # an official row: imported, no per-study table
             page.get_by_text("IU-Xray · Findings: ReXrank's figure as published, with no per-study scores").first \
-                .wait_for(timeout=30_000)
+                .wait_for()
             assert page.locator("#per-study [id^='bin-']").count() == 0
             page.close()
     finally:
@@ -107,11 +107,11 @@ def test_the_demo_board_says_why_a_private_set_has_no_per_study_figure_and_bound
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         page.goto(demo.local_url + "?tab=model&model=Demo-Careful")
         page.get_by_text("ReXGradient · Findings: a private test set, whose per-study scores are never published") \
-            .first.wait_for(timeout=30_000)
-        page.locator("#per-study [id^='bin-radcliq_v1-']").first.wait_for(timeout=30_000)  # the other sets drawn
+            .first.wait_for()
+        page.locator("#per-study [id^='bin-radcliq_v1-']").first.wait_for()  # the other sets drawn
         page.goto(demo.local_url + "?tab=compare&dataset=mimic-cxr&task=findings&a=Demo-Careful&b=Demo-Shuffled")
-        page.get_by_text("A = Demo-Careful, B = Demo-Shuffled").wait_for(timeout=60_000)
-        page.get_by_role("gridcell", name="<0.0001").first.wait_for(timeout=30_000)  # not a rounded 0.0001
+        page.get_by_text("A = Demo-Careful, B = Demo-Shuffled").wait_for()
+        page.get_by_role("gridcell", name="<0.0001").first.wait_for()  # not a rounded 0.0001
         assert page.get_by_role("gridcell", name="0.0001", exact=True).count() == 0
     finally:
         demo.close()

@@ -425,3 +425,29 @@ def test_the_demos_numbers_carry_each_metrics_own_statistic(tmp_path):
             if metric.statistic == "inverse_mean":
                 # both rounded to 4 places: |value - 1/mean| <= 5e-5 + value^2 * 5e-5, under 1.2e-4 for values below 1.2
                 assert metric.value == pytest.approx(1 / metric.mean, abs=1.2e-4), name
+
+
+def test_the_per_study_figure_is_named_by_its_title_and_a_hostile_name_stays_words():
+    """Its SVG draws words as paths: the figure's name is what a screen reader (and a browser test) reads. The title
+    holds a model's name, which a submitter chose."""
+    from html.parser import HTMLParser
+    from pathlib import Path
+
+    from rexrank.board.studies_view import figure_html
+    from rexrank.studies import Scored
+
+    class Tags(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.seen = []
+
+        def handle_starttag(self, tag, attrs):
+            self.seen.append((tag, dict(attrs)))
+
+    title = 'Evil" onload="alert(1)<script>x</script> · MIMIC-CXR · Findings'
+    table = pd.DataFrame({"study_id": ["s1", "s2", "s3"], "bleu2": [0.1, 0.5, 0.9], "bertscore": [0.3, 0.4, 0.8]})
+    tags = Tags()
+    tags.feed(figure_html(Scored(None, Path("scores.parquet"), table), title))
+    assert tags.seen[0] == ("figure", {"class": "per-study-figure", "aria-label": title,
+                                        "style": "margin: 0; --panels: 2"})
+    assert "script" not in {tag for tag, _ in tags.seen} and all("onload" not in attrs for _, attrs in tags.seen)

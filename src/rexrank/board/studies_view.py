@@ -6,6 +6,7 @@ says why. Not on a Hub board, whose tables would be downloaded a click at a time
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import pandas as pd
@@ -97,7 +98,9 @@ def figure_html(one: Scored, title: str) -> str:
     metrics = metric_columns(one.table)
     svg = figure_svg(distribution_figure([(title, one.table)], metrics, title))
     # its panels' count sizes it (the page's CSS): a panel a legible width, a phone scrolling sideways past two
-    return f'<div class="per-study-figure" style="--panels: {max(2, min(4, len(metrics)))}">{svg}</div>'
+    # a figure named by its title: the SVG draws its words as paths, which neither a screen reader nor a search reads
+    return (f'<figure class="per-study-figure" aria-label="{html.escape(title)}" '
+            f'style="margin: 0; --panels: {max(2, min(4, len(metrics)))}">{svg}</figure>')
 
 
 def listed(one: Scored, bar: str) -> pd.DataFrame:
