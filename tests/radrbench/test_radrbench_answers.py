@@ -5,6 +5,7 @@ benchmark's templates ("... Options:\\nA) Yes\\nB) No"); the outputs imitate wha
 import math
 
 import pytest
+from fixtures.metric_contract import DIFFERS, AccuracyCase, MetricContract
 
 from rexrank.errors import InputError
 from rexrank.radrbench.answers import (
@@ -232,3 +233,16 @@ def test_accuracy_takes_one_task_for_all_and_checks_lengths():
         accuracy([tagged("A"), tagged("B")], ["A"], [BINARY_Q, BINARY_Q], BINARY)
     with pytest.raises(InputError, match="item 0: the output is int"):
         accuracy([3], ["A"], [BINARY_Q], BINARY)
+
+
+# --- the contract every metric keeps (tests/fixtures/metric_contract.py) ---
+
+
+class TestAccuracyContract(MetricContract):
+    case = AccuracyCase(
+        name="radrbench-accuracy", tolerance=0.0, why="exact parsing and set comparison", bounds=(0.0, 1.0),
+        empty_words="(none declared: accuracy has no class; its docstring: an empty output is `empty_output`, wrong)",
+        nfd=DIFFERS, nfd_why="answers are compared case-folded, not normalised: an NFD finding is another finding",
+        skips={"cache": "nothing to cache: it parses text", "variant": "no setting: one parser",
+               "chunk": "not a `rexrank score` metric: radrbench scores every item in one call (score_outputs "
+                        "checked)"})

@@ -7,9 +7,11 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
+from fixtures.metric_contract import DIFFERS, FLOAT32, MetricContract, ScorerCase, empty_is
 from fixtures.reports import reports
 
 from rexrank.hf_metric import compute
+from rexrank.scorers import SCORERS
 from rexrank.scorers.bertscore import (
     BASELINE,
     BASELINES,
@@ -338,3 +340,16 @@ def test_tokenisation_options_key_the_feature_cache_and_scoring_options_do_not(l
 def test_a_bad_option_is_named(local_models, option):
     with pytest.raises(ValueError, match=next(iter(option))):
         BertScore(progress=False, **option)
+
+
+# --- the contract every metric keeps (tests/fixtures/metric_contract.py) ---
+
+BERTSCORE = ScorerCase(
+    name="bertscore", cls=SCORERS["bertscore"], tolerance=2e-6,
+    why=f"{FLOAT32}; cosines summed in float64 from them; the rescale divides by 1 - b (x6.5)",
+    nfd=DIFFERS, nfd_why="RoBERTa's byte-level BPE has no normalizer: NFD is other bytes, other tokens",
+    empty_rule=empty_is(rescale(0.0, BASELINE["F"])), variant={"idf": True})
+
+
+class TestBertScoreContract(MetricContract):
+    case = BERTSCORE

@@ -2,9 +2,11 @@ import random
 
 import numpy as np
 import pytest
+from fixtures.metric_contract import DIFFERS, MetricContract, ScorerCase, empty_is
 from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
 from rexrank.hf_metric import compute
+from rexrank.scorers import SCORERS
 from rexrank.scorers.bleu import Bleu2, bleu2_pair, ngrams, tokenize
 
 WORDS = ("the lungs are clear no pleural effusion pneumothorax heart size is normal mild cardiomegaly "
@@ -110,3 +112,18 @@ def test_compute_returns_mean_per_sample_and_signature():
 def test_compute_names_the_item_that_is_not_text():
     with pytest.raises(ValueError, match=r"reference 1 is NoneType"):
         compute("bleu2", ["a", "b"], ["a", None])
+
+
+# --- the contract every metric keeps (tests/fixtures/metric_contract.py) ---
+
+
+BLEU2 = ScorerCase(
+    name="bleu2", cls=SCORERS["bleu2"], tolerance=0.0, why="counts of tokens; the same float operations per pair",
+    nfd=DIFFERS, nfd_why="tokens are compared code point by code point: 'é' and 'e' + U+0301 are other tokens",
+    empty_rule=empty_is(0.0),
+    skips={"cache": "not cacheable (cacheable = False): its features are token counts, cheaper to count again",
+           "variant": "no setting: its tokenisation and smoothing are fixed"})
+
+
+class TestBleu2Contract(MetricContract):
+    case = BLEU2

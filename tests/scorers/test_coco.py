@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from fixtures.metric_contract import DIFFERS, MetricContract, ScorerCase, SufficientCase
 from pycocoevalcap.bleu.bleu import Bleu
 from pycocoevalcap.rouge.rouge import Rouge, my_lcs
 
@@ -20,8 +21,8 @@ from rexrank.results import ModelInfo, Result
 from rexrank.rules.contents import metric_problems, per_study_problems
 from rexrank.rules.parquet import check_per_study
 from rexrank.scorecard import MetricSet, score
-from rexrank.scorers import spec
-from rexrank.scorers.coco import Bleu4, lcs_length, r2gen_clean
+from rexrank.scorers import SCORERS, spec
+from rexrank.scorers.coco import Bleu4, lcs_length, r2gen_clean, rouge_l_pair
 from rexrank.significance import paired
 
 WORDS = ("the lungs are clear no pleural effusion pneumothorax heart size is normal mild cardiomegaly Bibasilar "
@@ -175,3 +176,32 @@ def test_a_paired_test_compares_corpus_bleu4(made):
     sums = spec("bleu4").table(card.per_study).sum(axis=0), spec("bleu4").table(other).sum(axis=0)
     delta = float(stats.corpus_bleu(sums[0]) - stats.corpus_bleu(sums[1]))
     assert comparison.bootstrap.delta == delta > 0 and comparison.randomisation.delta == delta
+
+
+# --- the contract every metric keeps (tests/fixtures/metric_contract.py) ---
+
+
+def bleu4_empty(case, ctx, references):
+    """"no n-gram, its reference's length added (under r2gen it is " .", one token)": the one token "." matches the
+    end every cleaned reference has; no 2-, 3- or 4-gram."""
+    return case.own([[1, 0, 0, 0, 1, 0, 0, 0, 1, len(r2gen_clean(r).split())] for r in references])
+
+
+class TestBleu4Contract(MetricContract):
+    case = SufficientCase(
+        name="bleu4", cls=SCORERS["bleu4"], tolerance=0.0, why="counts of n-grams; the same float operations per study",
+        nfd=DIFFERS, nfd_why="tokens are compared code point by code point: 'é' and 'e' + U+0301 are other tokens",
+        empty_rule=bleu4_empty, variant={"tokenize": "none"},
+        skips={"cache": "not cacheable (cacheable = False): its features are n-gram counts, cheaper to count again"})
+
+
+class TestRougeLContract(MetricContract):
+    case = ScorerCase(
+        name="rouge_l", cls=SCORERS["rouge_l"], tolerance=0.0,
+        why="an LCS of tokens; the same float operations per pair",
+        nfd=DIFFERS, nfd_why="tokens are compared code point by code point: 'é' and 'e' + U+0301 are other tokens",
+        # "under r2gen it is ' .'": the tokens '' and '.', the second matching the end of the cleaned reference
+        empty_rule=lambda case, ctx, references: np.array([rouge_l_pair(["", "."], r2gen_clean(r).split(" "))
+                                                           for r in references]),
+        variant={"tokenize": "none"},
+        skips={"cache": "not cacheable (cacheable = False): its features are tokens, cheaper to split again"})

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import ROOT
+from fixtures.metric_contract import AS_WRITTEN, JudgedCase, MetricContract, between, sentences
 from fixtures.outputs import written
 
 from rexrank import demo
@@ -29,6 +30,7 @@ from rexrank.scorers.fineradscore import (
     SYNTHETIC,
     ZERO_SHOT,
     Correction,
+    FineRadScore,
     ReplyError,
     aggregate,
     build_messages,
@@ -432,3 +434,42 @@ def test_module_scores_through_the_judge(fake_openai, monkeypatch, tmp_path):
     assert out["replies"][2] == "Not sure." and out["problems_per_sample"][2].startswith("unreadable (it is not JSON")
     assert "|agg:sum|" in out["signature"] and fake_openai.calls == 4  # three studies and one repair turn
     assert np.isclose(out["inv_fineradscore"], 1 / out["fineradscore"])
+
+
+# --- the contract every metric keeps (tests/fixtures/metric_contract.py) ---
+
+
+def fineradscore_reply(prompt: str) -> str:
+    """A correction for each candidate line the reference lacks (urgent if it names a pleural or tube finding, else
+    not actionable) and one inserted line when a reference sentence is missing."""
+    numbered = between(prompt, "Generated Text: ", " \n \n Ground Truth Text: ")
+    reference = sentences(between(prompt, " \n \n Ground Truth Text: ", None))
+    lines = re.findall(r"\[(\d+)\] (.*?)(?= \[\d+\] |\Z)", numbered, re.DOTALL)
+
+    def entry(severity):
+        return {"corrections": "[delete]", "clinical severity": severity, "comments": "",
+                "error category": ["False prediction of finding"]}
+    out = {i: entry("Urgent error" if re.search("pleura|thorax|tube", line, re.IGNORECASE) else "Not actionable")
+           for i, line in lines if sentences(line)[0] not in reference}
+    if set(reference) - {s for _, line in lines for s in sentences(line)}:
+        out["None"] = entry("Actionable nonurgent error")
+    return json.dumps(out, ensure_ascii=False)
+
+
+def fineradscore_empty(ctx, references):
+    """"no line to correct, so only inserted lines": no numbered line reaches the judge; the judge here inserts a line
+    as an actionable nonurgent error (2)."""
+    assert split_lines("") == []
+    assert all(re.search(r"Generated Text:  \n", p) for p in ctx.fake.prompts()[-len(references):])
+    return np.full(len(references), 2.0)
+
+
+class TestFineRadScoreContract(MetricContract):
+    case = JudgedCase(
+        name="fineradscore", cls=FineRadScore, replies=fineradscore_reply,
+        make=lambda judge, settings: FineRadScore(judge, **settings), tolerance=0.0,
+        why="severities read from the judge's answers; the loopback judge answers each prompt the same",
+        nfd=AS_WRITTEN, nfd_why="'judged as written': the candidate's lines and the reference go into the prompt as "
+        "given",
+        empty_rule=fineradscore_empty, variant={"how": "sum"},
+        skips={"split": "no features: the judge reads each pair, reference and candidate together"})

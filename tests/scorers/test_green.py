@@ -6,7 +6,9 @@ import hashlib
 import json
 import math
 
+import numpy as np
 import pytest
+from fixtures.metric_contract import AS_WRITTEN, JudgedCase, MetricContract, between, sentences
 
 from rexrank.errors import InputError
 from rexrank.llm import Judge, JudgeFailed, Reply
@@ -17,6 +19,7 @@ from rexrank.scorers.green import (
     PROMPT,
     PROMPT_VERSION,
     VLLM_CHAT_TEMPLATE,
+    Green,
     Parsed,
     build_prompt,
     clean_completion,
@@ -485,3 +488,42 @@ def test_the_repositorys_tokenizer_code_runs_only_when_asked_and_the_signature_s
     out = compute(["Small left effusion."], ["No effusion."], model_path=str(green_layout), max_length=520,
                   trust_remote_code=True)
     assert ":tokenizer=remote-code|" in out["signature"]
+
+
+# --- the contract every metric keeps (tests/fixtures/metric_contract.py) ---
+
+GREEN_LINES = ["False report of a finding in the candidate", "Missing a finding present in the reference",
+               "Misidentification of a finding's anatomic location/position",
+               "Misassessment of the severity of a finding", "Mentioning a comparison that isn't in the reference",
+               "Omitting a comparison detailing a change from a prior study"]
+
+
+def green_reply(prompt: str) -> str:
+    """GREEN's answer format: matched = candidate sentences found in the reference, (a) = the others, (b) = the
+    reference's sentences missing from the candidate."""
+    reference = set(sentences(between(prompt, "2. Reference Report:\n    ", "\n\n    3. Candidate Report:")))
+    candidate = set(sentences(between(prompt, "3. Candidate Report:\n    ", "\n\n    4. Reporting Your Assessment")))
+    significant = [len(candidate - reference), len(reference - candidate), 0, 0, 0, 0]
+
+    def section(counts):
+        return "\n".join(f"({k}) {line}: {n}." + (" Some; others" if n else "")
+                         for k, line, n in zip("abcdef", GREEN_LINES, counts))
+    return (f"[Explanation]:\nCompared sentence by sentence.\n\n[Clinically Significant Errors]:\n"
+            f"{section(significant)}\n\n[Clinically Insignificant Errors]:\n{section([0] * 6)}\n\n[Matched Findings]:\n"
+            f"{len(candidate & reference)}. The shared sentences.")
+
+
+def green_empty(ctx, references):
+    """"judged as written": the empty candidate goes into the prompt as it is, and matches nothing."""
+    prompts = ctx.fake.prompts()[-len(references):]
+    assert all("3. Candidate Report:\n    \n\n    4. Reporting" in p for p in prompts)
+    return np.zeros(len(references))
+
+
+class TestGreenContract(MetricContract):
+    case = JudgedCase(
+        name="green", cls=Green, replies=green_reply, make=lambda judge, settings: Green(judge), compute_key="backend",
+        tolerance=0.0, why="counts read from the judge's answers; the loopback judge answers each prompt the same",
+        nfd=AS_WRITTEN, nfd_why="'judged as written': the reports go into the prompt unnormalised",
+        empty_rule=green_empty, variant={"judge_settings": {"max_tokens": 512}},
+        skips={"split": "no features: the judge reads each pair, reference and candidate together"})

@@ -2,9 +2,12 @@
 
 import numpy as np
 import pytest
+from fixtures.metric_contract import SAME, LabelF1Case, MetricContract
+from test_semb import SEMB
 
 from rexrank import stats
 from rexrank.models.conditions import BLANK, CONDITIONS, NEGATIVE, POSITIVE, UNCERTAIN
+from rexrank.scorers import AGGREGATED
 from rexrank.scorers.label_f1 import LABEL_F1, MASKS, masks, sufficient
 from rexrank.scorers.semb import label_f1
 
@@ -85,3 +88,31 @@ def test_without_sembscore_the_four_are_skipped_saying_why(local_models, monkeyp
     metric_set.unavailable["semb_score"] = "no CheXbert weights"
     card = score(scored_rows(4), metric_set, resamples=20)
     assert card.skipped[F1_NAMES[0]] == "needs semb_score (no CheXbert weights)" and not card.metrics
+
+
+# --- the contract every metric keeps (tests/fixtures/metric_contract.py) ---
+
+
+def label_f1_case(name: str) -> LabelF1Case:
+    return LabelF1Case(
+        name=name, metric=AGGREGATED[name], semb=SEMB, tolerance=0.0,
+        why="counts of CheXbert labels, argmax classes (no near tie in these texts)",
+        nfd=SAME, nfd_why="CheXbert reads bert-base-uncased wordpieces, whose normalizer strips accents (NFD) first",
+        variant={"dtype": "bf16"},
+        skips={"cache": "no features of its own: they are SembScore's, whose case checks their cache"})
+
+
+class TestMicroF1Of14Contract(MetricContract):
+    case = label_f1_case("chexbert_micro_f1_14")
+
+
+class TestMacroF1Of14Contract(MetricContract):
+    case = label_f1_case("chexbert_macro_f1_14")
+
+
+class TestMicroF1Of5Contract(MetricContract):
+    case = label_f1_case("chexbert_micro_f1_5")
+
+
+class TestMacroF1Of5Contract(MetricContract):
+    case = label_f1_case("chexbert_macro_f1_5")

@@ -2,6 +2,11 @@ import json
 
 import numpy as np
 import pytest
+from fixtures.metric_contract import DIFFERS, CompositeCase, MetricContract
+from test_bertscore import BERTSCORE
+from test_bleu import BLEU2
+from test_radgraph import RADGRAPH
+from test_semb import SEMB
 
 from rexrank.scorers import COMPOSITES
 from rexrank.scorers.radcliq import COMPONENTS, RADCLIQ_V0, RADCLIQ_V1
@@ -72,3 +77,26 @@ def test_bounds_contain_every_corner():
     corners = np.array(np.meshgrid(*[[c - 0.0005, c + 0.0005] for c in centre])).reshape(4, -1)
     values = RADCLIQ_V1(list(corners))
     assert values.min() == pytest.approx(low, abs=1e-12) and values.max() == pytest.approx(high, abs=1e-12)
+
+
+# --- the contract every metric keeps (tests/fixtures/metric_contract.py) ---
+
+
+def composite_case(name: str) -> CompositeCase:
+    composite = COMPOSITES[name]
+    components = {c.name: c for c in (BLEU2, BERTSCORE, SEMB, RADGRAPH)}
+    components = {need: components[need] for need in composite.needs}
+    tolerance = float(sum(abs(w) * components[c].tolerance for w, c in zip(composite.model.weights, COMPONENTS)))
+    return CompositeCase(
+        name=name, composite=composite, components=components, tolerance=tolerance,
+        why="its components' tolerances through its linear weights (sum |coef / scale| x tolerance)",
+        nfd=DIFFERS, nfd_why="its components BLEU-2, BERTScore and RadGraph differ",
+        variant={"bertscore": {"idf": True}})
+
+
+class TestRadCliQv1Contract(MetricContract):
+    case = composite_case("radcliq_v1")
+
+
+class TestRadCliQv0Contract(MetricContract):
+    case = composite_case("radcliq_v0")

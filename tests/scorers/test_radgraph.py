@@ -3,10 +3,12 @@
 import numpy as np
 import pytest
 import torch
+from fixtures.metric_contract import DIFFERS, MetricContract, ScorerCase
 from fixtures.reports import reports
 
 from rexrank.errors import MetricUnavailable
 from rexrank.hf_metric import compute
+from rexrank.scorers import SCORERS
 from rexrank.scorers.radgraph import Graph, RadGraphF1, from_arrays, radgraph_f1, to_arrays
 
 ODD = ["", "a", ".", "\u200b hernia", "ÉMILE's naïve café\u00a0x-ray;  résumé", "1.5-cm nodule (R/L)!"]
@@ -135,3 +137,23 @@ def test_reports_graphed_together_equal_reports_graphed_alone(scorer, monkeypatc
     assert model.graphs(texts, progress=False) == together
     assert batches == [len(texts)] + [1] * len(texts)
     assert together[2].relations and together[3].relations  # the long and a normal report have pairs to compare
+
+
+# --- the contract every metric keeps (tests/fixtures/metric_contract.py) ---
+
+
+def radgraph_empty(case, ctx, references):
+    """"the graph of the single word None (what the reference substitutes)"."""
+    return case.scores(ctx, ["None"] * len(references), references)
+
+
+RADGRAPH = ScorerCase(
+    name="radgraph", cls=SCORERS["radgraph"], tolerance=0.0,
+    why="graphs are argmax labels (no near tie in these texts) and F1 is set counts",
+    nfd=DIFFERS, nfd_why="the model reads accent-stripped wordpieces, but entities are matched by the report's own "
+    "tokens, which keep the form they were written in",
+    empty_rule=radgraph_empty, variant={"dtype": "bf16"})
+
+
+class TestRadGraphContract(MetricContract):
+    case = RADGRAPH

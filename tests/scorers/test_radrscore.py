@@ -1,11 +1,14 @@
 """RadRScore: the reference's prompts (MAGIC-AI4Med/ChestX-Reasoner 9a8a00d), its reply reading and arithmetic, through
 the judge client on the loopback OpenAI server with hand-written replies. All text is synthetic."""
 
+import ast
 import hashlib
 import json
 import math
+import threading
 
 import pytest
+from fixtures.metric_contract import AS_WRITTEN, MetricContract, RadRScoreCase, between, sentences
 
 from rexrank.errors import InputError
 from rexrank.llm import Judge, JudgeFailed, credentialed
@@ -260,3 +263,49 @@ def test_bad_input_is_named():
 def test_no_items_make_no_calls(fake_openai, judge):
     result = radrscore([], [], [], judge)
     assert result.scores == [] and math.isnan(result.mean) and fake_openai.calls == 0
+
+
+# --- the contract every metric keeps (tests/fixtures/metric_contract.py) ---
+
+# The fake judge answers from several threads, and CPython 3.11 builds ast objects with one recursion counter per
+# interpreter: two literal_evals at once can raise "SystemError: AST constructor recursion depth mismatch"
+# (python/cpython#106905), which killed a reply in CI. One at a time.
+_AST_LOCK = threading.Lock()
+
+
+def radrscore_reply(prompt: str) -> str:
+    """The five RadRScore calls: observations = sentences; recalled, correct and effective by sentence match."""
+    def observations(rendered: str) -> list[str]:
+        with _AST_LOCK:
+            parsed = ast.literal_eval(rendered)
+        return [o["observation"] for o in parsed["key_conclusion"]]
+
+    if "1. Ground Truth Report: " in prompt:  # factuality
+        report = between(prompt, "1. Ground Truth Report: ", "\n            2. Reasoning Steps: ")
+        predicted = observations(between(prompt, "2. Reasoning Steps: ", "\n"))
+        return json.dumps({"correct_steps": [], "correct_count": sum(o in sentences(report) for o in predicted)})
+    if "1. Ground Truth: " in prompt:  # completeness
+        reference = observations(between(prompt, "1. Ground Truth: ", "\n"))
+        predicted = observations(between(prompt, "2. Model Output: ", "\n"))
+        return json.dumps({"recalled_count": len(set(reference) & set(predicted))})
+    if "2. Model Prediction: " in prompt:  # effectiveness
+        steps = sentences(between(prompt, "1. Reasoning Steps: ", "\n            2. Model Prediction: "))
+        predicted = sentences(between(prompt, "2. Model Prediction: ", "\n            \n            # Goal"))
+        effective = sum(s in steps for s in predicted)
+        return json.dumps({"effective_steps": [], "effective_count": effective,
+                           "ineffective_count": len(predicted) - effective})
+    found = sentences(between(prompt, "1. Reason Steps: ", "\n\n            # Goal"))  # extraction
+    return "```json\n" + json.dumps({"key_conclusion": [{"observation": s, "status": "as written"} for s in found]},
+                                    ensure_ascii=False) + "\n```"
+
+
+class TestRadRScoreContract(MetricContract):
+    case = RadRScoreCase(
+        name="radrscore", replies=radrscore_reply, tolerance=0.0, bounds=(0.0, math.inf),
+        empty_words="(none declared: RadRScore has no class; its docstring: an item counts 0 in each component when "
+                    "unread, and each ratio is 0 when its denominator is)",
+        why="counts read from the judge's answers; the loopback judge answers each prompt the same",
+        nfd=AS_WRITTEN, nfd_why="the output, steps and report go into the prompts as given",
+        variant={"temperature": 0.5},
+        skips={"split": "no features: the judge reads each item's texts together",
+               "chunk": "not a `rexrank score` metric: RadRBench scores every item in one call (compute checked)"})

@@ -2,12 +2,13 @@
 
 import numpy as np
 import pytest
+from fixtures.metric_contract import DIFFERS, FLOAT32, MetricContract, ScorerCase, empty_is
 from fixtures.reports import reports
 
 from rexrank.hf_metric import compute
 from rexrank.models.ratescore import merge_entities
-from rexrank.scorers import Scorer
-from rexrank.scorers.ratescore import WEIGHTS, RaTEScore
+from rexrank.scorers import SCORERS, Scorer
+from rexrank.scorers.ratescore import WEIGHTS, RaTEScore, near_tie
 
 
 def spans(tags: str, sep: str = "O") -> list[tuple[int, int, str]]:
@@ -168,3 +169,20 @@ def test_the_per_report_vectors_of_near_ties_are_read_back_from_the_cache(local_
     assert np.array_equal(second(texts, references), scores) and second.rescored == first.rescored
     assert embedded == []  # each near tie's reports read back, not embedded again
     assert (second.cache.hits, second.cache.misses) == (len(set(texts)), 0)  # the features alone are counted
+
+
+# --- the contract every metric keeps (tests/fixtures/metric_contract.py) ---
+
+
+class TestRaTEScoreContract(MetricContract):
+    case = ScorerCase(
+        name="ratescore", cls=SCORERS["ratescore"], tolerance=1e-4,
+        why=f"{FLOAT32}: ~3e-5 on an entity vector of the tiny 2-layer encoders (float32_bound above), twice, one per "
+        "direction; near ties between types are given per-report vectors, the same bits in every batch",
+        nfd=DIFFERS, nfd_why="its sentence splitter (rexrank.ratescore_sentences) ends no sentence at a period after "
+        "a combining mark, so 'opacite\u0301. Mu\u0308ller' is one sentence in NFD and two in NFC; NER (NFKC) and "
+        "BioLORD (accents stripped) would see the same text",
+        empty_rule=empty_is(0.5), variant={"weights": "short"},
+        split_exempt=lambda c, r: near_tie((c[2], c[1].tolist()), (r[2], r[1].tolist())),
+        split_exempt_why="`paired_features` gives per-report vectors (the reference's bits): a best match within "
+        "NEAR_TIE of another type's, where `features` alone may pick the other weight")

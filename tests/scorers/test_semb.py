@@ -5,11 +5,13 @@ import re
 import numpy as np
 import pytest
 import torch
+from fixtures.metric_contract import FLOAT32, SAME, MetricContract, ScorerCase
 from fixtures.reports import reports
 
 from rexrank.errors import MetricUnavailable
 from rexrank.hf_metric import compute
 from rexrank.models.conditions import NEGATIVE, POSITIVE, UNCERTAIN
+from rexrank.scorers import SCORERS
 from rexrank.scorers.semb import SembScore, label_f1
 
 TEXTS = reports(30, seed=5, long_every=11) + ["", "  Heart size is normal.\n\nNo   effusion.  ", "NO EFFUSION."]
@@ -113,3 +115,24 @@ def test_a_base_folder_without_tokenizer_is_named(local_models, tmp_path, monkey
     monkeypatch.setenv("REXRANK_MODEL_BERT_BASE_UNCASED", str(tmp_path))
     with pytest.raises(MetricUnavailable, match=f"{tmp_path} has no tokenizer"):
         SembScore(progress=False)(["a"], ["b"])
+
+
+# --- the contract every metric keeps (tests/fixtures/metric_contract.py) ---
+
+
+def semb_empty(case, ctx, references):
+    """"cosine with the embedding of [CLS][SEP] (a fixed vector), not 0": what a blank report gets, whatever its
+    whitespace; not 0 against these references."""
+    blank = case.scores(ctx, [" \n\t "] * len(references), references)
+    assert np.all(blank != 0)
+    return blank
+
+
+SEMB = ScorerCase(
+    name="semb_score", cls=SCORERS["semb_score"], tolerance=1e-6, why=f"{FLOAT32}; the cosine in float64",
+    nfd=SAME, nfd_why="bert-base-uncased's normalizer lower-cases and strips accents (NFD, marks dropped) first",
+    empty_rule=semb_empty, variant={"dtype": "bf16"})
+
+
+class TestSembScoreContract(MetricContract):
+    case = SEMB
