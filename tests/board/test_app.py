@@ -410,7 +410,6 @@ def _empty_note(page, expected: str, timeout_s: float = PAGE_WAIT_MS / 1000) -> 
 
 
 def test_the_board_in_a_browser_switches_dataset_and_task_and_searches(own_app, chromium, tmp_path):
-
     client, repo, board = own_app
 
     def expected(dataset, task, search="", sort_by=None):
@@ -538,7 +537,6 @@ LINES_PER_HYPHENATED_WORD = """e => {
 
 def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_headers_at_both_widths(chromium, tmp_path):
     """The board a first visitor sees (the official tables), at 1400 px and on a 390 px phone."""
-
     from rexrank.board.app import build, launch_options
     from rexrank.board.page import CONTROLS_LABEL, DETAILS_LABEL, PAGES
 
@@ -632,7 +630,6 @@ def test_the_view_downloads_as_csv_with_numbers_and_no_formulas(app):
 
 
 def test_the_address_carries_the_view_and_a_link_opens_it(app, chromium):
-
     client, repo, board = app
     with chromium as browser:  # the module's Chromium, pages of this test's own
         try:

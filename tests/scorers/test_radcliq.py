@@ -86,7 +86,7 @@ def composite_case(name: str) -> CompositeCase:
     composite = COMPOSITES[name]
     components = {c.name: c for c in (BLEU2, BERTSCORE, SEMB, RADGRAPH)}
     components = {need: components[need] for need in composite.needs}
-    tolerance = float(sum(abs(w) * components[c].tolerance for w, c in zip(composite.model.weights, COMPONENTS)))
+    tolerance = float(sum(abs(w) * c.tolerance for w, c in zip(composite.model.weights, components.values())))
     return CompositeCase(
         name=name, composite=composite, components=components, tolerance=tolerance,
         why="its components' tolerances through its linear weights (sum |coef / scale| x tolerance)",
