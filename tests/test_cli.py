@@ -97,7 +97,8 @@ def test_empty_prediction_warns_and_scores_zero(tmp_path, capsys):
     ('{"study_id": "demo-0001", "prediction": "x"}\n' * 2, "study demo-0001 is predicted more than once"),
     ('not json\n', "p.jsonl:1: not valid JSON"),
     ('{"id": "demo-0001", "report": "x"}\n', "p.jsonl:1: expected the keys study_id and prediction (or "
-                                             "model_prediction, or report), found 'id', 'report'"),
+                                             "model_prediction, or report, or findings and impression), found 'id', "
+                                             "'report'"),
     ('{"study_id": "demo-0001", "text": "x"}\n', "found 'study_id', 'text'"),
 ])
 def test_bad_predictions_exit_2_naming_the_study_and_write_nothing(tmp_path, capsys, predictions, message):
@@ -363,3 +364,9 @@ def test_a_bad_metric_option_is_one_line_and_exit_2(tmp_path, capsys, option, sa
     assert code == 2
     err = capsys.readouterr().err
     assert said in err and "Traceback" not in err and not list(tmp_path.glob("*.json"))
+
+
+def test_leaderboard_help_says_a_score_out_folder_is_shown(capsys):
+    with pytest.raises(SystemExit):
+        main(["leaderboard", "--help"])
+    assert "rexrank score --out folder" in " ".join(capsys.readouterr().out.split())

@@ -51,7 +51,7 @@ def test_a_study_id_report_csv_and_a_csv_with_a_byte_order_mark_score_as_the_jso
     capsys.readouterr()
     assert score(tmp_path, wrong, out="wrong") == 2
     assert capsys.readouterr().err == (f"rexrank: error: {wrong}: expected a header with study_id and prediction (or "
-                                       "report), got 'id', 'text'\n")  # quoted: an invisible character would show
+                                       "report, or findings and impression), got 'id', 'text'\n")  # quoted, as it is
 
 
 @pytest.mark.parametrize("content, said", [(b"", "an empty file: no predictions in it"),

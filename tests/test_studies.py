@@ -100,3 +100,22 @@ def test_lower_is_better_metrics_are_worst_at_their_highest_and_bins_cover_every
     assert sum(len(in_bin(scored, "bleu2", i, bins=4)) for i in range(len(cut) - 1)) == 7  # the top edge included
     assert in_bin(scored, "bleu2", 3, bins=4)["study_id"].tolist() == ["s0", "s4"]
     assert disagreements(scored, 1)["study_id"].tolist()[0] in {f"s{i}" for i in range(7)}
+
+
+@pytest.mark.parametrize(("extra", "said"), [
+    (["--by", "bleu4"], "no study has a bleu4 of its own"),
+    (["--plot", "figure.jpg"], "give a .png, .pdf or .svg file"),
+    (["--vs", "Nobody"], "model 'Nobody'"),
+])
+def test_every_refusal_comes_before_any_output_and_names_what_was_asked(tmp_path, capsys, extra, said):
+    """A refused --by, --plot or --vs is one line and exit 2, with nothing printed before it (the header and the
+    whole listing used to come first)."""
+    folder = tmp_path / "out"
+    assert main(["score", "--predictions", str(demo.predictions("demo-careful", "findings")), "--dataset",
+                 str(demo.DATASET), "--task", "findings", "--metrics", "bleu2,bleu4", "--resamples", "10", "--quiet",
+                 "--out", str(folder)]) == 0
+    capsys.readouterr()
+    assert main(["studies", str(folder), *extra]) == 2
+    printed = capsys.readouterr()
+    assert printed.out == "" and said in printed.err and "Traceback" not in printed.err
+    assert len(printed.err.strip().splitlines()) == 1

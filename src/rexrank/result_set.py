@@ -1,11 +1,19 @@
 """A result set on disk: the three files of one result (its JSON, per-study table and the predictions it scored),
 written so that a killed run is never taken for a finished one, under a lock so that two runs never write one;
 `score_file`, the whole job behind `rexrank score` (load, check, score, write); and `merge`, which joins the shards
-of one run (`rexrank.shards`) into the result an unsharded run writes."""
+of one run (`rexrank.shards`) into the result an unsharded run writes.
+
+A rerun never replaces a result without a word. Scoring the same model on the same dataset and task into the same
+folder again keeps what the earlier run computed and this one did not (`--metrics bleu2` after a full run keeps
+BLEU-4 and ROUGE-L), when both scored the same texts (`inputs`: one digest of every study's id, reference and
+prediction) and every metric both computed has one signature point key; otherwise it is refused before any scoring
+(other texts) or before anything is written (other settings: the scored chunks stay, so the same command with
+`replace=True`, `--replace`, writes at once)."""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import shutil
 from collections.abc import Sequence
@@ -14,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rexrank import shards, stats
+from rexrank import per_study, shards, stats
 from rexrank.data import align, load_predictions, load_split
 from rexrank.data.identity import identify
 from rexrank.data.known import is_demo
@@ -40,6 +48,62 @@ def write_result_set(out: Path, result: Result, card: Scorecard, study_ids: Sequ
     result.write(json_path)
     _drop_superseded(out, result)
     return result
+
+
+def inputs_digest(rows: pd.DataFrame) -> str:
+    """What a result scored, as one sha256: each study's id, reference and prediction, in order (the result's
+    `checks.inputs`; two runs that share it scored the same texts)."""
+    digest = hashlib.sha256()
+    for row in rows[["study_id", "reference", "prediction"]].itertuples(index=False):
+        digest.update(json.dumps(list(row), ensure_ascii=False).encode() + b"\n")
+    return digest.hexdigest()
+
+
+def _earlier(path: Path, inputs: str) -> Result | None:
+    """The result a rerun would write over (None: none there), refused (naming the file and --replace) unless it
+    scored the same texts."""
+    if not path.is_file():
+        return None
+    try:
+        earlier = Result.read(path)
+    except ResultError as err:
+        raise InputError(f"{path}: a result is there that cannot be read ({err}): give --replace to replace it") \
+            from None
+    if earlier.checks.get("inputs") != inputs:
+        why = ("scored other predictions or references" if earlier.checks.get("inputs") else
+               "does not record what it scored (an older rexrank's)")
+        raise InputError(f"{path} holds {earlier.model.name!r}'s earlier result, which {why}: this run would replace "
+                         "it; give --replace to replace it, or another --model-name or --out to keep both")
+    return earlier
+
+
+def _kept(earlier: Result | None, card: Scorecard, path: Path) -> Scorecard:
+    """`card` with what `earlier` (the result at `path`) computed and this run did not; InputError naming `path` and
+    --replace where a metric both computed was made otherwise (its signatures' point keys differ)."""
+    from rexrank.scorers import METRICS, spec
+
+    if earlier is None:
+        return card
+    for name, metric in card.metrics.items():
+        before = earlier.metrics.get(name)
+        if before and before.signature and metric.signature and \
+                before.signature.point_key != metric.signature.point_key:
+            raise InputError(f"{path}: {name} was made otherwise before ({before.signature.point_key}, now "
+                             f"{metric.signature.point_key}): give --replace to replace the earlier result (this "
+                             "run's scores are kept: it writes at once), or another --model-name or --out")
+    kept = [name for name in earlier.metrics if name not in card.metrics]
+    try:
+        earlier_table = per_study.read(companions(path)[0])[0] if kept else card.per_study
+    except (InputError, OSError) as err:
+        raise InputError(f"{path}: its per-study table cannot be read ({err}), so what it holds cannot be kept: give "
+                         "--replace to replace it") from None
+    columns = [c for name in kept for c in (*spec(name).columns, *spec(name).details) if c in earlier_table]
+    table = card.per_study.merge(earlier_table[["study_id", *columns]], on="study_id", how="left") if columns \
+        else card.per_study
+    metrics = {**card.metrics, **{name: earlier.metrics[name] for name in kept}}
+    return Scorecard(table, {name: metrics[name] for name in sorted(metrics, key=METRICS.index)},
+                     {name: why for name, why in card.skipped.items() if name not in kept},
+                     {**earlier.extras, **card.extras})
 
 
 def _held_by(path: Path) -> str | None:
@@ -93,11 +157,13 @@ def writing(out: Path, dataset: str, task: str, model: str, part: str = ""):
 def score_file(predictions: Path, dataset: str, task: str, metrics: Sequence[str] | MetricSet, out: Path,
                model: ModelInfo, split: str | None = None, dataset_name: str | None = None,
                resamples: int = stats.RESAMPLES, seed: int = stats.SEED,
-               shard: tuple[int, int] | None = None, ignore_extra: bool = False, partial: bool = False) -> Result:
+               shard: tuple[int, int] | None = None, ignore_extra: bool = False, partial: bool = False,
+               replace_earlier: bool = False) -> Result:
     """Score one predictions file on one split and task; write the result JSON and per-study table. With `shard`
     (I, N), score the I-th of N blocks of the studies and write that shard for `rexrank merge` instead. The result's
     dataset and split are what the split is (`load_split`: an official split's ids name it), `split` and
-    `dataset_name` checked against it; `ignore_extra` and `partial` as `rexrank.data.align` takes them."""
+    `dataset_name` checked against it; `ignore_extra` and `partial` as `rexrank.data.align` takes them. An earlier
+    result of the model in `out` is kept and added to, or refused (the module's rules), unless `replace_earlier`."""
     test_split = load_split(dataset, split, dataset_name)
     aligned = align(test_split.references(task), load_predictions(predictions), str(predictions), ignore_extra,
                     partial)
@@ -107,6 +173,8 @@ def score_file(predictions: Path, dataset: str, task: str, metrics: Sequence[str
     stem = result_paths(out, test_split.dataset, task, model.name)[0].name.removesuffix(".json")
     checkpoint = out / ".partial" / f"{stem}{part}"  # a killed run continues from here
     check_room(out, test_split.dataset, task, model.name)
+    inputs, path = inputs_digest(aligned.rows), result_paths(out, test_split.dataset, task, model.name)[0]
+    earlier = None if shard is not None or replace_earlier else _earlier(path, inputs)
     warnings = [f"{dataset}: {note}" for note in test_split.notes] + [f"{predictions}: {w}" for w in aligned.warnings]
     if not is_demo(test_split.source) and (copied := copy_problem(*(aligned.rows[c].tolist() for c in (
             "study_id", "prediction", "reference")))):
@@ -114,8 +182,9 @@ def score_file(predictions: Path, dataset: str, task: str, metrics: Sequence[str
     with writing(out, test_split.dataset, task, model.name, part):
         card = score(rows, metrics, resamples, seed, dataset=identify(test_split), checkpoint=checkpoint,
                      text=aligned.text)
+        card = _kept(earlier, card, path)
         result = Result(model, test_split.dataset, test_split.split, task, card.metrics, aligned.counts,
-                        card.skipped, warnings=warnings, extras=card.extras)
+                        card.skipped, warnings=warnings, extras=card.extras, checks={"inputs": inputs})
         if shard is not None:
             shards.write_shard(out, result, card.per_study, rows, *shard)
         else:
@@ -124,8 +193,9 @@ def score_file(predictions: Path, dataset: str, task: str, metrics: Sequence[str
     return result
 
 
-def merge(shards: list[Path], out: Path, resamples: int, seed: int) -> Result:
-    """Join the shards (their sidecar JSONs or tables) of one run; write the result as `rexrank score` does."""
+def merge(shards: list[Path], out: Path, resamples: int, seed: int, replace_earlier: bool = False) -> Result:
+    """Join the shards (their sidecar JSONs or tables) of one run; write the result as `rexrank score` does (an
+    earlier result of the model kept and added to, or refused, as there)."""
     metas = {}
     for path in shards:
         meta_path = path.with_suffix(".json")
@@ -142,7 +212,7 @@ def merge(shards: list[Path], out: Path, resamples: int, seed: int) -> Result:
         raise InputError(f"shard(s) {', '.join(f'{i}/{count}' for i in missing)} missing; nothing merged")
     first = metas[(0, count)][0]
     for (i, _), (meta, _) in metas.items():
-        for key in ("dataset", "task", "split", "signatures", "model"):
+        for key in ("dataset", "task", "split", "signatures", "model", "inputs"):
             if meta[key] != first[key]:
                 raise InputError(f"shard {i}/{count} differs from shard 0/{count} in its {key}: not one run")
     table = pd.concat([pd.read_parquet(metas[(i, count)][1]) for i in range(count)], ignore_index=True)
@@ -155,8 +225,11 @@ def merge(shards: list[Path], out: Path, resamples: int, seed: int) -> Result:
         warnings.append(f"corpus-level extras ({', '.join(first['extras'])}) need every study at once; not computed "
                         "for a sharded run")
     card = Scorecard(per_study, estimates(per_study, signatures, resamples, seed), first["skipped"])
-    result = Result(ModelInfo(**first["model"]), first["dataset"], first["split"], first["task"], card.metrics,
-                    first["counts"], card.skipped, warnings=warnings)
-    check_room(out, result.dataset, result.task, result.model.name)
-    with writing(out, result.dataset, result.task, result.model.name):  # not while a score writes the same files
+    model, inputs = ModelInfo(**first["model"]), first.get("inputs") or ""
+    check_room(out, first["dataset"], first["task"], model.name)
+    path = result_paths(out, first["dataset"], first["task"], model.name)[0]
+    with writing(out, first["dataset"], first["task"], model.name):  # not while a score writes the same files
+        card = _kept(None if replace_earlier else _earlier(path, inputs), card, path)
+        result = Result(model, first["dataset"], first["split"], first["task"], card.metrics, first["counts"],
+                        card.skipped, warnings=warnings, checks={"inputs": inputs} if inputs else {})
         return write_result_set(out, result, card, table["study_id"], table["prediction"])

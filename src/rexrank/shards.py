@@ -62,7 +62,7 @@ def write_shard(out: Path, result: Result, per_study: pd.DataFrame, predictions:
                                                  {name: m.signature for name, m in result.metrics.items()}))
     meta = {"shard": [index, count], "model": vars(result.model), "dataset": result.dataset, "split": result.split,
             "task": result.task, "counts": result.counts, "skipped": result.skipped, "warnings": result.warnings,
-            "extras": sorted(result.extras), "rows": len(table),
+            "extras": sorted(result.extras), "rows": len(table), "inputs": result.checks.get("inputs"),
             "signatures": {name: m.signature.to_dict() for name, m in result.metrics.items()}}
     write_text(meta_path, json.dumps(meta, indent=2) + "\n")
     return table_path

@@ -15,7 +15,7 @@ from rexrank import per_study
 from rexrank.data.split import jsonl_records
 from rexrank.errors import InputError
 from rexrank.results import Result, companions, result_files
-from rexrank.scorers import METRICS, inverted
+from rexrank.scorers import METRICS, inverted, spec
 
 BINS = 20  # a metric's distribution, drawn and listed
 
@@ -65,7 +65,9 @@ def find(where: str | Path, dataset: str | None = None, task: str | None = None,
         return kept[0][0]
     held = ", ".join(f"{r.dataset} {r.task} of {r.model.name!r}" for _, r in (kept or found)[:8]) or "none"
     if not kept:
-        raise InputError(f"{where}: no result of rexrank score " + ("there" if not found else "matches") + f" ({held})")
+        asked = ", ".join(f"{k} {v!r}" for k, v in (("model", model), ("dataset", dataset), ("task", task)) if v)
+        raise InputError(f"{where}: no result of rexrank score " + ("there" if not found else "of " + asked)
+                         + f" (it holds: {held})")
     raise InputError(f"{where}: {len(kept)} results ({held}): choose one with --dataset, --task or --model-name")
 
 
@@ -85,7 +87,7 @@ def load(path: Path, references: dict[str, str] | None = None) -> Scored:
 
 def worst(scored: Scored, metric: str, n: int) -> pd.DataFrame:
     """The `n` studies that score worst by `metric` (the highest where lower is better)."""
-    _need(scored, metric)
+    need(scored, metric)
     ordered = scored.table.sort_values(metric, ascending=not lower_is_better(metric), kind="stable",
                                        na_position="first")
     return ordered.head(n).reset_index(drop=True)
@@ -107,7 +109,7 @@ def versus(a: Scored, b: Scored, metric: str, n: int) -> pd.DataFrame:
     """The `n` studies where A and B differ most by `metric`, on the studies both scored: `better` is how much
     better A is (negative: B is), largest difference first; B's columns end in `_b`."""
     for scored in (a, b):
-        _need(scored, metric)
+        need(scored, metric)
     if (a.result.dataset, a.result.task) != (b.result.dataset, b.result.task):
         raise InputError(f"{a.path.name} and {b.path.name}: not the same dataset and task ({a.title}; {b.title})")
     both = a.table.merge(b.table, on="study_id", suffixes=("", "_b"))
@@ -130,7 +132,7 @@ def edges(values: pd.Series, bins: int = BINS) -> np.ndarray:
 
 def in_bin(scored: Scored, metric: str, index: int, bins: int = BINS) -> pd.DataFrame:
     """The studies in bar `index` of `metric`'s histogram (`edges`; the last bar holds its upper edge), worst first."""
-    _need(scored, metric)
+    need(scored, metric)
     cut = edges(scored.table[metric], bins)
     if not 0 <= index < len(cut) - 1:
         raise InputError(f"{metric}: no bar {index} (it has {len(cut) - 1})")
@@ -141,6 +143,12 @@ def in_bin(scored: Scored, metric: str, index: int, bins: int = BINS) -> pd.Data
     return kept.sort_values(metric, ascending=not lower_is_better(metric), kind="stable").reset_index(drop=True)
 
 
-def _need(scored: Scored, metric: str) -> None:
-    if metric not in scored.metrics:
-        raise InputError(f"{scored.path.name}: no per-study {metric} (it has {', '.join(scored.metrics) or 'none'})")
+def need(scored: Scored, metric: str) -> None:
+    """InputError unless `scored` has a per-study score of `metric`, naming those it has."""
+    if metric in scored.metrics:
+        return
+    has = ", ".join(scored.metrics) or "none"
+    if metric in METRICS and spec(metric).sufficient and spec(metric).carried_by(scored.table.columns):
+        raise InputError(f"{scored.path.name}: {metric} is a corpus statistic (its studies give counts, not scores): "
+                         f"no study has a {metric} of its own; choose from {has}")
+    raise InputError(f"{scored.path.name}: no per-study {metric} (it has {has})")

@@ -264,16 +264,22 @@ for study, record in data.items():
 
 
 def test_rexrank_infer_on_the_command_line(tmp_path, capsys):
+    import shlex
+
     from rexrank.cli import main
+    from rexrank.results import Result, result_files
 
     root = write_submission(tmp_path, ANSWER + "answer('No acute cardiopulmonary process.')\n")
     code = main(["infer", "--submission", str(root / "submission"), "--dataset", str(root / "split.jsonl"),
                  "--image-root", str(root / "images"), "--out", str(root / "preds.jsonl"), "--weights-cache",
                  str(root / "cache")])
     out = capsys.readouterr().out
-    assert code == 0 and "3 studies predicted for findings" in out and "rexrank score --predictions" in out
-    assert main(["score", "--predictions", str(root / "preds.jsonl"), "--dataset", str(root / "split.jsonl"),
-                 "--task", "findings", "--metrics", "bleu2", "--out", str(tmp_path / "scored"), "--quiet"]) == 0
+    assert code == 0 and "3 studies predicted for findings" in out
+    # the line it suggests runs as it is, and names the model after its submission (it was named after --out)
+    suggested = shlex.split(next(line for line in out.splitlines() if line.startswith("score them: "))[12:])
+    assert suggested[0] == "rexrank" and suggested[suggested.index("--model-name") + 1] == "submission"
+    assert main([*suggested[1:], "--metrics", "bleu2", "--out", str(tmp_path / "scored"), "--quiet"]) == 0
+    assert [Result.read(p).model.name for p in result_files(tmp_path / "scored")] == ["submission"]
     (root / "cache" / "models--lab--toy").rename(root / "cache" / "elsewhere")
     assert main(["infer", "--submission", str(root / "submission"), "--dataset", str(root / "split.jsonl"),
                  "--image-root", str(root / "images"), "--out", str(root / "again.jsonl"), "--weights-cache",

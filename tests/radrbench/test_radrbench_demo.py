@@ -73,3 +73,19 @@ def test_demo_prints_and_writes_radrbench_accuracy(tmp_path, capsys):
     result = json.loads((tmp_path / "demo-reasoner/radrbench/radrbench-cxr.accuracy.json").read_text())
     assert result["model"] == "Demo-Reasoner" and result["rows"][-1]["accuracy"] == 0.92
     assert len(pd.read_parquet(tmp_path / "demo-guesser/radrbench/radrbench-cxr.per_item.parquet")) == 25
+
+
+def test_the_shipped_demo_folder_scores_and_builds_as_it_is(tmp_path, capsys):
+    """`score-radrbench --dataset` on the demo's folder of published-layout files reads them as the builder does
+    (it said 'no build_info.json'), and `build-dataset radrbench-cxr` on it leaves models.json aside (it failed on
+    it), saying so."""
+    model = next(iter(rdemo.MODELS))
+    built = tmp_path / "built"
+    assert main(["build-dataset", "radrbench-cxr", "--source", str(rdemo.HERE), "--out", str(built)]) == 0
+    assert "models.json" in capsys.readouterr().err  # said, as a warning
+    for dataset, out in ((rdemo.HERE, tmp_path / "as-shipped"), (built, tmp_path / "as-built")):
+        assert main(["score-radrbench", "--predictions", str(rdemo.output_file(model)), "--dataset", str(dataset),
+                     "--out", str(out), "--resamples", "50"]) == 0
+    shipped, made = (json.loads(next(out.rglob("*.accuracy.json")).read_text())["rows"]
+                     for out in (tmp_path / "as-shipped", tmp_path / "as-built"))
+    assert shipped == made and len(shipped) > 1

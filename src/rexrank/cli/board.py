@@ -44,8 +44,9 @@ def add(commands) -> None:
     board = commands.add_parser("leaderboard", help="open the leaderboard app (the Space) on this machine")
     shown = board.add_mutually_exclusive_group()
     shown.add_argument("--results", metavar="PATH_OR_ID",
-                       help="a results repo: a local folder holding leaderboard.parquet or a Hub dataset ORG/NAME "
-                            "(default REXRANK_RESULTS, else the official ReXrank tables shipped with rexrank, as "
+                       help="a results repo (a local folder holding leaderboard.parquet, or a Hub dataset ORG/NAME), "
+                            "or a rexrank score --out folder: your own results, shown beside the official ReXrank "
+                            "tables (default REXRANK_RESULTS, else the official tables shipped with rexrank, as "
                             "published in 2025-09, no network)")
     shown.add_argument("--demo", action="store_true", help="the embedded synthetic demo board instead")
     board.add_argument("--port", type=int, help="default 7860 (GRADIO_SERVER_PORT)")

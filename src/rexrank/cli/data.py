@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from rexrank.cli.options import OK, resampling_options, runtime_options, warn
+from rexrank.cli.options import OK, out_folder, resampling_options, runtime_options, warn
 from rexrank.errors import InputError, MetricUnavailable
 
 
@@ -18,7 +18,8 @@ def add(commands) -> None:
     build.add_argument("--source", action="append", required=True, metavar="PATH",
                        help="ReXrank's split JSON, or the original release's files (repeat for several); for "
                             "radrbench-cxr the downloaded JSON files or their folder")
-    build.add_argument("--out", required=True, help="the dataset folder to write (load_dataset(OUT, 'findings'))")
+    build.add_argument("--out", required=True, type=out_folder,
+                       help="the dataset folder to write (load_dataset(OUT, 'findings'))")
     build.add_argument("--split", help="default: the split ReXrank scores (test; valid for chexpert-plus)")
     build.add_argument("--image-root", help="where the images live, to check and relativise image paths")
     build.add_argument("--push-to", metavar="ORG/NAME", help="also upload to this Hub dataset repo (private)")
@@ -39,7 +40,7 @@ def add(commands) -> None:
                       help="how answers are read: rexrank (the board's: one parser, an unreadable answer wrong) or "
                            "the authors' eval/accuracy_eval.py branch for a model (chestx-reasoner: chosen by "
                            "--model-name as their script chose it; unreadable answers left out); signed")
-    radr.add_argument("--out", default="rexrank-results", help="folder for the result JSON")
+    radr.add_argument("--out", default="rexrank-results", type=out_folder, help="folder for the result JSON")
     radr.add_argument("--model-name", help="default: the predictions file's name")
     resampling_options(radr)
     runtime_options(radr)  # the judge options: RadRScore runs when a judge model is given

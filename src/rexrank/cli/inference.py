@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 
 from rexrank.cli.options import OK, whole
@@ -64,8 +65,16 @@ def cmd_infer(args: argparse.Namespace) -> int:
     print(f"{done.studies:,} studies predicted for {done.task} in {done.seconds:,.1f} s: {done.predictions}")
     for log in done.logs:
         print(f"  the script's output: {log}")
-    print(f"score them: rexrank score --predictions {done.predictions} --dataset {args.dataset} --task {done.task}")
+    print("score them: " + shlex.join(["rexrank", "score", "--predictions", str(done.predictions), "--dataset",
+                                       str(args.dataset), "--task", done.task, "--model-name",
+                                       _model_name(Path(args.submission))]))
     return OK
+
+
+def _model_name(submission: Path) -> str:
+    """A name for the model's results: its submission folder's (the folder holding `model/`, when given that)."""
+    folder = submission.resolve()
+    return folder.parent.name if folder.name == "model" and folder.parent.name else folder.name
 
 
 def _fetch(model, fetch_weights, cache: Path | None) -> None:

@@ -34,6 +34,16 @@ def whole(minimum: int):
     return whole
 
 
+def out_folder(text: str) -> str:
+    """An argparse type: a folder to write into, made if absent; an existing file is refused in words (it was
+    `[Errno 20] Not a directory: 'x.csv/.partial'`)."""
+    from pathlib import Path
+
+    if Path(text).exists() and not Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a file; --out names a folder (made if absent) for the results")
+    return text
+
+
 def year_month(text: str) -> str:
     import re
 

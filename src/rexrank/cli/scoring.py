@@ -14,6 +14,7 @@ from rexrank.cli.options import (
     OK,
     judge_options,
     metric_options,
+    out_folder,
     resampling_options,
     runtime_options,
     warn,
@@ -59,8 +60,13 @@ def add(commands) -> None:
     score.add_argument("--partial", action="store_true",
                        help="score only the split's studies that have a prediction (a development subset): the result "
                             "is marked partial, is not comparable with the board's numbers and cannot be submitted")
-    score.add_argument("--out", default="rexrank-results", help="folder for the result JSONs and per-study tables "
-                                                                "(several models' results may share it)")
+    score.add_argument("--out", default="rexrank-results", type=out_folder,
+                       help="folder for the result JSONs and per-study tables (several models' results may share it; "
+                            "a rerun of a model keeps what it computed before and this run does not, when both "
+                            "scored the same texts)")
+    score.add_argument("--replace", action="store_true",
+                       help="replace the model's earlier result in --out, which a rerun on other predictions, "
+                            "references or settings refuses to do by itself")
     score.add_argument("--split", help="the split (default: what the data says: the records' split field, the "
                                        "folder's file names, an official split's study ids; else test); one that "
                                        "contradicts them is refused")
@@ -83,14 +89,23 @@ def add(commands) -> None:
 
     join = commands.add_parser("merge", help="join the shards of a sharded rexrank score run into one result")
     join.add_argument("shards", nargs="+", help="the shard tables (<dataset>.<task>.<model>.shard-I-of-N.parquet)")
-    join.add_argument("--out", default="rexrank-results", help="folder for the merged result JSON and per-study table")
+    join.add_argument("--out", default="rexrank-results", type=out_folder,
+                      help="folder for the merged result JSON and per-study table")
+    join.add_argument("--replace", action="store_true", help="replace the model's earlier result in --out (as "
+                                                             "rexrank score --replace)")
     resampling_options(join)
     join.set_defaults(run=cmd_merge)
 
     compare = commands.add_parser("compare", help="paired bootstrap and approximate randomisation between two "
                                   "systems' per-study tables")
-    compare.add_argument("a", help="system A's <dataset>.<task>.<model>.per_study.parquet")
-    compare.add_argument("b", help="system B's, same split and task")
+    compare.add_argument("a", help="system A: its result JSON, its per-study table (.per_study.parquet), an --out "
+                                   "folder holding its one result, or its model name in --results")
+    compare.add_argument("b", help="system B, the same ways, on the same split and task (a model name is looked "
+                                   "for on A's dataset and task)")
+    compare.add_argument("--results", default="rexrank-results", metavar="DIR",
+                         help="the rexrank score --out folder where model names are looked for (default %(default)s)")
+    compare.add_argument("--dataset", metavar="NAME", help="which dataset's result, when a model has several")
+    compare.add_argument("--task", choices=TASKS, help="which task's result, when a model has both")
     resampling_options(compare, trials=True)
     compare.set_defaults(run=cmd_compare)
 
@@ -99,7 +114,8 @@ def add(commands) -> None:
     listing.set_defaults(run=cmd_metrics)
 
     run_demo = commands.add_parser("demo", help="score the embedded synthetic demo systems")
-    run_demo.add_argument("--out", default="rexrank-results", help="folder for the demo systems' results")
+    run_demo.add_argument("--out", default="rexrank-results", type=out_folder,
+                          help="folder for the demo systems' results (a rerun replaces them)")
     run_demo.add_argument("--metrics", help="comma-separated, default all")
     runtime_options(run_demo)
     run_demo.set_defaults(run=cmd_demo)
@@ -150,7 +166,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     shard = parse_shard(args.shard) if args.shard else None
     result = score_file(Path(args.predictions), args.dataset, args.task, metric_set, Path(args.out), model,
                         args.split, args.dataset_name, args.resamples, args.seed, shard, args.ignore_extra,
-                        args.partial)
+                        args.partial, args.replace)
     warn_all(result)
     if shard:
         written = shard_paths(Path(args.out), result.dataset, result.task, result.model.name, *shard)
@@ -167,7 +183,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     from rexrank.result_set import merge
     from rexrank.results import result_paths
 
-    result = merge([Path(p) for p in args.shards], Path(args.out), args.resamples, args.seed)
+    result = merge([Path(p) for p in args.shards], Path(args.out), args.resamples, args.seed, args.replace)
     warn_all(result)
     print(format_result(result))
     print("wrote " + ", ".join(map(str, result_paths(Path(args.out), result.dataset, result.task, result.model.name))))
@@ -180,8 +196,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from rexrank import per_study
     from rexrank.significance import alike, paired
 
+    table_a = _per_study_table(args.a, args.results, args.dataset, args.task)
+    made = per_study.read(table_a)[1]
+    table_b = _per_study_table(args.b, args.results, args.dataset or (made.dataset if made else None),
+                               args.task or (made.task if made else None))
     names = (str(args.a), str(args.b))
-    (a, made_a), (b, made_b) = per_study.read(args.a), per_study.read(args.b)
+    (a, made_a), (b, made_b) = per_study.read(table_a), per_study.read(table_b)
+    lacking = [f"{m} ({names[0] if spec(m).carried_by(a.columns) else names[1]} only)" for m in METRICS
+               if spec(m).carried_by(a.columns) != spec(m).carried_by(b.columns)]
+    if lacking:
+        warn(f"not compared, scored for one system only: {', '.join(lacking)}")
     same = alike(made_a, made_b, names)
     if same.unchecked:
         warn(same.unchecked)
@@ -194,7 +218,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
                              f"{', '.join(same.differ)}): nothing to compare")
     comparisons = paired(a, b, args.trials, args.seed, names, same.metrics)
     where = f" · {made_a.dataset} {made_a.split} · {made_a.task}" if made_a else ""
-    print(f"A = {args.a}\nB = {args.b}\n{comparisons[0].of:,} paired studies{where}; two-sided p-values; "
+    print(f"A = {table_a}\nB = {table_b}\n{comparisons[0].of:,} paired studies{where}; two-sided p-values; "
           f"seed {args.seed}")
     print(f"  {'metric':<12} {'A - B':>9}  {'95% CI of A - B':<21} {'p (bootstrap)':>13} {'p (AR)':>8}")
     for c in comparisons:
@@ -206,6 +230,22 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(f"  {c.title:<12} {boot.delta:+9.4f}  [{boot.low:+.4f}, {boot.high:+.4f}]  {boot.p_text:>13} "
               f"{ar.p_text:>8}{note}")
     return OK
+
+
+def _per_study_table(given: str, results: str, dataset: str | None, task: str | None) -> Path:
+    """A system's per-study table from what the user has: the table itself, a result JSON or an --out folder holding
+    one (its table beside it), or a model's name in `results`."""
+    from rexrank.results import companions
+    from rexrank.studies import find
+
+    path = Path(given)
+    if path.is_file() and path.suffix.lower() == ".parquet":
+        return path
+    found = find(path if path.exists() else Path(results), dataset, task, None if path.exists() else given)
+    table = companions(found)[0]
+    if not table.is_file():
+        raise InputError(f"{found}: its per-study table {table.name} is not beside it")
+    return table
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
@@ -245,7 +285,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         model = ModelInfo(card["name"], card["institution"], card["url"])
         for task in TASKS:
             results.append(score_file(demo.predictions(key, task), str(demo.DATASET), task, metrics, out / key,
-                                      model, dataset_name=demo.NAME))
+                                      model, dataset_name=demo.NAME, replace_earlier=True))
             warn_all(results[-1])
     for task in TASKS:
         print(format_board([r for r in results if r.task == task]))

@@ -38,10 +38,12 @@ def cmd_studies(args: argparse.Namespace) -> int:
     from rexrank import studies
     from rexrank.scorers import canonical
 
+    figure = _plotter(args.plot) if args.plot else None  # every refusal before the first line of output
     split, dataset = _split(args)
     scored = _scored(args.out, dataset, args.task, args.model_name, split)
     by = canonical(args.by) if args.by else next((m for m in ("radcliq_v1",) if m in scored.metrics),
                                                  (scored.metrics or ["bleu2"])[0])
+    studies.need(scored, by)
     other = _other(args, scored, split) if args.vs else None
     print(f"{scored.title} · {len(scored.table):,} studies" + (f" (references: {args.dataset})" if split else
           " (give --dataset SPLIT, the split it was scored on, to see the references beside)"))
@@ -59,8 +61,8 @@ def cmd_studies(args: argparse.Namespace) -> int:
         print(f"\nthe {len(apart):,} studies where {scored.result.model.name} (A) and {other.result.model.name} (B) "
               f"differ most by {by} (better: how much better A is):")
         _studies(apart, scored.metrics, extra="better", b=True)
-    if args.plot:
-        _plot(args.plot, scored, other)
+    if figure:
+        _plot(figure, args.plot, scored, other)
     return OK
 
 
@@ -114,13 +116,18 @@ def _wrapped(label: str, text) -> str:
     return textwrap.fill(text or '""', 116, initial_indent=f"      {label:<15} ", subsequent_indent=" " * 22)
 
 
-def _plot(file: str, scored, other) -> None:
+def _plotter(file: str):
+    """What draws --plot's figure, once FILE is known to be one it can write."""
+    if Path(file).suffix.lower() not in (".png", ".pdf", ".svg"):
+        raise InputError(f"--plot {file}: give a .png, .pdf or .svg file")
     try:
         from rexrank.board.figures import distribution_figure
     except ImportError as err:
         raise InputError(f"--plot needs matplotlib ({err.name} is not installed): pip install matplotlib") from None
-    if Path(file).suffix.lower() not in (".png", ".pdf", ".svg"):
-        raise InputError(f"--plot {file}: give a .png, .pdf or .svg file")
+    return distribution_figure
+
+
+def _plot(distribution_figure, file: str, scored, other) -> None:
     tables = [(scored.result.model.name, scored.table)] + ([(other.result.model.name, other.table)] if other else [])
     figure = distribution_figure(tables, scored.metrics, f"{scored.title}: per-study scores")
     figure.savefig(file, dpi=200)

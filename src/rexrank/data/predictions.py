@@ -3,7 +3,8 @@
 Formats: ReXrank's submission JSON (the split object with a `model_prediction` per study; bare NaN
 tolerated), JSONL with `study_id` and `prediction` per line, or CSV with columns `study_id,prediction` (or
 `study_id,report`, as ReXrank's own evaluation and model repositories write them); a UTF-8 byte order mark is read
-past.
+past. A JSONL or CSV may give the report's sections instead (`study_id,findings,impression`, as CXRMate-2 publishes
+its outputs): each task's prediction is then made from them as its reference is (`Sections.text`).
 
 Rules (each problem names the study):
 - errors, nothing is scored: a study id given twice, a prediction that is not text (number, list,
@@ -36,14 +37,40 @@ import pandas as pd
 from rexrank.data.split import jsonl_records, listing, read_json
 from rexrank.errors import InputError
 from rexrank.files import write_text
-from rexrank.reports import FINDINGS, FINDINGS_IMPRESSION, TaskReferences
+from rexrank.reports import FINDINGS, FINDINGS_IMPRESSION, TaskReferences, findings_impression_text
 
 PREDICTION_KEYS = ("prediction", "model_prediction")
 ROW_KEYS = (*PREDICTION_KEYS, "report")  # a JSONL or CSV row's text: `report` is CXR-Report-Metric's column
+SECTION_KEYS = ("findings", "impression")  # or the report's sections, one column each
 _MISSING = object()
 IMPRESSION = re.compile(r"\bimpression\s*:", re.IGNORECASE)  # what a findings+impression text holds
 BREAKS = re.compile(r"[^\S ]")  # whitespace other than the space: line breaks, tabs (a reference has none left)
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: JSON can spell it, UTF-8 cannot
+
+
+@dataclass(frozen=True)
+class Sections:
+    """A prediction given as the report's sections (a missing one: None, NaN or blank): `align` makes each task's
+    prediction of them as the task's reference is made of the split's sections."""
+
+    findings: object
+    impression: object
+
+    def text(self, task: str) -> object:
+        """The findings section alone for `findings`; `Findings: ... Impression: ...` for `findings_impression`,
+        a missing section written `None` as in the reference (docs/metrics.md §0). A section that is not text is
+        returned as it is, for `align` to refuse naming the study."""
+        parts = []
+        for value in (self.findings, self.impression):
+            if isinstance(value, float) and math.isnan(value):
+                value = None
+            if value is not None and not isinstance(value, str):
+                return value
+            parts.append(value if value and value.strip() else None)
+        findings, impression = parts
+        if task == FINDINGS:
+            return findings or ""
+        return findings_impression_text(findings, impression)
 
 
 def load_predictions(path: str | os.PathLike) -> dict[str, object]:
@@ -91,9 +118,9 @@ def _csv_rows(path: Path):
         reader = csv.DictReader(handle)
         try:
             columns = reader.fieldnames or []
-            if "study_id" not in columns or not any(k in columns for k in ROW_KEYS):
-                raise InputError(f"{path}: expected a header with study_id and prediction (or report), got "
-                                 f"{', '.join(map(repr, columns))}")
+            if "study_id" not in columns or not any(k in columns for k in (*ROW_KEYS, *SECTION_KEYS)):
+                raise InputError(f"{path}: expected a header with study_id and prediction (or report, or findings "
+                                 f"and impression), got {', '.join(map(repr, columns))}")
             for record in reader:
                 if None in record:
                     raise InputError(f"{path}:{reader.line_num}: more fields than the header has "
@@ -108,16 +135,17 @@ def _from_rows(path: Path, rows) -> dict[str, object]:
     try:
         for number, record in rows:
             where = f"{path}:{number}"
-            if "study_id" not in record or not any(key in record for key in ROW_KEYS):
+            if "study_id" not in record or not any(key in record for key in (*ROW_KEYS, *SECTION_KEYS)):
                 raise InputError(f"{where}: expected the keys study_id and prediction (or model_prediction, or "
-                                 f"report), found {_keys(record)}")
+                                 f"report, or findings and impression), found {_keys(record)}")
             study_id = record.get("study_id")
             if isinstance(study_id, bool) or not isinstance(study_id, str | int) or str(study_id).strip() == "":
                 raise InputError(f"{where}: study_id must be a non-empty string or integer, got {study_id!r}")
             study_id = str(study_id)
             if study_id in predictions:
                 raise InputError(f"{where}: study {study_id} is predicted more than once")
-            predictions[study_id] = _prediction(record, where, ROW_KEYS)
+            predictions[study_id] = (_prediction(record, where, ROW_KEYS) if any(k in record for k in ROW_KEYS)
+                                     else Sections(record.get("findings"), record.get("impression")))
     except UnicodeDecodeError as err:
         raise InputError(f"{path}: not UTF-8 text: {err}") from None
     return predictions
@@ -145,6 +173,8 @@ def align(references: TaskReferences, predictions: dict[str, object], source: st
     """The task's studies lined up with their predictions; every problem at once, naming the study. `ignore_extra`:
     predictions for studies outside the split are left aside (counted); `partial`: split studies without a prediction
     are left out (counted as `unpredicted`), the rest scored."""
+    predictions = {s: p.text(references.task) if isinstance(p, Sections) else p
+                   for s, p in predictions.items()}
     known = references.references.keys() | references.dropped.keys()
     extra = [s for s in predictions if s not in known]
     errors = [] if ignore_extra else [f"study {s}: predicted but not in the split (wrong split or dataset?)"

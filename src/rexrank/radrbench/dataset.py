@@ -127,15 +127,24 @@ def find_files(sources: Sequence[Path]) -> tuple[list[ItemFile], list[str]]:
             found.append((source, source.name))
         else:
             raise InputError(f"{NAME}: no such source: {source}")
-    files, train = [], []
+    files, train, other = [], [], []
+    named = {path for path in sources if path.is_file()}  # a file named outright must be an item file
     for path, key in found:
-        described = describe(path, key)
+        try:
+            described = describe(path, key)
+        except InputError:
+            if path in named:
+                raise
+            other.append(key)  # a file beside the items (the demo's models.json, a download's metadata)
+            continue
         if described is None:
             train.append(key)
         else:
             files.append(described)
     notes = [f"{len(train)} training file(s) left out (only the test split is built): {', '.join(train[:5])}"
              f"{' ...' if len(train) > 5 else ''}"] if train else []
+    notes += [f"{len(other)} file(s) whose names are no RadRBench-CXR task's left out: {', '.join(other[:5])}"
+              f"{' ...' if len(other) > 5 else ''}"] if other else []
     if not files:
         raise InputError(f"{NAME}: no RadRBench-CXR test files in {', '.join(map(str, sources))} (expected JSON "
                          "files named like mimic_single_test_option.json)")

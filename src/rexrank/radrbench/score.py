@@ -18,13 +18,17 @@ from rexrank.radrbench.answers import MULTI_NO_OPTION, REXRANK, TASKS, accuracy,
 
 
 def load_items(folder: str | Path, split: str = "test", configs: list[str] | None = None) -> pd.DataFrame:
-    """Every item of a dataset built by `rexrank build-dataset radrbench-cxr` (one folder per config); `configs` in
-    rexrank's naming or the authors' (`mimic_binary`)."""
+    """Every item of a dataset built by `rexrank build-dataset radrbench-cxr` (one folder per config), or of a folder
+    of the published JSON files (built on the way, as that command builds them); `configs` in rexrank's naming or the
+    authors' (`mimic_binary`)."""
     from rexrank.radrbench.dataset import config_name
 
     folder = Path(folder)
     if not (folder / "build_info.json").is_file():
-        raise InputError(f"{folder}: not a RadRBench-CXR dataset built by rexrank (no build_info.json)")
+        if folder.is_dir() and any(folder.glob("*.json")):
+            return _published(folder, split, configs)
+        raise InputError(f"{folder}: not a RadRBench-CXR dataset (no build_info.json, no published JSON files): "
+                         "rexrank build-dataset radrbench-cxr --source DOWNLOADED --out DIR builds one")
     found = sorted(p.parent.name for p in folder.glob(f"*/{split}-*.parquet"))
     wanted = []
     for name in configs or []:
@@ -40,6 +44,17 @@ def load_items(folder: str | Path, split: str = "test", configs: list[str] | Non
     if not frames:
         raise InputError(f"{folder}: no {split} items")
     return pd.concat(frames, ignore_index=True)
+
+
+def _published(folder: Path, split: str, configs: list[str] | None) -> pd.DataFrame:
+    """The items of a folder of RadRBench-CXR's published files (the demo's, a download), built as
+    `rexrank build-dataset radrbench-cxr` builds them, into a folder that goes once they are read."""
+    import tempfile
+
+    from rexrank.radrbench.dataset import read_radrbench, write_radrbench
+
+    with tempfile.TemporaryDirectory(prefix="rexrank-radrbench-") as tmp:
+        return load_items(write_radrbench(read_radrbench([folder]), Path(tmp) / "built"), split, configs)
 
 
 @dataclass
