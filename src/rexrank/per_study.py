@@ -58,3 +58,11 @@ def read(path: str | os.PathLike) -> tuple[pd.DataFrame, About | None]:
     except InputError as err:
         raise InputError(f"{path}: {err}") from None
     return checked.table.to_pandas(), checked.about
+
+
+def metric_columns(table: pd.DataFrame) -> list[str]:
+    """The metrics a per-study table scores study by study, in the registry's order (not their detail columns, not
+    the label F1s' bitmasks)."""
+    from rexrank.scorers import METRICS
+
+    return [m for m in METRICS if m in table.columns and pd.api.types.is_float_dtype(table[m])]

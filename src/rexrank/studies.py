@@ -14,6 +14,7 @@ import pandas as pd
 from rexrank import per_study
 from rexrank.data.split import jsonl_records
 from rexrank.errors import InputError
+from rexrank.per_study import metric_columns
 from rexrank.results import Result, companions, result_files
 from rexrank.scorers import METRICS, inverted, spec
 
@@ -37,12 +38,6 @@ class Scored:
     def title(self) -> str:
         r = self.result
         return f"{r.model.name} · {r.dataset} {r.split} · {r.task}"
-
-
-def metric_columns(table: pd.DataFrame) -> list[str]:
-    """The metrics a per-study table scores study by study, in the registry's order (not their detail columns, not
-    the label F1s' bitmasks)."""
-    return [m for m in METRICS if m in table.columns and pd.api.types.is_float_dtype(table[m])]
 
 
 def lower_is_better(metric: str) -> bool:
