@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from rexrank import __version__
-from rexrank.catalog import REXVQA, VQA_CATEGORIES, VQA_PRIVATE, DatasetInfo
+from rexrank.catalog import REXVQA, VQA_CATEGORIES, VQA_PRIVATE, VQA_TOTAL_QUESTIONS, DatasetInfo
 from rexrank.data.build import front_matter, replace_folder, sha256
 from rexrank.data.known import official_ids, split_name
 from rexrank.data.split import listing, read_json
@@ -237,6 +237,11 @@ class QuestionBuilder:
     always_private: bool = True
     originals_help: str = HELP
     rexrank_file: str = ""  # ReXrank publishes no split file for it: the Hub's metadata is the source
+    written: str = (f"one config, `{CONFIG}/<split>-00000-of-00001.parquet`, one row per question (`load_dataset(OUT, "
+                    "split=...)`), its options and correct letter as the source has them")
+    sizes: str = (f"| set | questions | studies |\n|---|---:|---:|\n| ReXVQA, every split | {VQA_TOTAL_QUESTIONS:,} | "
+                  f"160,000 |\n| the challenge's private set (ids and counts only) | {VQA_PRIVATE['questions']:,} | "
+                  f"{VQA_PRIVATE['studies']:,} |\n")
 
     def read(self, sources: Sequence[Path], split: str | None = None, image_root: Path | None = None):
         missing = [str(p) for p in sources if not p.exists()]
