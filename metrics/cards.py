@@ -22,7 +22,7 @@ HERE = Path(__file__).parent
 BEGIN = "<!-- at a glance: written by metrics/cards.py from the metric's spec; edit the spec, then run it -->"
 END = "<!-- end of at a glance -->"
 WRITTEN = re.compile(r"<!-- at a glance: [^\n]*-->.*?" + re.escape(END), flags=re.S)  # a block, under any BEGIN
-# The folders whose card has the block: every metric Space of the registry's report metrics (not RadRScore's or ReXVQA's).
+# The folders whose card has the block: the metric Spaces of the registry's report metrics (not RadRScore's, ReXVQA's).
 CARDS = tuple(f.name for f in metric_folders(HERE) if spec(f.name).kind not in NOT_REPORTS)
 
 

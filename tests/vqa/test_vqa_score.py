@@ -108,7 +108,8 @@ def test_a_question_without_a_prediction_is_wrong_and_said(dataset, tmp_path, ca
 @pytest.mark.parametrize(("name", "text", "message"), [
     ("bad.json", "{not json", "bad.json: not valid JSON"),
     ("unknown.csv", "question_id,prediction\nq-none,B\n", "1 prediction(s) for questions the dataset does not have"),
-    ("twice.jsonl", '{"question_id": "demo-q001", "prediction": "A"}\n{"question_id": "demo-q001", "prediction": "B"}\n',
+    ("twice.jsonl", '{"question_id": "demo-q001", "prediction": "A"}\n'
+                    '{"question_id": "demo-q001", "prediction": "B"}\n',
      "twice.jsonl:2: question demo-q001 answered twice"),
     ("number.json", '{"demo-q001": {"model_prediction": 3}}', "entry demo-q001: model_prediction is int, not text"),
     ("nofield.json", '{"demo-q001": {"answer": "B"}}', "entry demo-q001: no model_prediction or prediction"),

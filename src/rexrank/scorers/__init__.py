@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rexrank.catalog import REXVQA_CITATION
 from rexrank.errors import InputError
+from rexrank.scorers import rexvqa_accuracy
 from rexrank.scorers.base import Composite, Judged, MetricUnavailable, Scorer
 from rexrank.scorers.bertscore import BertScore
 from rexrank.scorers.bleu import Bleu2
@@ -15,7 +16,6 @@ from rexrank.scorers.radcliq import RADCLIQ_V0, RADCLIQ_V1, RadCliQ
 from rexrank.scorers.radgraph import RadGraphF1
 from rexrank.scorers.ratescore import RaTEScore
 from rexrank.scorers.semb import SembScore
-from rexrank.scorers import rexvqa_accuracy
 from rexrank.scorers.spec import NOT_REPORTS, Kind, Spec, spec_of
 
 # RadRBench-CXR's judged metric (docs/metrics.md §9): its module loads with the judge's client, so it is declared here.
