@@ -27,7 +27,9 @@ def readme(name: str) -> str:
                    "with their whitespace collapsed as the leaderboard scored them")
     else:
         table = ""
-        written = "one config per source and task, each `<config>/<split>-00000-of-00001.parquet`"
+        written = getattr(chosen, "written", "one config per source and task, each "
+                                              "`<config>/<split>-00000-of-00001.parquet`")
+        table = getattr(chosen, "sizes", "")
     sources = [f"- the original release: {chosen.originals_help}"] if chosen.originals_help else []
     if chosen.rexrank_file:
         sources.insert(0, f"- ReXrank's split JSON, `{chosen.rexrank_file}` (from the ReXrank authors), or")

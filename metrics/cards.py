@@ -2,8 +2,8 @@
 (`rexrank.scorers.spec`): its name and other names, the board's title (1/ where its value is 1 / the mean), its
 statistic, the range of a study's score (or its sufficient statistics), what an empty prediction scores, its version,
 what it measures and where docs/metrics.md defines it. Generated so that it cannot drift from the spec:
-tests/metrics/test_cards.py fails when a card's block is not what this writes. RadRScore's card has none: it is
-RadRBench-CXR's metric, not a report metric of the registry."""
+tests/metrics/test_cards.py fails when a card's block is not what this writes. RadRScore's and ReXVQA accuracy's
+cards have none: they score reasoning steps and answers to questions, not report pairs."""
 
 from __future__ import annotations
 
@@ -15,14 +15,15 @@ from pathlib import Path
 from rexrank import stats
 from rexrank.catalog import BOARD_METRICS
 from rexrank.publish import metric_folders
-from rexrank.scorers import Kind, aliases, canonical, shown, spec
+from rexrank.scorers import aliases, canonical, shown, spec
+from rexrank.scorers.spec import NOT_REPORTS
 
 HERE = Path(__file__).parent
 BEGIN = "<!-- at a glance: written by metrics/cards.py from the metric's spec; edit the spec, then run it -->"
 END = "<!-- end of at a glance -->"
 WRITTEN = re.compile(r"<!-- at a glance: [^\n]*-->.*?" + re.escape(END), flags=re.S)  # a block, under any BEGIN
-# The folders whose card has the block: every metric Space of the registry's report metrics (not RadRScore's).
-CARDS = tuple(f.name for f in metric_folders(HERE) if spec(f.name).kind != Kind.REASONING)
+# The folders whose card has the block: the metric Spaces of the registry's report metrics (not RadRScore's, ReXVQA's).
+CARDS = tuple(f.name for f in metric_folders(HERE) if spec(f.name).kind not in NOT_REPORTS)
 
 
 def _bound(x: float) -> str:

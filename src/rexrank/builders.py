@@ -1,6 +1,6 @@
 """Which reader turns each source format of a dataset into a build (`rexrank build-dataset`): the report test sets'
-(`rexrank.data`) and RadRBench-CXR's (`rexrank.radrbench.dataset`), above both. What each set is (its split, size,
-card, credentialing) is `rexrank.catalog`'s, stated once there.
+(`rexrank.data`), RadRBench-CXR's (`rexrank.radrbench.dataset`) and ReXVQA's (`rexrank.vqa.dataset`), above them.
+What each set is (its split, size, card, credentialing) is `rexrank.catalog`'s, stated once there.
 
 Each dataset can be built from ReXrank's split JSON (what the ReXrank authors distribute) or from the original
 release in its own layout (read by a module of its own in `rexrank.data`). Sources are the user's downloads;
@@ -18,6 +18,7 @@ from rexrank.data import chexpert_plus, iu_xray, mimic, rexgradient
 from rexrank.data.build import Build, DatasetInfo, read_rexrank_json, write_dataset
 from rexrank.errors import InputError
 from rexrank.radrbench import dataset as radrbench
+from rexrank.vqa import dataset as rexvqa
 
 Reader = Callable[[Sequence[Path], str, "Path | None"], Build]  # (sources, split, image root) -> Build
 
@@ -73,6 +74,7 @@ BUILDERS: dict[str, Builder] = {
     "rexgradient": _builder("rexgradient", rexgradient.read_rexgradient, rexgradient.HELP),
 }
 BUILDERS[radrbench.NAME] = radrbench.BUILDER  # items, not studies: its own reader, writer and card
+BUILDERS[rexvqa.NAME] = rexvqa.BUILDER  # questions, known by question id: the Hub's own metadata files
 
 
 def builder(name: str) -> Builder:

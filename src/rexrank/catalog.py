@@ -185,6 +185,35 @@ RADRBENCH_TERMS = {
 # Credentialed text that is not a report test set: RadRBench-CXR's items quote MIMIC-CXR and CheXpert reports.
 OTHER_CREDENTIALED = {RADRBENCH_CXR.name: "RadRBench-CXR"}
 
+REXVQA_CITATION = """\
+@article{pal2025rexvqa,
+  title={ReXVQA: A Large-scale Visual Question Answering Benchmark for Generalist Chest X-ray Understanding},
+  author={Pal, Ankit and Lee, Jung-Oh and Zhang, Xiaoman and Sankarasubbu, Malaikannan and Roh, Seunghyeon and
+          Kim, Won Jung and Lee, Meesun and Rajpurkar, Pranav},
+  journal={arXiv preprint arXiv:2506.04353},
+  year={2025}
+}
+"""
+# ReXVQA (ReXrank Challenge V2.0's VQA track): multiple-choice questions, known by question id, on ReXGradient-160K's
+# studies; built by rexrank.vqa.dataset from the Hub's own files (`metadata/<split>_vqa_data.json`).
+REXVQA = DatasetInfo(
+    "rexvqa", "ReXVQA (rexrank)",
+    "ReXVQA, multiple-choice visual question answering on chest X-rays: each question has four options written "
+    "`A. ...` to `D. ...`, one correct letter and one of five reasoning categories (presence assessment, location and "
+    "distribution assessment, negation assessment, differential diagnosis, geometric information assessment); its "
+    "images are ReXGradient-160K's. ReXrank Challenge V2.0 ranks models by accuracy over the categories.",
+    "other",
+    "ReXVQA and ReXGradient-160K are released on the Hugging Face Hub under their own terms, which a user accepts on "
+    "the Hub before downloading; the questions quote report findings. Keep the built dataset private or gated to "
+    "users who accepted them.",
+    REXVQA_CITATION, "https://huggingface.co/datasets/rajpurkarlab/ReXVQA")
+# The five categories ReXrank scores (`task_name` in ReXVQA's metadata), in the order of its VQA table's columns.
+VQA_CATEGORIES: tuple[str, ...] = ("Differential Diagnosis", "Geometric Information Assessment",
+                                   "Location and Distribution Assessment", "Negation Assessment",
+                                   "Presence Assessment")
+VQA_TOTAL_QUESTIONS = 653_834  # ReXVQA on 160,000 studies, as ReXrank's site states it
+VQA_PRIVATE = {"split": "private", "questions": 41_007, "studies": 10_000}  # the challenge's set: ids and counts only
+
 TASK_TITLES = {"findings": "Findings", "findings_impression": "Findings + Impression"}
 # How a model can be had, as a submission's card says (`access`; blank: not said): the board filters on it.
 ACCESS = {"open-weights": "open weights", "api": "API"}
@@ -200,4 +229,4 @@ def built_dataset(name: str) -> tuple[DatasetInfo, bool] | None:
     """What `rexrank build-dataset NAME` builds: its facts and whether it is always kept private (None: unknown)."""
     if name in TEST_SETS:
         return TEST_SETS[name].info, TEST_SETS[name].private
-    return (RADRBENCH_CXR, True) if name == RADRBENCH_CXR.name else None
+    return {RADRBENCH_CXR.name: (RADRBENCH_CXR, True), REXVQA.name: (REXVQA, True)}.get(name)

@@ -62,8 +62,8 @@ def compute(name: str, predictions: Sequence, references: Sequence, **options) -
     beside it (`sembscore`, `radgraph_combined`); `options` go to the scorer (its spec's options: idf, layer,
     tokenize; and device, batch_size, weights). A metric made from a table (a composite, a label F1, corpus BLEU-4):
     its value with a CI (`scorecard.table_report`; `options`: resamples, seed, device, batch_size). A judged metric,
-    and RadRScore (`reports=` the original reports): the module's own output, its judge from `options` or the
-    environment.
+    RadRScore (`reports=` the original reports) and ReXVQA's accuracy (`options=` each question's options): the
+    module's own output, a judge's from `options` or the environment.
     """
     name = canonical(name)
     if name not in REGISTRY:
@@ -71,7 +71,7 @@ def compute(name: str, predictions: Sequence, references: Sequence, **options) -
     made = REGISTRY[name]
     if made.kind == Kind.SCORER and not made.sufficient:
         return _scored(name, predictions, references, **options)
-    if made.kind in (Kind.JUDGED, Kind.REASONING):
+    if made.kind in (Kind.JUDGED, Kind.REASONING, Kind.VQA):
         return import_module(f"rexrank.scorers.{name}").compute(predictions, references, **options)
     return table_report(name, predictions, references, **options)
 

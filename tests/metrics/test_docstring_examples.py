@@ -65,7 +65,7 @@ def test_every_module_has_an_example_and_names_a_known_metric():
         examples = doctest.DocTestParser().get_examples(kwargs_description(name))
         assert examples and f'evaluate.load("rexrank/{name}")' in examples[0].source, name
         # a module's Space name is a metric's one name or one of its other names
-        assert canonical(name) in (*METRICS, "radrscore"), name
+        assert canonical(name) in (*METRICS, "radrscore", "rexvqa_accuracy"), name
     assert {ALIASES[n] for n in MODULES if n in ALIASES} == {"semb_score", "radcliq_v1"}
 
 

@@ -179,6 +179,10 @@ def test_the_space_answers_what_its_module_computes(name, local_models, fake_ope
         prediction, steps, report = example
         steps = [line.strip() for line in steps.splitlines() if line.strip()]
         want = module.compute(predictions=[prediction], references=[steps], reports=[report], dataset=None)
+    elif name == "rexvqa_accuracy":  # one question: its answer, its options one per line, its letter
+        prediction, options, letter = example
+        want = module.compute(predictions=[prediction], references=[letter.strip()],
+                              options=[[line.strip() for line in options.splitlines() if line.strip()]])
     else:
         want = module.compute(predictions=example[0].splitlines(), references=example[1].splitlines())
     assert shown == want
@@ -215,7 +219,7 @@ def test_compute_answers_every_metric_of_the_registry_as_its_spec_makes_it(local
     predictions = ["Heart size is normal.", "Small left effusion, stable.", "No pneumothorax."]
     references = ["Heart size is normal.", "Small left pleural effusion, unchanged.", "Mild cardiomegaly."]
     for name, made in REGISTRY.items():
-        if made.kind in ("judged", "reasoning"):
+        if made.kind in ("judged", "reasoning", "vqa"):  # need a judge, or each question's options
             continue
         out = compute(name, predictions, references, batch_size=8)
         value = out[name] if made.kind != "composite" else out[f"inv_{name}"]

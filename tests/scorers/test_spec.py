@@ -28,8 +28,9 @@ def test_a_spec_is_whole_and_its_statistic_reads_its_columns(name):
     assert table.shape[0] == rows and table.ndim == (2 if made.sufficient else 1)
 
 
-def test_report_metrics_are_the_registry_but_radrbenchs():
-    assert METRICS == tuple(n for n, s in REGISTRY.items() if s.kind != "reasoning") and "radrscore" in REGISTRY
+def test_report_metrics_are_the_registry_but_radrbenchs_and_rexvqas():
+    assert METRICS == tuple(n for n, s in REGISTRY.items() if s.kind not in ("reasoning", "vqa"))
+    assert {"radrscore", "rexvqa_accuracy"} <= set(REGISTRY) and not {"radrscore", "rexvqa_accuracy"} & set(METRICS)
     assert all(spec(alias) is spec(name) for alias, name in ALIASES.items())
     with pytest.raises(KeyError):
         spec("bleu5")

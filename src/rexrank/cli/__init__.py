@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from rexrank import __version__
-from rexrank.cli import arena, board, crosscheck, data, inference, scoring, studies, weights
+from rexrank.cli import arena, board, crosscheck, data, inference, scoring, studies, vqa, weights
 from rexrank.cli.options import BAD_INPUT
 from rexrank.errors import InputError
 from rexrank.models import ModelUnavailable, clear_overrides, set_override
@@ -38,7 +38,7 @@ def parser() -> argparse.ArgumentParser:
     top.add_argument("--version", action="version", version=f"rexrank {__version__}")
     commands = top.add_subparsers(dest="command", required=True)
     # the order `rexrank --help` lists them in
-    for concern in (scoring, studies, crosscheck, inference, weights, data, board, arena):
+    for concern in (scoring, studies, crosscheck, inference, weights, data, vqa, board, arena):
         concern.add(commands)
     return top
 

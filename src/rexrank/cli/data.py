@@ -14,7 +14,7 @@ from rexrank.errors import InputError, MetricUnavailable
 def add(commands) -> None:
     build = commands.add_parser("build-dataset", help="build a test set from your own download as a Hub dataset",
                                 formatter_class=argparse.RawTextHelpFormatter, epilog=_sources_help)
-    build.add_argument("name", help="mimic-cxr, iu-xray, chexpert-plus, rexgradient or radrbench-cxr")
+    build.add_argument("name", help="mimic-cxr, iu-xray, chexpert-plus, rexgradient, radrbench-cxr or rexvqa")
     build.add_argument("--source", action="append", required=True, metavar="PATH",
                        help="ReXrank's split JSON, or the original release's files (repeat for several); for "
                             "radrbench-cxr the downloaded JSON files or their folder")

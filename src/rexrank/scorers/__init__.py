@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from rexrank.catalog import REXVQA_CITATION
 from rexrank.errors import InputError
+from rexrank.scorers import rexvqa_accuracy
 from rexrank.scorers.base import Composite, Judged, MetricUnavailable, Scorer
 from rexrank.scorers.bertscore import BertScore
 from rexrank.scorers.bleu import Bleu2
@@ -14,7 +16,7 @@ from rexrank.scorers.radcliq import RADCLIQ_V0, RADCLIQ_V1, RadCliQ
 from rexrank.scorers.radgraph import RadGraphF1
 from rexrank.scorers.ratescore import RaTEScore
 from rexrank.scorers.semb import SembScore
-from rexrank.scorers.spec import Kind, Spec, spec_of
+from rexrank.scorers.spec import NOT_REPORTS, Kind, Spec, spec_of
 
 # RadRBench-CXR's judged metric (docs/metrics.md §9): its module loads with the judge's client, so it is declared here.
 RADRSCORE = Spec(
@@ -24,6 +26,17 @@ RADRSCORE = Spec(
             "reference's, averaged: RadRBench-CXR's reasoning score.",
     section="§9", implementation="rexrank.scorers.radrscore")
 
+# ReXVQA's accuracy (docs/metrics.md §12): a module of its own, as RadRScore's; its evaluate module takes options=.
+REXVQA_ACCURACY = Spec(
+    rexvqa_accuracy.NAME, "ReXVQA accuracy", rexvqa_accuracy.VERSION, Kind.VQA, "mean", {rexvqa_accuracy.NAME: "score"},
+    bounds=(0.0, 1.0), empty_prediction="no letter can be read from it: a failed extraction, wrong (0)",
+    summary="The share of multiple-choice questions whose option letter, read from the model's free text by one "
+            "written rule, is the correct one; an answer that cannot be read is wrong and counted as a failed "
+            "extraction.",
+    section="§12", citation=REXVQA_CITATION, codebase=("https://github.com/rajpurkarlab/ReXrank",),
+    options={"parser": rexvqa_accuracy.PARSER_VERSION, "unreadable": "wrong"},
+    implementation="rexrank.scorers.rexvqa_accuracy")
+
 # Every metric, one spec each (rexrank.scorers.spec), in the order results, tables and the board list them.
 REGISTRY: dict[str, Spec] = {s.name: s for s in (
     *(spec_of(cls, Kind.SCORER) for cls in (Bleu2, BertScore, SembScore, RadGraphF1, RaTEScore, Bleu4, RougeL)),
@@ -32,6 +45,7 @@ REGISTRY: dict[str, Spec] = {s.name: s for s in (
     *(spec_of(f, Kind.AGGREGATED) for f in LABEL_F1.values()),  # TP/FP/FN bitmasks from SembScore's labels
     *(spec_of(cls, Kind.JUDGED) for cls in (Green, FineRadScore)),  # named explicitly, with a judge; never in `all`
     RADRSCORE,  # RadRBench-CXR's, on reasoning steps: not a report metric, not a board column
+    REXVQA_ACCURACY,  # ReXVQA's, on answers to questions: the VQA track's, not a report metric
 )}
 
 
@@ -44,7 +58,7 @@ SCORERS: dict[str, type[Scorer]] = _implementations(Kind.SCORER)
 COMPOSITES: dict[str, Composite] = _implementations(Kind.COMPOSITE)
 AGGREGATED: dict[str, LabelF1] = _implementations(Kind.AGGREGATED)
 JUDGED: dict[str, type[Judged]] = _implementations(Kind.JUDGED)
-METRICS = tuple(n for n, s in REGISTRY.items() if s.kind != Kind.REASONING)  # the report metrics: results, the board
+METRICS = tuple(n for n, s in REGISTRY.items() if s.kind not in NOT_REPORTS)  # the report metrics: results, the board
 # Other names of the same metrics: the `evaluate` modules' Space names (`rexrank/sembscore`, `rexrank/radcliq`, as
 # metrics/<name>/ is named) and the keys CXR-Report-Metric's tables use (`radgraph_combined`), where the command
 # line, result files and the board say `semb_score`, `radcliq_v1` and `radgraph`. Accepted wherever a metric is named

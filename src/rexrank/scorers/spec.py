@@ -29,6 +29,11 @@ class Kind(StrEnum):
     AGGREGATED = "aggregated"  # per-study sufficient statistics made from another scorer's features
     JUDGED = "judged"  # an LLM judge per pair
     REASONING = "reasoning"  # RadRBench-CXR's: scored on reasoning steps, not on report pairs (not a board column)
+    VQA = "vqa"  # ReXVQA's: an option letter read from a model's answer per question (the VQA track: no report pair)
+
+
+# The kinds whose metrics score no report pair: never a report board column, a card block or a `rexrank score` metric.
+NOT_REPORTS = frozenset({Kind.REASONING, Kind.VQA})
 
 
 RUNTIME = frozenset({"device", "batch_size", "progress", "dtype"})  # how it runs, never what it computes
