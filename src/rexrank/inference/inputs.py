@@ -2,7 +2,9 @@
 
 `{study_id: {"image_path": [...], "key_image_path": ..., "frontal_lateral": [...], "context": ..., "split": ...}}`,
 the studies of one task in the split's order. Image paths are relative to the image root, which the script gets
-with a trailing slash (`--img_root_dir /images/`): ReXrank's own example joins the two by string concatenation.
+with a trailing slash (`--img_root_dir /images/`): ReXrank's MedVersa example joins the two by string
+concatenation, its MedGemma example by `os.path.join`. The leading slash of ReXrank's MIMIC-CXR paths is dropped
+(`image_relative`), so both joins reach the image; a path that leaves the image folder is refused.
 Only the fields in INPUT_FIELDS are copied, so a field holding a report (`report`, `section_findings`,
 `section_impression`, or any the split may add) never reaches the script.
 """
@@ -10,11 +12,13 @@ Only the fields in INPUT_FIELDS are copied, so a field holding a report (`report
 from __future__ import annotations
 
 import json
+import posixpath
 from pathlib import Path
 
 from rexrank.data import load_split
 from rexrank.data.split import read_json
 from rexrank.errors import InputError
+from rexrank.text import shown
 
 INPUT_FIELDS = ("image_path", "key_image_path", "frontal_lateral", "context", "split")
 FRONTAL = {"PA", "AP", "FRONTAL", "AP AXIAL", "PA LLD", "AP LLD"}
@@ -40,7 +44,24 @@ def input_records(source: str | Path, task: str, split: str | None = None) -> di
     if empty:
         raise InputError(f"{source}: {len(empty)} studies name no image (first: {empty[0]}): a model cannot be run "
                          "on them")
-    return records
+    return {sid: _under_root(source, sid, record) for sid, record in records.items()}
+
+
+def _under_root(source: str | Path, study: str, record: dict) -> dict:
+    """The record with its image paths as paths under the image root, which both of ReXrank's examples' joins
+    (`img_root_dir + path`, `os.path.join(img_root_dir, path)`) reach; InputError naming one that leaves it."""
+    out = dict(record)
+    for field in ("image_path", "key_image_path"):
+        paths = record.get(field)
+        named = [paths] if isinstance(paths, str) else paths or []
+        relative = [image_relative(p) for p in named]
+        if None in relative:
+            bad = named[relative.index(None)]
+            raise InputError(f"{source}: study {study}: image path {shown(bad, 200)!r} leaves the image folder: "
+                             "each path names a file under --image-root")
+        if paths is not None:
+            out[field] = relative[0] if isinstance(paths, str) else relative
+    return out
 
 
 def _copied(record: dict) -> dict:
@@ -67,6 +88,17 @@ def _from_build(row: dict, split: str) -> dict:
     if isinstance(row.get("context"), str):
         record["context"] = row["context"]
     return {k: v for k, v in record.items() if v is not None}
+
+
+def image_relative(path: str) -> str | None:
+    """`path` as the file under the image root it names, None where it leaves the root (`..` past it). ReXrank's
+    MIMIC-CXR split writes `/p10/p10000032/s5.../<dicom>.jpg`, relative to MIMIC-CXR-JPG's `files/` (its MedVersa
+    example joins `img_root_dir + image_path`, the root without a trailing slash); IU-Xray's and CheXpert Plus's are
+    relative (`CXR1_IM-0001/0.png`, `valid/patient1/study1/view1_frontal.png`). A leading slash is the root's."""
+    relative = posixpath.normpath(path.lstrip("/"))
+    if relative in (".", "..") or relative.startswith("../") or "\0" in relative:
+        return None
+    return relative
 
 
 def write_input(records: dict[str, dict], path: Path) -> Path:

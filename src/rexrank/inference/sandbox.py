@@ -115,9 +115,12 @@ class Sandbox:
         if probe.returncode != 0:
             raise SandboxUnavailable(f"{self.python} does not run: {probe.stderr.strip()[:200]}")
         found: list[Path] = []
+        # what argv binds read-only for every script already: a distribution's python3 (its venv's base prefix,
+        # its standard library) lives there, and is shown without a second bind
+        system = [Path(p).resolve() for p in ("/usr", "/bin", "/lib", "/lib64", "/sbin", "/lib32") if Path(p).is_dir()]
         for entry in json.loads(probe.stdout):
             path = Path(entry).resolve()
-            if not path.exists() or any(path == p or p in path.parents for p in found):
+            if not path.exists() or any(path == p or p in path.parents for p in (*found, *system)):
                 continue
             if len(path.parts) < 3 or path in (Path.home(), Path(tempfile.gettempdir())):
                 raise SandboxUnavailable(f"the Python environment puts {path} on its path: the sandbox would show "

@@ -10,22 +10,31 @@ import os
 import shutil
 from pathlib import Path
 
+from rexrank.inference.inputs import image_relative
+
 
 def image_tree(records: dict[str, dict], root: Path, tree: Path) -> Path:
-    """A fresh folder holding exactly the image files the studies name, at their relative paths. Nothing else of
-    `root` (a file planted beside the images, a second split's images) reaches the sandbox."""
+    """A fresh folder holding exactly the image files the studies name, at their paths under the root
+    (`rexrank.inference.inputs.image_relative`: ReXrank's `/p10/...` is `p10/...`). Nothing else of `root` (a file
+    planted beside the images, a second split's images) reaches the sandbox, nor anything a path names past it
+    (`..`). Links inside `root` are followed (the Hub cache's snapshot files link into its blobs/): the root is the
+    maintainers' or the user's folder, and the sandbox gets the file, never the link."""
     _fresh(tree)
-    root = root.resolve()
     for record in records.values():
         named = {*record.get("image_path", []), *([record["key_image_path"]] if record.get("key_image_path") else [])}
-        for relative in named:
-            source, target = (root / relative).resolve(), tree / relative
-            if root not in source.parents or not source.is_file() or target.exists() or \
-                    not target.resolve().is_relative_to(tree.resolve()):
-                continue  # outside the image folder, missing, or named twice: the script finds it missing
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if not _linked(source, target):
-                shutil.copyfile(source, target)
+        for path in named:
+            relative = image_relative(path) if isinstance(path, str) else None
+            if relative is None:
+                continue  # outside the image folder: the script finds it missing
+            source, target = root / relative, tree / relative
+            try:
+                if not source.is_file() or target.exists():
+                    continue  # missing, or named twice
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if not _linked(source.resolve(), target):  # the file, not the link (a link of a link dangles)
+                    shutil.copyfile(source, target)
+            except OSError:  # a path whose folder is a file another path named: the script finds it missing
+                continue
     return tree
 
 
