@@ -347,7 +347,8 @@ def test_a_metric_option_changes_its_number_and_is_signed(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("option", "said"), [
-    ("bleu4.tokenize=ptb", "bleu4.tokenize='ptb': tokenize must be one of r2gen, none, not 'ptb'"),
+    ("bleu4.tokenize=ptb", "bleu4.tokenize='ptb': tokenize must be one of r2gen, r2gen-mimic, r2gen-iu, none, not "
+                           "'ptb'"),
     ("bleu4.tok=none", "'bleu4.tok=none': bleu4 has no option 'tok' (its options: tokenize)"),
     ("bertscore.layer=x", "'bertscore.layer=x': bertscore.layer is a number like 5, not 'x'"),
     ("bleu9.tokenize=none", "unknown metric 'bleu9'"),

@@ -73,6 +73,11 @@ class Scorer:
     def signature(self) -> Signature:
         raise NotImplementedError
 
+    def for_dataset(self, dataset: str | None) -> Scorer:
+        """This scorer as it scores the texts of `dataset` (a catalog name; None: unknown): itself, unless its text
+        preparation follows the dataset, as R2Gen's cleaners do (BLEU-4, ROUGE-L); what it picks, it signs."""
+        return self
+
     def cache_namespace(self) -> str:
         """What the features depend on (weights, settings); by default everything in the signature."""
         return self.signature().point_key
