@@ -319,3 +319,19 @@ class TestRougeLContract(MetricContract):
                                                            for r in references]),
         variant={"tokenize": "none"},
         skips={"cache": "not cacheable (cacheable = False): its features are tokens, cheaper to split again"})
+
+
+@pytest.mark.parametrize("name", ["bleu2", "bleu4", "rouge_l"])
+def test_every_face_says_which_convention_the_number_follows_with_radevals_name(name, capsys):
+    """`rexrank metrics`, the metric's card and the board's About tab carry its spec's convention, RadEval's name for
+    its own number beside."""
+    from pathlib import Path
+
+    from rexrank.board.about import about
+
+    convention = spec(name).convention
+    assert "RadEval's `" in convention and "|" not in convention  # a table cell on the card and the About tab
+    assert main(["metrics"]) == 0 and convention in capsys.readouterr().out
+    assert convention in about()
+    card = Path(__file__).resolve().parents[2] / "metrics" / name / "README.md"
+    assert convention in card.read_text(encoding="utf-8")

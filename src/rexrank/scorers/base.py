@@ -41,6 +41,8 @@ class Scorer:
     bounds: ClassVar[tuple[float, float]] = UNBOUNDED  # every per-study score lies here (what the math guarantees)
     empty_prediction: ClassVar[str] = ""  # what an empty candidate scores, in words (docs/metrics.md)
     summary: ClassVar[str] = ""  # what it measures, in a line (the board's About tab)
+    # How it tokenises and which implementation's number it is, other tools' names for theirs beside (no "|")
+    convention: ClassVar[str] = ""
     section: ClassVar[str] = ""  # where docs/metrics.md defines it: "§2"
     cacheable: ClassVar[bool] = False  # features worth keeping across runs (model outputs)
     models: ClassVar[tuple[str, ...]] = ()  # the weights it needs (rexrank.models.MODELS keys): `rexrank metrics`

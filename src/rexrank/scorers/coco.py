@@ -165,6 +165,10 @@ class Bleu4(_Cleaned):
                         "it is \".\", one token)")
     summary = ("BLEU-4 over the corpus, as coco-caption computes it: 1- to 4-gram matches and lengths summed over "
                "studies, then their geometric mean precision times the brevity penalty.")
+    convention = ("coco-caption's Bleu(4) (pycocoevalcap 1.2) on the texts R2Gen's trainer hands it: each report "
+                  "cleaned by R2Gen's cleaner for its dataset (IU-Xray's for IU-Xray, MIMIC-CXR's otherwise; signed "
+                  "tok:) and rejoined by its decode. RadEval's `bleu` is coco-caption's BLEU-4 on the raw text "
+                  "(whitespace tokens, case and punctuation kept): another number.")
     section = "§11"
 
     def features(self, texts: Sequence[str]) -> list[Grams]:
@@ -230,6 +234,10 @@ class RougeL(_Cleaned):
     bounds = (0.0, 1.0)
     empty_prediction = "0, no token in common (under r2gen it is \".\", which its reference's end matches)"
     summary = "ROUGE-L as coco-caption computes it: the F-measure (beta 1.2) of the longest common token subsequence."
+    convention = ("coco-caption's Rouge() (pycocoevalcap 1.2: LCS F-measure with beta 1.2, no stemming) on R2Gen's "
+                  "cleaned and decoded tokens (signed tok:), the mean over studies. RadEval's `rougeL` is rouge-score's "
+                  "F1 (beta 1) with the Porter stemmer on its own tokens (lower-cased, non-alphanumerics dropped), as "
+                  "is CXRMate-2's `rouge_l`: another number.")
     section = "§11"
 
     def features(self, texts: Sequence[str]) -> list[list[str]]:
