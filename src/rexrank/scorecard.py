@@ -21,8 +21,8 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from rexrank import __version__, per_study, stats
-from rexrank.errors import InputError
 from rexrank.data.known import recognise
+from rexrank.errors import InputError
 from rexrank.files import atomic_path, write_text
 from rexrank.llm.guard import DataUse
 from rexrank.reports import check_pairs
@@ -129,10 +129,10 @@ def score(
     finished chunk is kept there and a rerun with the same rows, metrics and chunk continues after the last one.
     Composites, judged metrics and the CIs run once at the end on the whole columns. `dataset`: what the texts are,
     for the LLM judges' data-use guard (`rexrank.data.identity.identify`) and for the scorers that prepare each
-    dataset's texts its own way (`dataset_of`: BLEU-4 and ROUGE-L clean IU-Xray's as R2Gen does). `text`: how the rows' texts were made
-    (`Aligned.text`: the reference-text version, the task's rule for a missing section, what was done to the
-    predictions), added to every metric's signature, so that numbers made on texts built otherwise never share a
-    point key with these (docs/metrics.md §0)."""
+    dataset's texts its own way (`dataset_of`: BLEU-4 and ROUGE-L clean IU-Xray's as R2Gen does). `text`: how the
+    rows' texts were made (`Aligned.text`: the reference-text version, the task's rule for a missing section, what
+    was done to the predictions), added to every metric's signature, so that numbers made on texts built otherwise
+    never share a point key with these (docs/metrics.md §0)."""
     metric_set = metrics if isinstance(metrics, MetricSet) else MetricSet(metrics, progress=False)
     metric_set = metric_set.for_dataset(dataset_of(rows, dataset))  # R2Gen cleans each dataset its own way
     predictions, references = rows["prediction"].tolist(), rows["reference"].tolist()

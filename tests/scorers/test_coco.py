@@ -19,15 +19,23 @@ from pycocoevalcap.rouge.rouge import Rouge, my_lcs
 
 from rexrank import stats
 from rexrank.cli import main
+from rexrank.data.build import official_ids
 from rexrank.hf_metric import compute
 from rexrank.results import ModelInfo, Result
 from rexrank.rules.contents import metric_problems, per_study_problems
 from rexrank.rules.parquet import check_per_study
 from rexrank.scorecard import MetricSet, score
 from rexrank.scorers import SCORERS, spec
-from rexrank.data.build import official_ids
-from rexrank.scorers.coco import (CLEANERS, TOKENIZE, Bleu4, clean_iu_xray, clean_mimic_cxr, decoded,
-                                  lcs_length, rouge_l_pair)
+from rexrank.scorers.coco import (
+    CLEANERS,
+    TOKENIZE,
+    Bleu4,
+    clean_iu_xray,
+    clean_mimic_cxr,
+    decoded,
+    lcs_length,
+    rouge_l_pair,
+)
 from rexrank.significance import paired
 
 WORDS = ("the lungs are clear no pleural effusion pneumothorax heart size is normal mild cardiomegaly Bibasilar "

@@ -118,10 +118,8 @@ def about() -> str:
     """The About tab: how rows are ranked, then a row per board metric from the metric registry (what it measures,
     what an empty prediction scores, where docs/metrics.md defines it), then what a signature is, with a real one."""
     from rexrank.board import views
-    from rexrank.scorers import shown, spec
+    from rexrank.scorers import METRICS, shown, spec
     from rexrank.scorers.bleu import Bleu2
-
-    from rexrank.scorers import METRICS
 
     rows = []
     for metric in BOARD_METRICS:

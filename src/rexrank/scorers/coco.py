@@ -235,9 +235,9 @@ class RougeL(_Cleaned):
     empty_prediction = "0, no token in common (under r2gen it is \".\", which its reference's end matches)"
     summary = "ROUGE-L as coco-caption computes it: the F-measure (beta 1.2) of the longest common token subsequence."
     convention = ("coco-caption's Rouge() (pycocoevalcap 1.2: LCS F-measure with beta 1.2, no stemming) on R2Gen's "
-                  "cleaned and decoded tokens (signed tok:), the mean over studies. RadEval's `rougeL` is rouge-score's "
-                  "F1 (beta 1) with the Porter stemmer on its own tokens (lower-cased, non-alphanumerics dropped), as "
-                  "is CXRMate-2's `rouge_l`: another number.")
+                  "cleaned and decoded tokens (signed tok:), the mean over studies. RadEval's `rougeL` is "
+                  "rouge-score's F1 (beta 1) with the Porter stemmer on its own tokens (lower-cased, "
+                  "non-alphanumerics dropped), as is CXRMate-2's `rouge_l`: another number.")
     section = "§11"
 
     def features(self, texts: Sequence[str]) -> list[list[str]]:
