@@ -43,7 +43,9 @@ def glance(folder: str) -> str:
     where = "on the board" if name in BOARD_METRICS else "its value"  # BLEU-4 and ROUGE-L are printed, not ranked
     rows = [("name", f"`{name}` (other names: {other})"), (where, f"{shown(name)}, {value}; higher is better"),
             study, ("an empty prediction", cls.empty_prediction), ("version", cls.version),
-            ("what it measures", cls.summary), ("defined in", f"rexrank's docs/metrics.md {cls.section}")]
+            ("what it measures", cls.summary),
+            *([("convention (other tools' names beside)", cls.convention)] if cls.convention else []),
+            ("defined in", f"rexrank's docs/metrics.md {cls.section}")]
     body = "\n".join(f"| {key} | {text} |" for key, text in rows)
     return f"{BEGIN}\n## At a glance\n\n| | |\n|---|---|\n{body}\n{END}"
 

@@ -11,7 +11,7 @@ from fixtures.outputs import written
 from rexrank import demo
 from rexrank.cli import main
 from rexrank.results import Result
-from rexrank.scorers import JUDGED, METRICS
+from rexrank.scorers import JUDGED, METRICS, spec
 from rexrank.scorers.bleu import bleu2_pair, ngrams
 
 DATASET = str(demo.DATASET)
@@ -151,7 +151,9 @@ def test_demo_writes_every_system_and_task(tmp_path, capsys):
 def test_console_script_entry_point_runs():
     done = subprocess.run([sys.executable, "-m", "rexrank.cli", "metrics"], capture_output=True, text=True, check=True)
     what = done.stdout.split("\non this machine now")[0]  # then whether each runs here: tests/test_metrics_here.py
-    lines = {line.split()[0]: line for line in what.splitlines()}
+    lines = {line.split()[0]: line for line in what.splitlines() if not line.startswith(" ")}
+    # a metric's convention (its tokens, whose implementation) on an indented line under it
+    assert f"\n{' ' * len(max(lines, key=len))}   convention: {spec('bleu4').convention}\n" in what
     assert re.match(r"bleu2 +v1; dataset value: mean over studies;", lines["bleu2"])
     # a label F1 is no mean: it says what it is made of, and what it needs
     assert re.match(r"chexbert_micro_f1_14 v1 = f\(semb_score\); dataset value: F1 of the studies' summed TP/FP/FN;",
@@ -348,7 +350,8 @@ def test_a_metric_option_changes_its_number_and_is_signed(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("option", "said"), [
-    ("bleu4.tokenize=ptb", "bleu4.tokenize='ptb': tokenize must be one of r2gen, none, not 'ptb'"),
+    ("bleu4.tokenize=ptb", "bleu4.tokenize='ptb': tokenize must be one of r2gen, r2gen-mimic, r2gen-iu, none, not "
+                           "'ptb'"),
     ("bleu4.tok=none", "'bleu4.tok=none': bleu4 has no option 'tok' (its options: tokenize)"),
     ("bertscore.layer=x", "'bertscore.layer=x': bertscore.layer is a number like 5, not 'x'"),
     ("bleu9.tokenize=none", "unknown metric 'bleu9'"),

@@ -4,6 +4,7 @@ in chunks, checkpointed so that a killed run continues. Writing a result's files
 
 from __future__ import annotations
 
+import copy
 import ctypes
 import functools
 import hashlib
@@ -20,6 +21,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from rexrank import __version__, per_study, stats
+from rexrank.data.known import recognise
 from rexrank.errors import InputError
 from rexrank.files import atomic_path, write_text
 from rexrank.llm.guard import DataUse
@@ -95,6 +97,23 @@ class MetricSet:
                 raise InputError(f"{given}: {err}") from None
         return getattr(self, name)
 
+    def for_dataset(self, dataset: str | None) -> MetricSet:
+        """This set with each scorer as it scores `dataset`'s texts (`Scorer.for_dataset`); the models are shared."""
+        scorers = {name: scorer.for_dataset(dataset) for name, scorer in self.scorers.items()}  # built before the copy
+        made = copy.copy(self)
+        made.scorers = scorers
+        return made
+
+
+def dataset_of(rows: pd.DataFrame, dataset: DataUse | str | None) -> str | None:
+    """The test set the rows' texts are from, for the scorers whose text preparation follows it: the one named (a
+    catalog name), else the official split that holds every study id (the evidence the data-use identity goes by),
+    else None."""
+    if isinstance(dataset, str):
+        return dataset
+    match = recognise(rows["study_id"])
+    return match.dataset if match is not None and match.subset else None
+
 
 def score(
     rows: pd.DataFrame,
@@ -109,11 +128,13 @@ def score(
     computed, scored, freed), so memory does not grow with the number of studies; with `checkpoint` (a folder) each
     finished chunk is kept there and a rerun with the same rows, metrics and chunk continues after the last one.
     Composites, judged metrics and the CIs run once at the end on the whole columns. `dataset`: what the texts are,
-    for the LLM judges' data-use guard (`rexrank.data.identity.identify`). `text`: how the rows' texts were made
-    (`Aligned.text`: the reference-text version, the task's rule for a missing section, what was done to the
-    predictions), added to every metric's signature, so that numbers made on texts built otherwise never share a
-    point key with these (docs/metrics.md §0)."""
+    for the LLM judges' data-use guard (`rexrank.data.identity.identify`) and for the scorers that prepare each
+    dataset's texts its own way (`dataset_of`: BLEU-4 and ROUGE-L clean IU-Xray's as R2Gen does). `text`: how the
+    rows' texts were made (`Aligned.text`: the reference-text version, the task's rule for a missing section, what
+    was done to the predictions), added to every metric's signature, so that numbers made on texts built otherwise
+    never share a point key with these (docs/metrics.md §0)."""
     metric_set = metrics if isinstance(metrics, MetricSet) else MetricSet(metrics, progress=False)
+    metric_set = metric_set.for_dataset(dataset_of(rows, dataset))  # R2Gen cleans each dataset its own way
     predictions, references = rows["prediction"].tolist(), rows["reference"].tolist()
     skipped: dict[str, str] = dict(metric_set.unavailable)
     scorers = [name for name in _plan(metric_set.metrics) if name in metric_set.scorers]

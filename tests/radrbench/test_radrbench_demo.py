@@ -45,7 +45,10 @@ def test_the_two_models_cover_every_failure_and_separate(tmp_path):
     by_task = scores["demo-reasoner"].rows.set_index(["source", "task"])
     assert by_task.loc[("all", "binary"), "items"] == 7 and by_task.loc[("all", "binary"), "accuracy"] == 1.0
     assert by_task.loc[("all", "temporal"), "correct"] == 3
-    assert (reasoner["correct"], guesser["correct"]) == (23, 8)
+    # the overall row: the option tasks (the free-text task's exact match has rows of its own)
+    options = [scores[m].per_item[scores[m].per_item["task"] != "multi_no_option"] for m in ("demo-reasoner",
+                                                                                           "demo-guesser")]
+    assert (reasoner["correct"], guesser["correct"]) == tuple(int(o["correct"].sum()) for o in options) == (21, 7)
     assert reasoner["low"] > guesser["high"]
 
 
@@ -68,10 +71,10 @@ def test_readable_answer_forms_are_scored_right(tmp_path):
 def test_demo_prints_and_writes_radrbench_accuracy(tmp_path, capsys):
     assert main(["demo", "--out", str(tmp_path), "--metrics", "bleu2"]) == 0
     out = capsys.readouterr().out.split("== RadRBench-CXR")[1]
-    assert "all                            Demo-Reasoner 0.920" in out
-    assert "Demo-Guesser answer failures: ambiguous 1, empty_answer 1, empty_output 1, no_answer_tag 2" in out
+    assert "all                            Demo-Reasoner 0.955" in out  # 21 of the 22 option-task items
+    assert "Demo-Guesser answer failures: ambiguous 1, empty_output 1, no_answer_tag 2, not_an_option 2" in out
     result = json.loads((tmp_path / "demo-reasoner/radrbench/radrbench-cxr.accuracy.json").read_text())
-    assert result["model"] == "Demo-Reasoner" and result["rows"][-1]["accuracy"] == 0.92
+    assert result["model"] == "Demo-Reasoner" and result["rows"][-1]["accuracy"] == 21 / 22
     assert len(pd.read_parquet(tmp_path / "demo-guesser/radrbench/radrbench-cxr.per_item.parquet")) == 25
 
 

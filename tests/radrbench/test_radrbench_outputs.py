@@ -57,7 +57,7 @@ def test_the_authors_file_scores_as_it_is_by_either_reading(radrbench_built, tmp
     assert per_item["correct"].to_dict() == {ID[effusion]: True, ID[cardiomegaly]: True, ID[pneumothorax]: False}
     assert report["rows"][-1]["accuracy"] == 2 / 3
     assert report["signature"].startswith("radrbench-accuracy:1|parser:chestx-reasoner:qwenvl@9a8a00d|"
-                                          "unreadable:left-out|boot:50:seed=0|")
+                                          "unreadable:left-out|overall:option-tasks|boot:50:seed=0|")
 
 
 def test_a_record_its_question_does_not_single_out_is_refused_saying_what_to_add(radrbench_built, tmp_path, capsys):

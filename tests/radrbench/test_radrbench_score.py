@@ -37,16 +37,41 @@ def test_accuracy_per_source_and_task_with_failures_counted(radrbench_built, tmp
     report = json.loads((tmp_path / "out" / "radrbench-cxr.accuracy.json").read_text())
     rows = {(r["source"], r["task"]): r for r in report["rows"]}
     total = rows[("all", "all")]
-    assert total["items"] == len(load_items(folder)) and total["correct"] == total["items"] - 2
+    options = items[items["task"] != "multi_no_option"]  # the overall row: the option tasks (issue 46)
+    assert len(options) < len(items) and rows[("all", "multi_no_option")]["items"] == len(items) - len(options)
+    assert total["items"] == len(options) and total["correct"] == total["items"] - 2
     failed = [r for r in report["rows"] if r["source"] != "all" and r["correct"] < r["items"]]
     assert sum(r["items"] - r["correct"] for r in failed) == 2
     assert all(json.loads(r["failures"]) in ({"no_answer_tag": 1}, {"empty_output": 1}, {"empty_output": 1,
                                                                                             "no_answer_tag": 1})
                for r in failed)
     assert 0 <= total["low"] <= total["accuracy"] <= total["high"] <= 1
-    assert report["signature"].startswith("radrbench-accuracy:1|parser:answers-v1|unreadable:wrong|boot:1000")
+    assert report["signature"].startswith(
+        "radrbench-accuracy:1|parser:answers-v1|unreadable:wrong|overall:option-tasks|boot:1000")
     per_item = pd.read_parquet(tmp_path / "out" / "radrbench-cxr.per_item.parquet")
-    assert per_item["correct"].sum() == total["correct"] and "multi_no_option" in out
+    assert per_item["correct"].sum() == total["correct"] + rows[("all", "multi_no_option")]["correct"]
+    assert "multi_no_option" in out and "all (options)" in out
+    check_radrbench((tmp_path / "out" / "radrbench-cxr.accuracy.json").read_bytes())  # the rules accept it
+    # RaTEScore's weights are not here: each free-text row says so, with no number
+    free = [line for line in out.splitlines() if "RaTEScore not run here" in line]
+    assert len(free) == items[items["task"] == "multi_no_option"]["source"].nunique() + 1
+    assert all(" n/a " in line for line in free) and report["ratescore"] is None
+
+
+@pytest.mark.slow
+def test_a_free_text_answer_never_moves_the_overall_row(radrbench_built, tmp_path, capsys):
+    """ChestX-Reasoner's strict all/all fell to .631 on free-text exact match .028: here every option answer is right
+    and every free-text one wrong, and the overall row stays 1."""
+    folder = radrbench_built[0]
+    items = load_items(folder)
+    answers = {(c, i): "<answer>nothing of the kind</answer>" if t == "multi_no_option" else f"<answer>{a}</answer>"
+               for c, i, a, t in zip(items["config"], items["item_id"], items["answer"], items["task"])}
+    assert main(["score-radrbench", "--predictions", str(outputs(tmp_path / "m.jsonl", answers)), "--dataset",
+                 str(folder), "--out", str(tmp_path / "out")]) == 0
+    rows = {(r["source"], r["task"]): r for r in json.loads(
+        (tmp_path / "out" / "radrbench-cxr.accuracy.json").read_text())["rows"]}
+    assert rows[("all", "all")]["accuracy"] == 1.0 and rows[("all", "multi_no_option")]["accuracy"] == 0.0
+    assert "free-text item(s) have their exact match in rows of their own" in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -74,8 +74,8 @@ def test_a_stale_or_tampered_radrbench_result_is_not_submitted(tmp_path, demo_da
     path = results / "radrbench-cxr.accuracy.json"
     path.write_text(path.read_text().replace("parser:answers-v1", "parser:answers-v0"))
     assert main(["submit", "--results", str(results), "--name", "X", "--dry-run"]) == 2
-    assert "made as radrbench-accuracy:1|parser:answers-v0|unreadable:wrong, this rexrank scores as" in (
-        capsys.readouterr().err)
+    assert ("made as radrbench-accuracy:1|parser:answers-v0|unreadable:wrong|overall:option-tasks, this rexrank scores "
+            "as") in capsys.readouterr().err
     value = json.loads(path.read_text().replace("answers-v0", "answers-v1"))
     value["rows"][-1]["accuracy"] = 1.0
     path.write_text(json.dumps(value))
@@ -92,7 +92,8 @@ def test_the_security_rules_accept_exactly_that_path(tmp_path, demo_dataset):
     data = accuracy_json(tmp_path, demo_dataset)
     files = clean_files() | {PATH: data}
     checked = check_submission(write(tmp_path / "repo", files), SID)
-    assert checked.radrbench["model"] == "Demo-Reasoner" and checked.radrbench["rows"][-1]["items"] == 25
+    assert checked.radrbench["model"] == "Demo-Reasoner"
+    assert checked.radrbench["rows"][-1]["items"] == 22  # the option tasks' items
     only = {f"{BASE}/submission.json": files[f"{BASE}/submission.json"], PATH: data}
     assert check_submission(touched(only), SID).paths == tuple(only)  # RadRBench alone is a submission
     for wrong in ("radrbench/accuracy.json", "radrbench/radrbench-cxr.per_item.parquet", "radrbench-cxr.accuracy.json",
@@ -124,7 +125,7 @@ def set_row(index, **fields):
     (set_row(0, correct=5), "rows[0]: correct is not a whole number from 0 to items"),
     (set_row(0, accuracy=True), "accuracy, low and high must be numbers from 0 to 1"),
     (set_row(0, high=1.5), "accuracy, low and high must be numbers from 0 to 1"),
-    (set_row(13, low=0.95), "rows[13]: accuracy 0.92 is outside its CI [0.95, "),
+    (set_row(13, low=0.96), f"rows[13]: accuracy {21 / 22} is outside its CI [0.96, "),
     (set_row(4, accuracy=0.5, low=0.0, high=1.0), "rows[4]: accuracy 0.5 is not correct / items"),
     (set_row(0, source="<b>x</b>"), "rows[0]: source '<b>x</b>' is not a lower-case name"),
     (set_row(0, task="vqa"), "rows[0]: task 'vqa' is not one of binary"),
@@ -136,7 +137,7 @@ def set_row(index, **fields):
     (set_row(13, items=30, scored=30, correct=23, accuracy=23 / 30, low=0.6, high=0.9),
      "the all row's items is not the sum"),
     # the authors' answer rule leaves unread answers out of the denominator: not the board's figure
-    (set_row(13, scored=20, accuracy=23 / 20), "rows[13]: scored 20 of 25 items: the board's answer rule scores every"),
+    (set_row(13, scored=20, accuracy=23 / 20), "rows[13]: scored 20 of 22 items: the board's answer rule scores every"),
     (lambda v: v.update(signature=v["signature"].replace("parser:answers-v1|unreadable:wrong",
                                                          "parser:chestx-reasoner:ours@9a8a00d|unreadable:left-out")),
      "signature: answers read by another rule than the board's (radrbench-accuracy:1|parser:chestx-reasoner:ours"),
@@ -183,8 +184,8 @@ def test_aggregate_writes_the_radrbench_table_and_its_config(tmp_path, demo_data
     assert tuple(table.columns) == RADRBENCH_COLUMNS and len(table) == 2 * 14
     overall = table[table["task"] == "all"].set_index("model")
     assert list(overall.index) == ["A", "Guesser (card)"]  # the card names the model; best first
-    assert overall.loc["A", "accuracy"] == 0.92 and overall.loc["Guesser (card)", "items"] == 25
-    assert overall.loc["A", "low"] <= 0.92 <= overall.loc["A", "high"]
+    assert overall.loc["A", "accuracy"] == 21 / 22 and overall.loc["Guesser (card)", "items"] == 22
+    assert overall.loc["A", "low"] <= 21 / 22 <= overall.loc["A", "high"]
     assert overall["signature"].str.startswith("radrbench-accuracy:1|parser:answers-v1").all()
     cache = str(tmp_path / "cache")
     loaded = datasets.load_dataset(str(repo), "radrbench", split="leaderboard", cache_dir=cache)
@@ -229,4 +230,4 @@ def test_review_of_a_radrbench_submission_says_what_was_checked(tmp_path, demo_d
     monkeypatch.setenv("HF_TOKEN", "hf_maintainer")
     assert backend(["review", "--hub", "rexrank/results", "--pr", "1"]) == 0
     [pr] = fake_hub.pull_requests("rexrank/results", repo_type="dataset")
-    assert "RadRBench-CXR: accuracy 0.9200 [" in pr.comments[-1][1] and "not re-scored" in pr.comments[-1][1]
+    assert "RadRBench-CXR: accuracy 0.9545 [" in pr.comments[-1][1] and "not re-scored" in pr.comments[-1][1]

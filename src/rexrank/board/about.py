@@ -118,13 +118,16 @@ def about() -> str:
     """The About tab: how rows are ranked, then a row per board metric from the metric registry (what it measures,
     what an empty prediction scores, where docs/metrics.md defines it), then what a signature is, with a real one."""
     from rexrank.board import views
-    from rexrank.scorers import shown, spec
+    from rexrank.scorers import METRICS, shown, spec
     from rexrank.scorers.bleu import Bleu2
 
     rows = []
     for metric in BOARD_METRICS:
         cls = spec(metric)
         rows.append(f"| {shown(metric)} | {cls.summary} | {cls.empty_prediction} | docs/metrics.md {cls.section} |")
+    # which tokenisation and implementation each number is, other tools' names beside: a paper's "BLEU" or "ROUGE-L"
+    # is often another number than the column of the same name
+    conventions = [f"- **{shown(m)}**: {spec(m).convention}" for m in METRICS if spec(m).convention]
     # BLEU-2's signature needs no runtime: made without __init__, which imports torch (the Space installs none, and
     # importing it was 1.3 s of every start)
     example = object.__new__(Bleu2).signature().with_bootstrap(1000, 0)
@@ -162,6 +165,12 @@ def about() -> str:
         "| Metric | What it measures | An empty prediction scores | Defined in |",
         "|---|---|---|---|",
         *rows,
+        "",
+        "#### Conventions",
+        "Which tokenisation and which implementation each lexical number follows; other tools' names for theirs "
+        "beside it. Compare a number only with one made the same way:",
+        "",
+        *conventions,
         "",
         "### Signatures",
         "Every verified number carries a signature in the manner of sacrebleu: the metric and its version, the model "

@@ -115,7 +115,8 @@ def cmd_score_radrbench(args: argparse.Namespace) -> int:
         failures = ", ".join(f"{k} {v}" for k, v in json.loads(r["failures"]).items())
         value = "n/a" if r["accuracy"] is None or r["accuracy"] != r["accuracy"] else f"{r['accuracy']:.4f}"
         ci = "" if value == "n/a" else f"[{r['low']:.4f}, {r['high']:.4f}]"
-        print(f"{r['source']:<14} {r['task']:<16} {r['items']:>6,} {r['scored']:>6,} {value:>9}  {ci:<17} {failures}")
+        task = "all (options)" if (r["source"], r["task"]) == ("all", "all") else r["task"]
+        print(f"{r['source']:<14} {task:<16} {r['items']:>6,} {r['scored']:>6,} {value:>9}  {ci:<17} {failures}")
     print(f"signature: {scores.signature}")
     open_ended = _open_ended(items, outputs, args)
     reasoning = _reasoning(items, outputs, args) if args.judge_model or os.environ.get("REXRANK_JUDGE_MODEL") else None
@@ -158,24 +159,20 @@ def _reasoning(items, outputs, args: argparse.Namespace):
 
 
 def _open_ended(items, outputs, args: argparse.Namespace):
-    """RaTEScore of the free-text task's answers, printed; None (and one line why) when it cannot run here, or when
-    no item is of the free-text task."""
+    """RaTEScore of the free-text task's answers, printed beside the accuracy table; None when no item is of the
+    free-text task, or when RaTEScore cannot run here (its rows then say why, with no number)."""
     from rexrank.radrbench.answers import MULTI_NO_OPTION
-    from rexrank.radrbench.score import open_ended_rows
+    from rexrank.radrbench.score import free_text_lines, open_ended_rows
     from rexrank.scorers.ratescore import RaTEScore
 
     if not (items["task"] == MULTI_NO_OPTION).any():
         return None
+    found, unavailable = None, None
     try:
         found = open_ended_rows(items, outputs, RaTEScore(device=args.device, batch_size=args.batch_size,
                                                           dtype=args.dtype, progress=False), args.resamples, args.seed)
     except MetricUnavailable as err:
+        unavailable = str(err)
         warn(f"RaTEScore of the free-text task (multi_no_option) not run here: {err}")
-        return None
-    if found is not None:
-        rows, signature = found
-        print("\nfree-text task (multi_no_option), RaTEScore of the answer against the reference answer")
-        for _, r in rows.iterrows():
-            print(f"{r['source']:<14} {r['items']:>6,} {r['ratescore']:>9.4f}  [{r['low']:.4f}, {r['high']:.4f}]")
-        print(f"signature: {signature}")
+    print("\n".join(free_text_lines(items, found, unavailable)))
     return found

@@ -259,6 +259,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
         state = ("  [judged by an LLM: --judge-url/--judge-model (GREEN also a local model)]" if judged
                  else "" if name in AVAILABLE else f"  [needs {absent}: not in rexrank {__version__} yet]")
         also = f"; also named {', '.join(aliases(name))}" if aliases(name) else ""
+        also += f"\n{'':<{width}}   convention: {metric.convention}" if metric.convention else ""
         options = "; options: " + ", ".join(f"{k}={v!r}" for k, v in metric.options.items()) if metric.options else ""
         print(f"{name:<{width}} v{metric.version}{needs}; dataset value: {dataset_value}; "
               f"empty prediction: {metric.empty_prediction}{options}{also}{state}")

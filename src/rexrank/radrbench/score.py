@@ -1,6 +1,7 @@
 """Scoring a reasoning model on RadRBench-CXR: accuracy per source and task with bootstrap CIs, answer-format
-failures counted per task, one signature (docs/metrics.md §9); RadRScore, where a judge is given, both as the board
-counts it and over the items judged (as the authors report it). The model's outputs are read by `outputs`.
+failures counted per task, one signature (docs/metrics.md §9); the overall row over the option tasks, the free-text
+task beside it by RaTEScore, as the authors score it; RadRScore, where a judge is given, both as the board counts it
+and over the items judged (as the authors report it). The model's outputs are read by `outputs`.
 """
 
 from __future__ import annotations
@@ -59,8 +60,8 @@ def _published(folder: Path, split: str, configs: list[str] | None) -> pd.DataFr
 
 @dataclass
 class RadRBenchScores:
-    rows: pd.DataFrame  # per (source, task), per task ("all", task), and ("all", "all"): items, scored, correct,
-    #                     accuracy (correct / scored; None when none is), low, high, failures
+    rows: pd.DataFrame  # per (source, task), per task ("all", task), and ("all", "all") over the option tasks: items,
+    #                     scored, correct, accuracy (correct / scored; None when none is), low, high, failures
     missing: list[str]  # items without an output (scored as empty outputs)
     signature: str
     per_item: pd.DataFrame = field(repr=False)  # config, item_id, source, task, scored, correct, answer, failure
@@ -70,8 +71,10 @@ class RadRBenchScores:
 def score_outputs(items: pd.DataFrame, outputs: dict[tuple[str, str], object], resamples: int = stats.RESAMPLES,
                   seed: int = stats.SEED, rule: str = REXRANK) -> RadRBenchScores:
     """Accuracy of `outputs` (`outputs.load_outputs`) on `items` under an answer rule (`answers.ANSWER_RULES`,
-    resolved: "chestx-reasoner:<branch>"). The authors' rule has no accuracy for the free-text task: its items are
-    left aside (RaTEScore scores them) and said so in `notes`."""
+    resolved: "chestx-reasoner:<branch>"). The overall row ("all", "all") is over the option tasks: the authors score
+    the free-text task by RaTEScore (`open_ended_rows`), not by exact match, and their rule has no accuracy for it (its
+    items are left aside); under rexrank's rule its exact match keeps rows of its own, outside the overall one. Both
+    are said in `notes`."""
     keys = list(zip(items["config"], items["item_id"]))
     unknown = sorted(set(outputs) - set(keys))
     if unknown:
@@ -92,9 +95,14 @@ def score_outputs(items: pd.DataFrame, outputs: dict[tuple[str, str], object], r
                              "answer": [a.shown for a in result.answers],
                              "failure": [a.failure for a in result.answers]})
     # Per source and task, then per task over every source (source "all"), then everything ("all", "all").
+    options = per_item[per_item["task"] != MULTI_NO_OPTION]
+    if len(options) < len(per_item):
+        notes.append(f"the overall row is over the {len(options):,} option-task items; the "
+                     f"{len(per_item) - len(options):,} free-text item(s) have their exact match in rows of their own "
+                     "and RaTEScore beside them (as ChestX-Reasoner scores that task)")
     groups = ([(s, t, g) for (s, t), g in per_item.groupby(["source", "task"], sort=True)]
               + [("all", t, per_item[per_item["task"] == t]) for t in TASKS if (per_item["task"] == t).any()]
-              + [("all", "all", per_item)])
+              + [("all", "all", options)])
     rows = []
     for source, task, group in groups:
         counted = group[group["scored"]]
@@ -133,6 +141,25 @@ def open_ended_rows(items: pd.DataFrame, outputs: dict[tuple[str, str], object],
         rows.append({"source": source, "task": MULTI_NO_OPTION, "items": len(group), "ratescore": e.value,
                      "low": e.low, "high": e.high})
     return pd.DataFrame(rows), str(scorer.signature().with_bootstrap(resamples, seed))
+
+
+def free_text_lines(items: pd.DataFrame, found: tuple[pd.DataFrame, str] | None, unavailable: str | None) -> list[str]:
+    """The free-text task's rows beside the accuracy table: RaTEScore per source and over all with its CI and
+    signature (`open_ended_rows`), or, where RaTEScore could not run, each row saying why instead of a number."""
+    from rexrank.radrbench.answers import MULTI_NO_OPTION
+
+    free = items[items["task"] == MULTI_NO_OPTION]
+    if free.empty:
+        return []
+    lines = ["", "free-text task (multi_no_option), RaTEScore of the answer against the reference answer, as "
+             "ChestX-Reasoner scores it (its exact match: the rows above, outside the overall row)",
+             f"{'source':<14} {'items':>6} {'RaTEScore':>9}  95% CI"]
+    if found is None:
+        counts = [(s, len(g)) for s, g in free.groupby("source", sort=True)] + [("all", len(free))]
+        return lines + [f"{s:<14} {n:>6,} {'n/a':>9}  RaTEScore not run here: {unavailable}" for s, n in counts]
+    rows, signature = found
+    return lines + [f"{r['source']:<14} {r['items']:>6,} {r['ratescore']:>9.4f}  [{r['low']:.4f}, {r['high']:.4f}]"
+                    for _, r in rows.iterrows()] + [f"signature: {signature}"]
 
 
 COMPONENTS = ("completeness", "factuality", "effectiveness")

@@ -209,8 +209,10 @@ def check_radrbench(data: bytes) -> dict:
             problems.append("rows: a (source, task) appears more than once")
         if keys.count(("all", "all")) != 1:
             problems.append("rows: expected one row with source and task all")
-        elif sum(r["items"] for r in rows if r["source"] != "all") != rows[keys.index(("all", "all"))]["items"]:
-            problems.append("rows: the all row's items is not the sum of the per-source rows")
+        elif sum(r["items"] for r in rows if r["source"] != "all" and r["task"] != "multi_no_option") != rows[
+                keys.index(("all", "all"))]["items"]:  # the overall row is over the option tasks (issue 46)
+            problems.append("rows: the all row's items is not the sum of the per-source rows of the option tasks "
+                            "(the free-text task is beside it, not in it)")
     if value.get("radrscore") is not None:
         problems += _radrscore_problems(value["radrscore"])
     if value.get("ratescore") is not None:

@@ -41,6 +41,8 @@ class Scorer:
     bounds: ClassVar[tuple[float, float]] = UNBOUNDED  # every per-study score lies here (what the math guarantees)
     empty_prediction: ClassVar[str] = ""  # what an empty candidate scores, in words (docs/metrics.md)
     summary: ClassVar[str] = ""  # what it measures, in a line (the board's About tab)
+    # How it tokenises and which implementation's number it is, other tools' names for theirs beside (no "|")
+    convention: ClassVar[str] = ""
     section: ClassVar[str] = ""  # where docs/metrics.md defines it: "§2"
     cacheable: ClassVar[bool] = False  # features worth keeping across runs (model outputs)
     models: ClassVar[tuple[str, ...]] = ()  # the weights it needs (rexrank.models.MODELS keys): `rexrank metrics`
@@ -72,6 +74,11 @@ class Scorer:
 
     def signature(self) -> Signature:
         raise NotImplementedError
+
+    def for_dataset(self, dataset: str | None) -> Scorer:
+        """This scorer as it scores the texts of `dataset` (a catalog name; None: unknown): itself, unless its text
+        preparation follows the dataset, as R2Gen's cleaners do (BLEU-4, ROUGE-L); what it picks, it signs."""
+        return self
 
     def cache_namespace(self) -> str:
         """What the features depend on (weights, settings); by default everything in the signature."""

@@ -50,6 +50,7 @@ class Spec:
     bounds: tuple[float, float] = (-math.inf, math.inf)  # a study's score (a score column), or the value's
     empty_prediction: str = ""
     summary: str = ""
+    convention: str = ""  # its tokenisation and implementation, other tools' names beside (`rexrank metrics`, cards)
     section: str = ""  # where docs/metrics.md defines it
     needs: tuple[str, ...] = ()  # the metrics whose columns or features it is made from
     options: Mapping[str, Any] = field(default_factory=dict)  # what changes the number -> its published value
@@ -117,6 +118,7 @@ def spec_of(implementation: Any, kind: Kind) -> Spec:
         name=name, title=implementation.title, version=implementation.version, kind=kind,
         statistic=implementation.statistic, columns=columns, bounds=tuple(implementation.bounds),
         empty_prediction=implementation.empty_prediction, summary=implementation.summary,
+        convention=getattr(implementation, "convention", ""),
         section=implementation.section, needs=tuple(getattr(implementation, "needs", ())),
         options=options_of(implementation) if kind == Kind.SCORER else dict(getattr(implementation, "options", {})),
         published=dict(implementation.published), models=tuple(getattr(implementation, "models", ())),
