@@ -71,7 +71,7 @@ def test_readable_answer_forms_are_scored_right(tmp_path):
 def test_demo_prints_and_writes_radrbench_accuracy(tmp_path, capsys):
     assert main(["demo", "--out", str(tmp_path), "--metrics", "bleu2"]) == 0
     out = capsys.readouterr().out.split("== RadRBench-CXR")[1]
-    assert "all                            Demo-Reasoner 0.955" in out  # 21 of the 22 option-task items
+    assert "all (options)                  Demo-Reasoner 0.955" in out  # 21 of the 22 option-task items
     assert "Demo-Guesser answer failures: ambiguous 1, empty_output 1, no_answer_tag 2, not_an_option 2" in out
     result = json.loads((tmp_path / "demo-reasoner/radrbench/radrbench-cxr.accuracy.json").read_text())
     assert result["model"] == "Demo-Reasoner" and result["rows"][-1]["accuracy"] == 21 / 22

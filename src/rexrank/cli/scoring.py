@@ -378,7 +378,7 @@ def _demo_radrbench(out: Path) -> None:
     rows = {key: s.rows.set_index(["source", "task"]) for key, s in scored.items()}
     groups = list(next(iter(rows.values())).index)
     for source, task in groups:
-        label = "all" if task == "all" else f"{task} (all sources)" if source == "all" else f"{source}.{task}"
+        label = "all (options)" if task == "all" else f"{task} (all sources)" if source == "all" else f"{source}.{task}"
         cells = "  ".join(f"{rdemo.MODELS[k]['name']:<{width}} {r.loc[(source, task), 'accuracy']:.3f} "
                           f"[{r.loc[(source, task), 'low']:.3f}, {r.loc[(source, task), 'high']:.3f}]"
                           for k, r in rows.items())
