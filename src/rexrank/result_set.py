@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rexrank import shards, stats
+from rexrank import contradictions, shards, stats
 from rexrank.data import align, load_predictions, load_split
 from rexrank.data.identity import identify
 from rexrank.data.known import is_demo
@@ -154,9 +154,11 @@ def merge(shards: list[Path], out: Path, resamples: int, seed: int) -> Result:
     if first["extras"]:
         warnings.append(f"corpus-level extras ({', '.join(first['extras'])}) need every study at once; not computed "
                         "for a sharded run")
-    card = Scorecard(per_study, estimates(per_study, signatures, resamples, seed), first["skipped"])
+    # the judges' contradicted verdicts are columns of the table: counted again over the joined studies
+    card = Scorecard(per_study, estimates(per_study, signatures, resamples, seed), first["skipped"],
+                     contradictions.counts(per_study))
     result = Result(ModelInfo(**first["model"]), first["dataset"], first["split"], first["task"], card.metrics,
-                    first["counts"], card.skipped, warnings=warnings)
+                    first["counts"], card.skipped, warnings=warnings, extras=card.extras)
     check_room(out, result.dataset, result.task, result.model.name)
     with writing(out, result.dataset, result.task, result.model.name):  # not while a score writes the same files
         return write_result_set(out, result, card, table["study_id"], table["prediction"])
