@@ -16,13 +16,13 @@ import pandas as pd
 
 from rexrank import demo
 from rexrank.catalog import BOARD_METRICS, TASK_TITLES, TEST_SETS
+from rexrank.contradictions import CHECKED
 from rexrank.files import file_sha256, write_text
 from rexrank.radrbench import RADRSCORE_PARTS
 from rexrank.reports import text_settings
 from rexrank.results import MetricResult, ModelInfo, Result
 from rexrank.rules import ledger
 from rexrank.rules.layout import CARD, SUBMISSIONS
-from rexrank.contradictions import CHECKED
 from rexrank.scorecard import estimates
 from rexrank.scorers import JUDGED, inverted, spec
 from rexrank.signature import Signature
