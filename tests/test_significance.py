@@ -68,18 +68,17 @@ def test_findings_against_findings_impression_on_the_same_ids_is_refused_in_one_
 def test_folders_missing_files_and_other_files_are_one_line_naming_them(same_ids, tmp_path, capsys):
     out = same_ids["findings"].parent
     assert main(["compare", str(out), str(out)]) == 2
-    assert one_line(capsys) == (f"rexrank: error: {out}: a folder, not a per-study table "
-                                "<dataset>.<task>.<model>.per_study.parquet; it holds "
-                                "split.findings.careful.per_study.parquet, "
-                                "split.findings_impression.careful.per_study.parquet")
+    assert one_line(capsys) == (f"rexrank: error: {out}: 2 results (split findings of 'careful', split "
+                                "findings_impression of 'careful'): choose one with --dataset, --task or --model-name")
     assert main(["compare", str(tmp_path / "gone.parquet"), str(same_ids["findings"])]) == 2
-    assert one_line(capsys) == f"rexrank: error: {tmp_path / 'gone.parquet'}: no such per-study table"
-    result = written(out, "split.findings.json")
-    assert main(["compare", str(result), str(same_ids["findings"])]) == 2
-    assert one_line(capsys).startswith(f"rexrank: error: {result}: not a readable parquet file")
+    assert one_line(capsys) == f"rexrank: error: {tmp_path / 'gone.parquet'}: no such per-study table, result or " \
+                               "--out folder"
+    result = written(out, "split.findings.json")  # a result JSON stands for its table
+    assert main(["compare", str(result), str(same_ids["findings"])]) == 0
+    capsys.readouterr()
     (tmp_path / "empty").mkdir()
     assert main(["compare", str(tmp_path / "empty"), str(same_ids["findings"])]) == 2
-    assert "it holds no *.per_study.parquet (rexrank score --out writes them)" in one_line(capsys)
+    assert "no result of rexrank score there (it holds: none)" in one_line(capsys)
 
 
 def write(path, about, **columns):

@@ -19,6 +19,7 @@ training data.
 from __future__ import annotations
 
 import csv
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from decimal import Decimal, InvalidOperation
 from functools import cache
 from pathlib import Path
 
+from rexrank import __version__
 from rexrank.catalog import ACCESS, BOARD_METRICS, TEST_SETS
 from rexrank.errors import InputError
 from rexrank.models.registry import MODELS
@@ -148,6 +150,36 @@ class OfficialRow:
                          "what its rounded components imply")
         notes += [f"published {column} 0 read as not scored" for column in self.placeholders]
         return "; ".join(notes)
+
+
+# What an imported file is compared on: everything it says but the rexrank release that wrote it (a release that
+# changes no figure rewrites every shipped file with its own version; the figures, their notes and facts are the same).
+_NOT_COMPARED = ("rexrank_version",)
+
+
+@cache
+def shipped_figures() -> dict[str, dict]:
+    """Each imported file this rexrank ships (`SHIPPED/imported`), by file name, as the JSON object compared."""
+    return {path.name: _comparable(path.read_bytes()) for path in sorted((SHIPPED / IMPORTED).glob("*.json"))}
+
+
+def _comparable(data: bytes) -> dict | None:
+    try:
+        found = json.loads(data)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    return {k: v for k, v in found.items() if k not in _NOT_COMPARED} if isinstance(found, dict) else None
+
+
+def shipped_problem(name: str, data: bytes) -> str | None:
+    """None when `data`, a results repo's `imported/<name>`, says exactly what the figure this rexrank ships under
+    that name says; else why not (docs/security.md, rule 21)."""
+    shipped = shipped_figures().get(name)
+    if shipped is None:
+        return f"not among the {len(shipped_figures())} official figures rexrank {__version__} ships"
+    if _comparable(data) != shipped:
+        return f"differs from the official figure rexrank {__version__} ships under that name"
+    return None
 
 
 def imported_path(repo: Path, row: OfficialRow) -> Path:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rexrank import per_study, shards, stats
+from rexrank import contradictions, per_study, shards, stats
 from rexrank.data import align, load_predictions, load_split
 from rexrank.data.identity import identify
 from rexrank.data.known import is_demo
@@ -224,12 +224,15 @@ def merge(shards: list[Path], out: Path, resamples: int, seed: int, replace_earl
     if first["extras"]:
         warnings.append(f"corpus-level extras ({', '.join(first['extras'])}) need every study at once; not computed "
                         "for a sharded run")
-    card = Scorecard(per_study, estimates(per_study, signatures, resamples, seed), first["skipped"])
+    # the judges' contradicted verdicts are columns of the table: counted again over the joined studies
+    card = Scorecard(per_study, estimates(per_study, signatures, resamples, seed), first["skipped"],
+                     contradictions.counts(per_study))
     model, inputs = ModelInfo(**first["model"]), first.get("inputs") or ""
     check_room(out, first["dataset"], first["task"], model.name)
     path = result_paths(out, first["dataset"], first["task"], model.name)[0]
     with writing(out, first["dataset"], first["task"], model.name):  # not while a score writes the same files
         card = _kept(None if replace_earlier else _earlier(path, inputs), card, path)
         result = Result(model, first["dataset"], first["split"], first["task"], card.metrics, first["counts"],
-                        card.skipped, warnings=warnings, checks={"inputs": inputs} if inputs else {})
+                        card.skipped, warnings=warnings, extras=card.extras,
+                        checks={"inputs": inputs} if inputs else {})
         return write_result_set(out, result, card, table["study_id"], table["prediction"])

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from rexrank import __version__, per_study, stats
+from rexrank import __version__, contradictions, per_study, stats
 from rexrank.data.known import recognise
 from rexrank.errors import InputError
 from rexrank.files import atomic_path, write_text
@@ -184,6 +184,10 @@ def score(
     ordered = {column: values for name in _plan(metric_set.metrics) if name in columns
                for column, values in _per_study(name, columns[name]).items()}
     per_study = pd.DataFrame({"study_id": rows["study_id"].tolist(), **ordered, **sufficient, **detail})
+    # after the scores, from them: which clean verdicts CheXbert's labels (or RadGraph) contradict (rule 22)
+    per_study = contradictions.mark(per_study, contradictions.labels_of(joined))
+    for name, found in contradictions.counts(per_study).items():
+        extras[name] = {**extras.get(name, {}), **found}
     return Scorecard(per_study, estimates(per_study, signatures, resamples, seed), skipped, extras)
 
 

@@ -1,4 +1,4 @@
-"""The per-account rules the ranking applies (docs/security.md rule 21): duplicates, a day's cap, new accounts, each
+"""The per-account rules the ranking applies (docs/security.md rule 23): duplicates, a day's cap, new accounts, each
 account's bounded weight; a flood from one account, or from many new ones, cannot move the order past what they
 allow; voters far below chance are listed."""
 

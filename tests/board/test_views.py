@@ -301,6 +301,7 @@ def test_a_number_made_otherwise_than_the_published_figures_is_marked_with_how(t
     by_gpt = Signature("green", "1", models={"backend": "judge:gpt-4o:t=0:max_tokens=1024"},
                        settings=text_settings("findings"))  # on references as rexrank builds them
     made.metrics["green"] = MetricResult(0.4, 0.4, 0.3, 0.5, 10, "mean", signature=by_gpt)
+    made.extras["green"] = {"contradicted": 0}  # its verdicts cross-checked, none contradicted (rule 22)
     (repo / "submissions" / "lab-f" / "results").mkdir(parents=True)
     made.write(repo / "submissions" / "lab-f" / "results" / "mimic-cxr.findings.json")
     reviewed(repo, "lab-f", {"mimic-cxr.findings": made.to_json().encode()})

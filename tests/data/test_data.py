@@ -155,7 +155,8 @@ def test_jsonl_and_csv(tmp_path):
     with pytest.raises(InputError, match=r"p.csv:2: more fields than the header.*quote"):
         load_predictions(csv)
     csv.write_text("id,text\ns1,a\n")
-    with pytest.raises(InputError, match=r"study_id and prediction \(or report\), got 'id', 'text'"):
+    with pytest.raises(InputError, match=r"study_id and prediction \(or report, or findings and impression\), got "
+                                         r"'id', 'text'"):
         load_predictions(csv)
     with pytest.raises(InputError, match="unknown predictions format '.txt'"):
         (tmp_path / "p.txt").write_text("x")

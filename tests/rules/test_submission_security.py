@@ -756,7 +756,8 @@ def test_a_judged_metric_keeps_its_detail_columns_and_every_study_has_a_score(tm
     scores = [0.5, 0.0, 0.25, 1.0, 0.0, 0.0]  # two studies the judge's answer was not read for, at GREEN's worst
     table = pd.DataFrame({"study_id": STUDIES, "bleu2": VALUES, "green": scores,
                           **{f"green.{k}": [1, None, 2, 0, 3, None] for k in green.COUNT_KEYS},
-                          "green.problem": [None, "unparseable", None, None, None, "cut"]})
+                          "green.problem": [None, "unparseable", None, None, None, "cut"],
+                          "green.contradicted": [0] * 6})  # rule 22's column: no verdict contradicted
     signatures = {"bleu2": Bleu2().signature(), "green": Signature("green", green.VERSION)}
     metrics = estimates(table, signatures, resamples=50, seed=1)
     result = Result(ModelInfo("Model", "Lab"), "mimic-cxr", "test", "findings", metrics, counts={"scored": 6})

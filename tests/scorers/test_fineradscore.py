@@ -368,7 +368,8 @@ def test_rexrank_score_fineradscore_through_a_judge(tmp_path, fake_openai, monke
     assert result.extras["fineradscore"] == {"aggregate": "max", "mean_max": pytest.approx(132 / 45),
                                              "mean_sum": pytest.approx(176 / 45), "judged": 45,
                                              "judged_mean": pytest.approx(132 / 45), "refused": 0, "unparseable": 0,
-                                             "cut": 0, "addressed": 0, "repaired": 0}
+                                             "cut": 0, "addressed": 0, "repaired": 0,
+                                             "contradicted": None}  # no CheXbert, no RadGraph: not cross-checked
     assert table_problems(tmp_path) == {None}
     assert "|shots:synthetic-v1|agg:max|" in str(metric.signature)
     table = pd.read_parquet(written(tmp_path, "dataset.findings.per_study.parquet")).set_index("study_id")

@@ -1,4 +1,4 @@
-"""What the ranking counts of a voter's votes (docs/security.md, rule 21), and the voters it lists for the
+"""What the ranking counts of a voter's votes (docs/security.md, rule 23), and the voters it lists for the
 maintainers. The Space refuses a second vote on the same study and pair and limits an account's rate
 (`rexrank.arena.pairs`); these rules hold again on whatever the votes file holds, so the numbers never rest on the
 Space alone:

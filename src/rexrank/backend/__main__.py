@@ -4,7 +4,7 @@ HF Job. Jobs: `review` re-scores a submission pull request's public predictions 
 only; `infer` runs a code submission's model (build, smoke test, public sets, the private set) in the sandbox and
 publishes what it scores; `merge` merges a pull request at the head a job reviewed; `aggregate` rebuilds
 leaderboard.parquet from a results repo (a checkout or the Hub); `bootstrap` starts a results repo from the official
-ReXrank figures."""
+ReXrank figures; `approve` records a maintainer's word on one file (an imported row, reviewed judge verdicts)."""
 
 from __future__ import annotations
 
@@ -56,6 +56,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--metrics", help="default: every metric this rexrank computes without a judge")
     run.add_argument("--gpus", type=int, default=0, help="one sandbox per GPU (default 0: the CPU)")
     run.add_argument("--timeout", type=float, default=24 * 3600, help="each run's wall-clock limit in seconds")
+    vouch = jobs.add_parser("approve", help="a maintainer vouches for one file on main, by its content: an imported "
+                            "row rexrank does not ship, or a result whose withheld judge verdicts were reviewed")
+    vouch.add_argument("--hub", required=True, metavar="ORG/NAME", help="the results repo (token in HF_TOKEN)")
+    vouch.add_argument("path", help="imported/<name>.json or submissions/<id>/results/<dataset>.<task>.json")
+    vouch.add_argument("--by", required=True, help="the maintainer who approves (recorded in the ledger)")
+    vouch.add_argument("--note", default="", help="what was checked, recorded beside it")
+    vouch.add_argument("--list", action="store_true", help="list the contradicted studies (ids only); record nothing")
     join = jobs.add_parser("merge", help="merge a submission pull request, only at the head a job reviewed")
     join.add_argument("--hub", required=True, metavar="ORG/NAME", help="the results repo")
     join.add_argument("--pr", required=True, type=int, help="the pull request's number")
@@ -70,6 +77,10 @@ def _aggregate(args) -> int:
     print(f"{where}: leaderboard.parquet {len(board)} rows, {ranked} ranked, {len(board) - ranked} unranked")
     for _, row in board[board["unranked"].notna()].iterrows():
         print(f"  unranked: {row['model']} ({row['dataset']} {row['task']}): {row['unranked']}")
+    for _, row in board[board["withheld"].notna()].iterrows():  # judged values the maintainers are to review
+        path = f"submissions/{row['submission']}/results/{row['dataset']}.{row['task']}.json"
+        print(f"  withheld: {row['model']} ({row['dataset']} {row['task']}): {row['withheld']}; review: python -m "
+              f"rexrank.backend approve --hub {args.hub or 'ORG/NAME'} {path} --list")
     for problem in board.attrs.get("unreadable", []):
         print(f"rexrank.backend: error: left out: {problem}", file=sys.stderr)
     return 1 if board.attrs.get("unreadable") else 0
@@ -106,6 +117,18 @@ def _bootstrap(args) -> int:
     return 0
 
 
+def _approve(args) -> int:
+    from rexrank.backend.approve import approve
+
+    found, record = approve(args.hub, args.path, args.by, args.note, list_only=args.list)
+    for metric, ids in found.items():
+        shown = ", ".join(ids[:50]) + (f" (and {len(ids) - 50} more)" if len(ids) > 50 else "")
+        print(f"{args.path}: {metric}: {len(ids)} contradicted studies{': ' + shown if ids else ''}")
+    if record is not None:
+        print(f"{args.hub}: {record['by']} approved {args.path} (sha256 {record['sha256'][:12]}...)")
+    return 0
+
+
 def _merge(args) -> int:
     from rexrank.backend.merge import merge
 
@@ -138,8 +161,8 @@ def _private(args) -> int:
     return 0
 
 
-JOBS = {"aggregate": _aggregate, "review": _review, "bootstrap": _bootstrap, "merge": _merge, "infer": _infer,
-        "private": _private}
+JOBS = {"approve": _approve, "aggregate": _aggregate, "review": _review, "bootstrap": _bootstrap, "merge": _merge,
+        "infer": _infer, "private": _private}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

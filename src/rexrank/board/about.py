@@ -154,7 +154,13 @@ def about() -> str:
         "the board's RadCliQ-v1 settings; a submission's result counts only as the file the maintainers' job wrote, "
         "whose sha256 their ledger records, so a file a submitter wrote (or changed) is listed unranked. "
         "ReXrank's figures are from rexrank.ai, 2025-09, Zhang et al. Where a published 1/RadCliQ-v1 lies outside "
-        "what its own rounded components imply, **Note** says so.",
+        "what its own rounded components imply, **Note** says so. An imported row is shown only as the figure "
+        "rexrank ships under its name or as bytes a maintainer recorded; any other file there is left out of the "
+        "board (shown, it would read as ReXrank's published number), whoever merged it. A judged value (GREEN, "
+        "FineRadScore) is blank, and **Note** says why, while any of its verdicts of no clinically significant error "
+        "is contradicted by CheXbert's labels of the same study (or, without CheXbert, by RadGraph), or while no "
+        "deterministic metric checked them, until the maintainers review that file; the row keeps its rank, which "
+        "no judge makes.",
         "",
         "**Rank range** is how far a rank could move given the 1/RadCliQ-v1 CIs: the best is 1 + the models whose CI "
         "lies wholly above this one's, the worst the number of models whose CI reaches this one's low bound (itself "

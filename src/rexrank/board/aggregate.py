@@ -8,7 +8,9 @@ model and scored what it wrote), `scored` (the submission's predictions, re-scor
 private job) or `imported` (ReXrank's figure as published).
 
 The board ranks what the maintainers made: generated rows, and imported ones (`imported/*.json`, from `rexrank
-import-rexrank-csv --out`: no signature, ranked beside the others and marked, as ReXrank's own table mixes them).
+import-rexrank-csv --out`: no signature, ranked beside the others and marked, as ReXrank's own table mixes them). An
+imported file is shown only when it is the official figure this rexrank ships under its name, or the bytes a
+maintainer recorded in the ledger; any other is left out and named (whoever merged it: the Hub's button included).
 A scored row is self-reported: the predictions are the submitter's, and no check can tell a paraphrased copy of a
 public test set's references from a model's reports (the near-copy rule is lexical). It keeps its numbers and CIs,
 has no `rank` (SELF_REPORTED_NOTE says why), and `self_rank` ranks it among the self-reported rows (the board's
@@ -36,14 +38,15 @@ from rexrank.board.schema import (
     RANK_BY,
 )
 from rexrank.catalog import BOARD_METRICS
+from rexrank.contradictions import withheld
 from rexrank.errors import InputError
 from rexrank.files import atomic_path, write_text
-from rexrank.official import departures
+from rexrank.official import IMPORTED, departures, shipped_problem
 from rexrank.radrbench import RADRSCORE_PARTS
 from rexrank.results import COMPUTED, SELF_REPORTED, Result, ResultError
 from rexrank.rules import ledger
 from rexrank.rules.layout import CARD, RADRBENCH_RESULT, SUBMISSIONS
-from rexrank.rules.limits import CARD_JSON, parse_json
+from rexrank.rules.limits import CARD_JSON, RESULT_JSON, parse_json
 
 
 def _row(result: Result, submission: str | None, card: dict) -> dict:
@@ -68,6 +71,20 @@ def _row(result: Result, submission: str | None, card: dict) -> dict:
         row[f"{name}_key"] = None if m is None or m.signature is None else m.signature.point_key
         row[f"{name}_departs"] = None if m is None or m.signature is None else "; ".join(departures(m.signature))
     return row
+
+
+WITHHELD = "withheld until the maintainers review it"
+
+
+def _withhold(row: dict, held: dict[str, str]) -> dict:
+    """A judged value whose verdicts the deterministic metrics contradict, or that none checked, blanked with its CI
+    (never shown, never sorted on) and said in the row's note, until a maintainer's review of the file is in the
+    ledger (docs/security.md, rule 22). The row keeps its rank by 1/RadCliQ-v1, which no judge makes."""
+    if not held:
+        return row
+    blank = {f"{name}{part}": None for name in held for part in ("", "_low", "_high")}
+    note = "; ".join(f"{why}: {WITHHELD}" for why in held.values())
+    return row | blank | {"withheld": ", ".join(held), "note": "; ".join(filter(None, (row["note"], note)))}
 
 
 def _imported_card(result: Result) -> dict:
@@ -146,14 +163,32 @@ def rows(repo: Path, unreadable: list[str]) -> list[dict]:
         for path in sorted((folder / "results").glob("*.json")):
             result = read(path)
             if result is not None and result.provenance in COMPUTED:  # imported rows come from imported/ only
-                why = moved or verified.unverified(folder.name, path.name.removesuffix(".json"), path.read_bytes())
+                key, data = path.name.removesuffix(".json"), path.read_bytes()
+                why = moved or verified.unverified(folder.name, key, data)
                 # the per-study table a comparison may use: the one the verified result names by its hash
                 table = None if why else result.companions.get("per_study.parquet")
-                out.append(_row(result, folder.name, card) | {"unranked": why, "per_study_sha256": table})
-    for path in sorted((repo / "imported").glob("*.json")):
-        if (result := read(path)) is not None:
+                held = {} if verified.reviewed(folder.name, key, data) else withheld(result)
+                row = _withhold(_row(result, folder.name, card), held)
+                out.append(row | {"unranked": why or held.get(RANK_BY), "per_study_sha256": table})
+    for path in sorted((repo / IMPORTED).glob("*.json")):
+        if (why := _import_problem(path, verified)) is not None:
+            unreadable.append(f"{IMPORTED}/{path.name}: {why}; left out of the board (docs/security.md, rule 21)")
+        elif (result := read(path)) is not None:
             out.append(_row(result, None, _imported_card(result)) | {"unranked": None})
     return out
+
+
+def _import_problem(path: Path, verified: ledger.Ledger) -> str | None:
+    """None when `imported/<name>` is what the maintainers made, whoever merged it: the official figure this rexrank
+    ships under that name, or bytes a maintainer recorded in the ledger (`approve`); else why it is left out. A
+    figure neither vouches for is not shown at all: listed, it would read as ReXrank's published number."""
+    try:
+        data = _head(path, RESULT_JSON.max_bytes)
+    except (InputError, OSError) as err:
+        return str(err)
+    shipped = shipped_problem(path.name, data)
+    recorded = shipped and verified.import_problem(path.name, data)
+    return recorded and f"{shipped}, and {recorded}"
 
 
 def ranked_rows(repo: Path) -> pd.DataFrame:
@@ -310,7 +345,7 @@ def aggregate_hub(repo_id: str, token: str | None = None) -> tuple[pd.DataFrame,
 
     with tempfile.TemporaryDirectory(prefix="rexrank-aggregate-") as tmp:
         local = Path(snapshot_download(repo_id, repo_type="dataset", token=token, local_dir=Path(tmp) / "repo",
-                                       allow_patterns=[*SHOWN, "imported/*.json", f"{ledger.LEDGER}/**"]))
+                                       allow_patterns=[*SHOWN, f"{IMPORTED}/*.json", f"{ledger.LEDGER}/**"]))
         board = aggregate(local)
         commit = HfApi(token=token).upload_folder(
             folder_path=str(local), repo_id=repo_id, repo_type="dataset",

@@ -15,10 +15,11 @@ RANK_BY = "radcliq_v1"
 # `note`: what an imported row's file says of it (a published value its components contradict, say);
 # `per_study_sha256`: the per-study table a verified result names (what the Compare tab may read), else blank;
 # `access_source`, `trained_on_source`: for an imported row, the page that states its model's access and training
-# data (`rexrank.official.FACTS`); a submission's card is its own source, and they are blank.
+# data (`rexrank.official.FACTS`); a submission's card is its own source, and they are blank; `withheld`: the judged
+# metrics whose values are blank until the maintainers review their verdicts (`rexrank.contradictions`).
 BASE = ("submission", "model", "institution", "url", "paper", "code", "access", "date", "trained_on", "dataset",
         "split", "task", "provenance", "rexrank_version", "created", "note", "per_study_sha256", "access_source",
-        "trained_on_source")
+        "trained_on_source", "withheld")
 # Each metric's value, 95% CI, signature, the signature's point key (what ranking compares) and how its making departs
 # from the published figures' (`rexrank.official.departures`; blank where it does not, or there is no signature).
 COLUMNS = (*BASE, *(f"{m}{part}" for m in BOARD_METRICS

@@ -52,7 +52,7 @@ def _counted(args: argparse.Namespace):
         kept = [v for v in kept if v.winner != "both_bad"]
     data = counted(kept)
     print(f"{len(votes):,} votes read, {len(kept):,} chosen, {len(data.votes):,} counted from {data.accounts:,} "
-          "accounts (docs/security.md rule 21)")
+          "accounts (docs/security.md rule 23)")
     for why, n in sorted(data.dropped.items()):
         print(f"  left out: {n:,} ({why})")
     if not data.votes:

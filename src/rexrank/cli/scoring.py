@@ -241,6 +241,8 @@ def _per_study_table(given: str, results: str, dataset: str | None, task: str | 
     path = Path(given)
     if path.is_file() and path.suffix.lower() == ".parquet":
         return path
+    if not path.exists() and (path.suffix or "/" in given):
+        raise InputError(f"{given}: no such per-study table, result or --out folder")
     found = find(path if path.exists() else Path(results), dataset, task, None if path.exists() else given)
     table = companions(found)[0]
     if not table.is_file():

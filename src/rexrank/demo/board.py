@@ -16,6 +16,7 @@ import pandas as pd
 
 from rexrank import demo
 from rexrank.catalog import BOARD_METRICS, TASK_TITLES, TEST_SETS
+from rexrank.contradictions import CHECKED
 from rexrank.files import file_sha256, write_text
 from rexrank.radrbench import RADRSCORE_PARTS
 from rexrank.reports import text_settings
@@ -68,7 +69,9 @@ def demo_results_repo(root: str | os.PathLike, crowd: int = 0) -> Path:
                 made = GENERATED_FIELDS if key in GENERATED_BY_THE_MAINTAINERS or key not in tabled else {}
                 result = Result(ModelInfo(card["name"], card["institution"], card["url"]), dataset, "test", task,
                                 metrics, counts={"scored": STUDIES}, created="2026-11-01T00:00:00Z",
-                                companions=companions, **made)
+                                companions=companions, **made,
+                                # synthetic verdicts, as if cross-checked and none contradicted (rule 22)
+                                extras={n: {"contradicted": 0} for n in CHECKED if n in metrics})
                 written[f"{dataset}.{task}"] = result.write(folder / "results" / f"{dataset}.{task}.json").read_bytes()
         ledger.record_folder(root, key, owner=key, name=card["name"], institution=card["institution"], files=written,
                              pr=0, head="0" * 40, job="demo")  # synthetic numbers, ranked as if reviewed
@@ -81,7 +84,9 @@ def demo_results_repo(root: str | os.PathLike, crowd: int = 0) -> Path:
                    {"radcliq_v1": MetricResult(value, statistic="inverse_mean"),
                     "bleu2": MetricResult(round(0.1 + 0.1 * rng.random(), 3))},
                    provenance="imported", created="2026-11-01T00:00:00Z"
-                   ).write(root / "imported" / f"{dataset}.{task}.demo-imported.json")
+                   ).write(path := root / "imported" / f"{dataset}.{task}.demo-imported.json")
+            name = path.relative_to(root).as_posix()  # synthetic, not a shipped figure: vouched for as a maintainer
+            ledger.approve_folder(root, name, ledger.approval(name, path.read_bytes(), by="rexrank demo"))
     return root
 
 

@@ -130,20 +130,17 @@ def find_files(sources: Sequence[Path]) -> tuple[list[ItemFile], list[str]]:
     files, train, other = [], [], []
     named = {path for path in sources if path.is_file()}  # a file named outright must be an item file
     for path, key in found:
-        try:
-            described = describe(path, key)
-        except InputError:
-            if path in named:
-                raise
-            other.append(key)  # a file beside the items (the demo's models.json, a download's metadata)
+        if path not in named and path.stem.lower().split("_", 1)[0] not in SOURCES:
+            other.append(key)  # a file beside the items, named for no source (the demo's models.json, metadata)
             continue
+        described = describe(path, key)
         if described is None:
             train.append(key)
         else:
             files.append(described)
     notes = [f"{len(train)} training file(s) left out (only the test split is built): {', '.join(train[:5])}"
              f"{' ...' if len(train) > 5 else ''}"] if train else []
-    notes += [f"{len(other)} file(s) whose names are no RadRBench-CXR task's left out: {', '.join(other[:5])}"
+    notes += [f"{len(other)} file(s) whose names start with no RadRBench-CXR source left out: {', '.join(other[:5])}"
               f"{' ...' if len(other) > 5 else ''}"] if other else []
     if not files:
         raise InputError(f"{NAME}: no RadRBench-CXR test files in {', '.join(map(str, sources))} (expected JSON "

@@ -11,6 +11,14 @@ submission's own folder, and the merge job merges only the head a review recorde
     ledger/private/<time>.<id>.<task>.json one private scoring: who asked (pull request author, institution), when,
                                            and a digest per study of the predictions scored (near copies of an
                                            earlier set are refused: `rexrank.backend.private`)
+    ledger/imported/<name>.json            a maintainer vouches for `imported/<name>.json`, a figure rexrank does not
+                                           ship: its sha256, who, when, a note (docs/security.md, rule 21)
+    ledger/reviews/<id>.<dataset>.<task>.json  a maintainer reviewed the judge verdicts the deterministic metrics
+                                           contradict in exactly that result file: its sha256, the metrics and their
+                                           contradicted studies' count, who, when, a note (rule 22)
+
+Both last kinds are written by `python -m rexrank.backend approve PATH` (`approval`), and count only for the bytes
+they name.
 
 The aggregate job ranks a scored result only when its file's sha256 is the ledger's, and a submission only when its
 folder on main is one a job left (every file: cards and tables too): a number nobody re-scored, or a file changed
@@ -32,6 +40,8 @@ from rexrank.errors import InputError
 LEDGER = "ledger"
 SUBMISSIONS = f"{LEDGER}/submissions"
 PRIVATE = f"{LEDGER}/private"
+IMPORTS = f"{LEDGER}/imported"
+REVIEWS = f"{LEDGER}/reviews"
 MAX_RECORD_BYTES = 4 * 1024 * 1024  # a private record holds one digest per study: about 250 KB for 10,000
 COMMIT_TRIES = 5  # another job committed to main between our read and our write: read again
 MAX_TREES = 20  # reviewed states of a submission's folder kept (each a few KB): any of them may be on main
@@ -89,6 +99,8 @@ class Ledger:
     submissions: dict[str, dict] = field(default_factory=dict)  # submission id -> its record
     private: list[dict] = field(default_factory=list)  # private scorings, oldest first
     unreadable: list[str] = field(default_factory=list)  # ledger files that could not be read, by path
+    imports: dict[str, dict] = field(default_factory=dict)  # imported file name -> the maintainer's record
+    reviews: dict[str, dict] = field(default_factory=dict)  # "<id>.<dataset>.<task>" -> the maintainer's review
 
     def owner(self, submission: str) -> str | None:
         record = self.submissions.get(submission)
@@ -133,6 +145,50 @@ class Ledger:
         return None
 
 
+    def import_problem(self, name: str, data: bytes) -> str | None:
+        """None when a maintainer recorded exactly these bytes as `imported/<name>`; else why not."""
+        entry = self.imports.get(name.removesuffix(".json"))
+        if entry is None:
+            return f"not recorded by the maintainers ({IMPORTS}/)"
+        if entry.get("sha256") != sha256(data):
+            return f"changed since {entry.get('by') or 'a maintainer'} recorded it ({entry.get('at', '')})"
+        return None
+
+    def reviewed(self, submission: str, key: str, data: bytes) -> dict | None:
+        """The maintainers' review of the result file `data` of `submission` ("<dataset>.<task>"), when it names
+        exactly these bytes."""
+        entry = self.reviews.get(f"{submission}.{key}")
+        return entry if entry is not None and entry.get("sha256") == sha256(data) else None
+
+
+def approval_path(path: str) -> str:
+    """Where the ledger records a maintainer's approval of the repo file `path`: an imported row, or a submission's
+    result whose judge verdicts were reviewed; InputError for any other file."""
+    parts = path.split("/")
+    if len(parts) == 2 and parts[0] == "imported" and parts[1].endswith(".json") and parts[1] != ".json":
+        return f"{IMPORTS}/{parts[1]}"
+    if len(parts) == 4 and parts[0] == "submissions" and parts[2] == "results" and parts[3].endswith(".json"):
+        return f"{REVIEWS}/{parts[1]}.{parts[3]}"
+    raise InputError(f"{path}: only imported/<name>.json or submissions/<id>/results/<dataset>.<task>.json can be "
+                     "approved")
+
+
+def approval(path: str, data: bytes, by: str, note: str = "", **more) -> dict:
+    """The record of a maintainer's approval of exactly `data` at `path` (`more`: what was reviewed)."""
+    return {"path": path, "sha256": sha256(data), "by": by, "at": now(), "note": note, **more}
+
+
+def record_approval(api, repo_id: str, path: str, record: dict) -> None:
+    _commit_json(api, repo_id, approval_path(path), lambda _: record, f"Ledger: {record['by']} approves {path}")
+
+
+def approve_folder(root: str | Path, path: str, record: dict) -> None:
+    """`record_approval` in a local copy of the results repo (the demo board and the tests write one)."""
+    write_to = Path(root) / approval_path(path)
+    write_to.parent.mkdir(parents=True, exist_ok=True)
+    write_to.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
 def read_folder(root: str | Path) -> Ledger:
     """The ledger of a local copy of the results repo (an empty one when it has none)."""
     root = Path(root)
@@ -141,6 +197,8 @@ def read_folder(root: str | Path) -> Ledger:
         if (record := _record(path, ledger)) is not None:
             ledger.submissions[path.stem] = record
     ledger.private = [r for path in sorted((root / PRIVATE).glob("*.json")) if (r := _record(path, ledger))]
+    for kind, folder in ((ledger.imports, IMPORTS), (ledger.reviews, REVIEWS)):
+        kind.update((path.stem, r) for path in sorted((root / folder).glob("*.json")) if (r := _record(path, ledger)))
     return ledger
 
 

@@ -222,6 +222,9 @@ class Judged:
     statistic: ClassVar[str] = "mean"
     bounds: ClassVar[tuple[float, float]] = UNBOUNDED
     details: ClassVar[dict[str, str]] = {}  # per-study detail columns beside the score: name -> "number" or "text"
+    # A study's score when the judge finds no clinically significant error: such a verdict is checked against the
+    # deterministic metrics of the same study (`rexrank.contradictions`, its `<name>.contradicted` column); None: not
+    best: ClassVar[float | None] = None
     empty_prediction: ClassVar[str] = ""
     summary: ClassVar[str] = ""
     section: ClassVar[str] = ""
@@ -246,8 +249,10 @@ class Judged:
 
     @classmethod
     def detail_columns(cls) -> dict[str, str]:
-        """Every per-study column beside the score: the metric's own and `<name>.problem`."""
-        return {**cls.details, f"{cls.name}.problem": "text"}
+        """Every per-study column beside the score: the metric's own, `<name>.problem` and, where its verdicts are
+        cross-checked, `<name>.contradicted`."""
+        checked = {f"{cls.name}.contradicted": "number"} if cls.best is not None else {}
+        return {**cls.details, f"{cls.name}.problem": "text", **checked}
 
     def run(self, predictions: Sequence[str], references: Sequence[str], dataset: DataUse | str | None
             ) -> tuple[np.ndarray, dict[str, list], dict[str, Any]]:

@@ -351,6 +351,7 @@ class Green(Judged):
     version = VERSION
     bounds = (0.0, 1.0)  # matched / (matched + errors)
     details = {f"green.{key}": "number" for key in COUNT_KEYS}
+    best = 1.0  # no clinically significant error, a finding matched
     empty_prediction = "judged as written (an empty candidate matches nothing: usually 0)"
     summary = ("A fine-tuned LLM judge counts matched findings and clinically significant errors: matched / (matched"
                " + significant errors).")

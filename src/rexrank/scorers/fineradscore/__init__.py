@@ -244,6 +244,7 @@ class FineRadScore(Judged):
     statistic = "inverse_mean"  # the board's 1/FineRadScore
     bounds = (0.0, math.inf)  # severities 0-4, per study their max or their sum
     details = {"fineradscore.max": "number", "fineradscore.sum": "number", "fineradscore.corrections": "text"}
+    best = 0.0  # no correction
     empty_prediction = "judged as written: no line to correct, so only inserted lines (usually severe)"
     summary = ("An LLM judge corrects the prediction line by line and grades each correction's severity (0-4); per "
                "study the maximum; the board shows 1 / the mean.")
