@@ -35,7 +35,8 @@ from pathlib import Path
 
 from rexrank.inference.contract import ENVIRONMENTS, Model
 from rexrank.inference.fetch import PLAN, REFUSED
-from rexrank.inference.requirements import BuildFailed, Plan, plan as plan_files
+from rexrank.inference.requirements import BuildFailed, Plan
+from rexrank.inference.requirements import plan as plan_files
 from rexrank.inference.sandbox import ENVIRONMENT, Sandbox, scratch_copy
 from rexrank.text import shown
 
@@ -99,12 +100,7 @@ def _fetch(model: Model, into: Path, log: Path, python: Path, tool: str | None) 
     for folder in (stage / "empty", stage / "output", wheels):
         folder.mkdir(parents=True)
     readable = {"/conda": Path(tool).resolve().parents[1]} if tool else {}
-    settings = {k: os.environ[k] for k in INDEX_SETTINGS if os.environ.get(k)}
-    for value in settings.values():  # the maintainers' local wheel folders and indexes, read-only where they are
-        for part in value.split():
-            local = Path(part.removeprefix("file://"))
-            if (part.startswith("/") or part.startswith("file:///")) and local.is_dir():
-                readable[str(local)] = local
+    settings = _index_settings(readable)
     box = Sandbox(model.folder.resolve(), stage / "empty", stage / "empty", stage / "output", python=python,
                   network=True, timeout=FETCH_TIMEOUT, max_output_bytes=FETCH_BYTES, readable=readable,
                   writable={WHEELS: wheels}, env=PIP_QUIET | settings)
@@ -121,6 +117,24 @@ def _fetch(model: Model, into: Path, log: Path, python: Path, tool: str | None) 
         raise BuildFailed(f"fetching the environment's packages {outcome.why(FETCH_TIMEOUT, FETCH_BYTES)} (in its "
                           "sandbox; its output is in the build log)")
     return stage / "output"
+
+
+def _index_settings(readable: dict[str, Path]) -> dict[str, str]:
+    """INDEX_SETTINGS as the job has them, a local folder one names bound read-only at /index/N (added to
+    `readable`) and named so: the sandbox sees no host path of the maintainers'."""
+    settings = {}
+    for key in INDEX_SETTINGS:
+        parts = []
+        for part in os.environ.get(key, "").split():
+            local = Path(part.removeprefix("file://"))
+            if part.startswith(("/", "file:///")) and local.exists():
+                inside = f"/index/{len(readable)}"
+                readable[inside] = local
+                part = ("file://" if part.startswith("file://") else "") + inside
+            parts.append(part)
+        if parts:
+            settings[key] = " ".join(parts)
+    return settings
 
 
 def _sandbox(model: Model, into: Path, python: Path, timeout: float, readable: dict[str, Path]) -> Sandbox:

@@ -27,7 +27,7 @@ from rexrank.text import shown
 MAX_FILE_BYTES = 256 * 1024  # a requirements.txt or pyproject.toml: read whole, so bounded
 MAX_ENTRY = 400  # characters of one requirement
 SUBMISSION = "/submission/"  # where the sandbox shows model/: a line may name a folder by it
-DEFAULT_BUILD = ("setuptools>=40.8.0",)  # PEP 517's default for a package without [build-system]
+DEFAULT_BUILD = ("setuptools>=40.8.0", "wheel")  # pip's for a package without [build-system] (PEP 517's, and wheel)
 CONDA_CHANNELS = ("conda-forge", "defaults", "nvidia", "pytorch", "bioconda")  # names only: a URL could be anywhere
 # a conda match spec of a name and a version ("numpy", "python=3.11", "pytorch::pytorch>=2.1,<3", "cuda 12.1.*"):
 # no URL, path, bracketed key (`[url=...]`) or channel but the listed ones
