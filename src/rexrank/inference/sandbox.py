@@ -18,7 +18,8 @@ Before any submitted code runs, `check` runs a probe in the same sandbox and ref
 those walls holds: no connection to a listener on this machine's loopback, nothing written to the images, the code,
 `/` or `/dev`, no variable of the outer environment, no file outside the sandbox's binds, no host path in PID 1's
 command line. Where bubblewrap is missing or may not make namespaces, the run is refused: submitted code never runs
-unsandboxed.
+unsandboxed. The fetch of a submission's wheels (rexrank.inference.environment) runs in the same sandbox with
+`network=True`: the network is its purpose, and its probe must find every other wall up.
 """
 
 from __future__ import annotations
