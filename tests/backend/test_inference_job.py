@@ -237,3 +237,35 @@ def test_a_public_set_run_by_the_job_is_a_generated_row_on_the_board(hub, tmp_pa
     row = rows.loc[("Coded Model", "iu-xray", "findings")]
     # as a job left it (the model metrics have no weights here, hence no 1/RadCliQ-v1 to rank it by)
     assert row["provenance"] == "generated" and row["unranked"] == "no 1/RadCliQ-v1"
+
+
+def test_any_exception_in_the_private_stage_is_the_fixed_sentence_and_its_time_is_reported_nowhere(
+        hub, tmp_path, monkeypatch, capsys):
+    """Not only InputError: an error of any kind in the private stage (here the scorer's, carrying a number the
+    model could have chosen) becomes PRIVATE_FAILED, its words in the maintainers' log only; and a run that succeeds
+    reports no time of its private stage."""
+    import rexrank.backend.private as private
+    from rexrank.backend.inference import MAINTAINERS_LOG, PRIVATE_FAILED
+
+    assert backend(["review", "--hub", REPO, "--pr", "1"]) == 0
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the scorer broke at study 4242")
+
+    scorer = private.score_pull_request
+    monkeypatch.setattr(private, "score_pull_request", broken)
+    work = tmp_path / "job"
+    command = ["infer", "--hub", REPO, "--pr", "1", "--work", str(work), "--references", "gated/rexgradient",
+               "--private-images", str(tmp_path / "private-images"), "--gpus", "0"]
+    capsys.readouterr()
+    assert backend(command) == 2
+    said = seen([t for a, t in hub.pull_requests(REPO, repo_type="dataset")[0].comments if a == "maintainer"][-1])
+    assert said == seen(f"**rexrank inference**: stopped at the private stage: {PRIVATE_FAILED}")
+    assert "4242" not in capsys.readouterr().err and "4242" not in everything(hub)
+    assert "RuntimeError: the scorer broke at study 4242" in (work / MAINTAINERS_LOG).read_text()
+    monkeypatch.setattr(private, "score_pull_request", scorer)
+    code = backend(command)
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    printed = printed.out
+    assert f"{SUBMISSION}: read" in printed and "private" not in printed.split(";")[0]

@@ -113,3 +113,22 @@ def test_a_memory_hog_is_stopped_at_the_memory_bound(tmp_path):
     outcome = box.run([box.interpreter(), "-c", script], tmp_path / "log", timeout=60)
     assert not outcome.ok and outcome.out_of_memory and not outcome.timed_out
     assert outcome.why(60, 0) == "used more memory than its bound and was stopped"
+
+
+@pytest.mark.subprocess
+def test_mountinfo_shows_the_bound_folders_sources_and_the_jobs_python_only(tmp_path):
+    """bubblewrap's binds are bind mounts, whose root field in /proc/self/mountinfo is the source's path on its
+    file system: what the sandbox can learn of the host is exactly the folders it is given and the job's Python's
+    own (which must sit at their own paths to run), never anything else of the host (docs/security.md, rule 24)."""
+    from rexrank.inference.sandbox import Sandbox
+
+    given = {name: tmp_path / name for name in ("code", "input", "images", "output")}
+    for folder in given.values():
+        folder.mkdir()
+    box = Sandbox(given["code"], given["input"], given["images"], given["output"])
+    ran = box.run([box.interpreter(), "-c", "print(open('/proc/self/mountinfo').read())"], tmp_path / "mounts")
+    assert ran.ok
+    roots = {line.split()[3] for line in (tmp_path / "mounts").read_text().splitlines() if line.strip()}
+    job = {str(p) for p in box.job_paths()}
+    system = {r for r in roots if r.startswith(("/usr", "/etc", "/bin", "/lib", "/sbin")) or r.count("/") == 1}
+    assert roots - system - job == {str(p) for p in given.values()}

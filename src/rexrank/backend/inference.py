@@ -36,7 +36,7 @@ from rexrank.backend.private import DATASET, unreviewed
 from rexrank.backend.pull import open_submission
 from rexrank.errors import InputError
 from rexrank.inference.contract import MODEL_FOLDER, check_model
-from rexrank.inference.environment import BuildFailed, build
+from rexrank.inference.environment import build
 from rexrank.inference.runner import fetch_weights, infer
 from rexrank.rules import SubmissionRejected, ledger
 from rexrank.rules.layout import SUBMISSIONS
@@ -47,6 +47,7 @@ SMOKE_TIMEOUT = 1800.0
 PRIVATE_FAILED = ("the model's run on the private images did not complete, or its predictions were refused; nothing "
                   "of the run is reported (the model saw private images), and the maintainers have the details")
 MAINTAINERS_LOG = "maintainers.log"
+LOG_SHOWN = 4000  # characters of each log's end in a comment (docs/submitting.md says so)
 
 
 class StageFailed(InputError):
@@ -117,21 +118,23 @@ def run_pull_request(repo_id: str, num: int, *, work: Path, smoke: Public | None
                 environment=environment, weights_cache=cache, limit=1, timeout=SMOKE_TIMEOUT, gpus=min(gpus, 1),
                 keep_logs=False), len(model.tasks), max(gpus, 1), timeout)
             report.smoke = run.studies
-            api.comment_discussion(repo_id, num, _smoke_comment(smoke.name, run, work), repo_type="dataset")
+            api.comment_discussion(repo_id, num, _redacted(_smoke_comment(smoke.name, run, work), work),
+                                   repo_type="dataset")
         report.stages[stage], started, stage = time.monotonic() - started, time.monotonic(), "public"
         for test_set in public:
             report.results += _public(api, repo_id, num, model, test_set, (python, environment), cache, work,
                                       metrics, resamples, gpus, timeout)
-        report.stages[stage], started, stage = time.monotonic() - started, time.monotonic(), "private"
+        report.stages[stage], stage = time.monotonic() - started, "private"  # its time is reported nowhere
         if references is not None:
             report.results += _private(repo_id, num, model, references, private_images, (python, environment),
                                        cache, work, metrics, resamples, gpus, timeout, token)
-        report.stages[stage] = time.monotonic() - started
-    except (InputError, BuildFailed, OSError) as err:
-        why = _private_safe(err, work) if stage == "private" else str(err)
+    except Exception as err:  # noqa: BLE001 - in the private stage, whatever it was: the fixed sentence
+        if stage != "private" and not isinstance(err, (InputError, OSError)):
+            raise
+        why = _private_safe(err, work) if stage == "private" else _redacted(str(err), work)
         failed = err if isinstance(err, StageFailed) and stage != "private" else StageFailed(stage, why)
         failed_logs = tuple(sorted((work / ".smoke.jsonl.work").glob("*.log"))) if stage == "smoke" else ()
-        logs = "" if stage in ("public", "private") else _logs(work, stage, failed_logs)
+        logs = "" if stage in ("public", "private") else _redacted(_logs(work, stage, failed_logs), work)
         api.comment_discussion(repo_id, num, f"**rexrank inference**: stopped at the {stage} stage: "
                                f"{to_markdown(failed.why, 600)}" + logs, repo_type="dataset")
         raise failed from None
@@ -165,12 +168,26 @@ def _smoke_comment(name: str, run, work: Path) -> str:
 
 
 def _logs(work: Path, stage: str, logs: tuple[Path, ...] = ()) -> str:
-    """The build's and the smoke run's output for the submitter (their own, on public data), inert."""
+    """The build's and the smoke run's output for the submitter (their own, on public data, each written in a
+    sandbox that holds no secret: the fetch's, the build's, the run's), inert, each cut to its last LOG_SHOWN
+    characters."""
     parts = []
     for title, path in (("build", work / "build.log"), *((f"{stage} run", p) for p in logs)):
-        if path.is_file() and (text := path.read_text(encoding="utf-8", errors="replace").strip()):
-            parts.append(f"\n\n{title} log (its end):\n\n{code_block(text, 4000)}")
+        if path.is_file():
+            with open(path, "rb") as handle:  # its end only: a log is up to a MiB
+                handle.seek(max(0, path.stat().st_size - 4 * LOG_SHOWN))
+                text = handle.read().decode("utf-8", errors="replace").strip()
+            if text:
+                parts.append(f"\n\n{title} log (its end):\n\n{code_block(text, LOG_SHOWN)}")
     return "".join(parts)
+
+
+def _redacted(text: str, work: Path) -> str:
+    """rexrank's own words about a stage name the job's folders (a log's path, the model's copy): the submitter
+    reads `<job>` instead."""
+    for folder in sorted({str(work), str(work.resolve())}, key=len, reverse=True):
+        text = text.replace(folder, "<job>")
+    return text
 
 
 def _public(api, repo_id, num, model, test_set: Public, interpreters, cache, work, metrics, resamples, gpus,

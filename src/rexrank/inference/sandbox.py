@@ -18,7 +18,8 @@ Before any submitted code runs, `check` runs a probe in the same sandbox and ref
 those walls holds: no connection to a listener on this machine's loopback, nothing written to the images, the code,
 `/` or `/dev`, no variable of the outer environment, no file outside the sandbox's binds, no host path in PID 1's
 command line. Where bubblewrap is missing or may not make namespaces, the run is refused: submitted code never runs
-unsandboxed.
+unsandboxed. The fetch of a submission's wheels (rexrank.inference.environment) runs in the same sandbox with
+`network=True`: the network is its purpose, and its probe must find every other wall up.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ NOBODY = 65534
 ENVIRONMENT = Path("/env")  # where a submission's built environment is, when it is built and when it runs
 ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "passwd", "group",
        "nsswitch.conf", "mime.types", "fonts")
+NETWORK_ETC = ("resolv.conf", "hosts", "host.conf", "gai.conf", "ssl", "ca-certificates", "pki")  # a fetch's only
 GPU_DEVICES = ("nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset")
 LOG_BYTES = 1024 * 1024  # of the script's stdout and stderr kept; the rest is counted, not kept
 WATCH_SECONDS = 0.2
@@ -98,6 +100,7 @@ class Sandbox:
     env: dict[str, str] = field(default_factory=dict)
     readable: dict[str, Path] = field(default_factory=dict)  # more folders it may read: sandbox path -> host path
     writable: dict[str, Path] = field(default_factory=dict)  # more folders it may write: sandbox path -> host path
+    network: bool = False  # the fetch sandbox's only (rexrank.inference.environment): every other wall stays
 
     # -- what the script sees -------------------------------------------------------------------------------
 
@@ -130,7 +133,8 @@ class Sandbox:
 
     def argv(self) -> list[str]:
         """bubblewrap's options, as they go down its --args pipe (the command follows them on its command line)."""
-        args = ["--unshare-all", "--uid", str(NOBODY), "--gid", str(NOBODY), "--hostname", "sandbox",
+        args = ["--unshare-all", *(["--share-net"] if self.network else []), "--uid", str(NOBODY), "--gid", str(NOBODY),
+                "--hostname", "sandbox",
                 "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr"]
         for name in ("bin", "lib", "lib64", "sbin", "lib32"):
             top = Path("/") / name
@@ -138,7 +142,7 @@ class Sandbox:
                 args += ["--symlink", os.readlink(top), str(top)]
             elif top.is_dir():
                 args += ["--ro-bind", str(top), str(top)]
-        for name in ETC:
+        for name in ETC + (NETWORK_ETC if self.network else ()):
             args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
         # the bounded tmpfs mounts first: a bind below one of them (a folder under /tmp) then shows on top of it
         args += ["--dev", "/dev", "--size", str(self.shm_bytes), "--tmpfs", "/dev/shm", "--proc", "/proc",
@@ -167,6 +171,11 @@ class Sandbox:
         for key, value in self.variables().items():
             args += ["--setenv", key, value]
         return args + ["--chdir", "/output/work"]
+
+    def written(self) -> list[Path]:
+        """The host folders it may write, bounded together by max_output_bytes (/env while it is built included)."""
+        return [self.output, *([self.environment] if self.environment_writable and self.environment else []),
+                *self.writable.values()]
 
     def variables(self) -> dict[str, str]:
         """The script's whole environment: nothing of the maintainers', Hugging Face offline."""
@@ -217,12 +226,15 @@ class Sandbox:
             reader = threading.Thread(target=_keep, args=(process.stdout, log, append), daemon=True)
             reader.start()
             timed_out = too_much = False
+            walked = 0.0  # when the writable folders may next be measured: a walk of a built /env is not free
             try:
                 while process.poll() is None:
                     if time.monotonic() - started > limit:
                         timed_out = True
-                    elif _size(self.output) > bound:
-                        too_much = True
+                    elif time.monotonic() >= walked:
+                        began = time.monotonic()
+                        too_much = sum(_size(folder) for folder in self.written()) > bound
+                        walked = time.monotonic() + 4 * (time.monotonic() - began)
                     if timed_out or too_much:
                         _stop(process)
                         break
@@ -237,7 +249,7 @@ class Sandbox:
             group.remove()
         # a file cut at RLIMIT_FSIZE fails the script's write (Python ignores SIGXFSZ and raises EFBIG): that too is
         # the bound, not the script's own failure
-        too_much = too_much or (process.returncode != 0 and _largest(self.output) >= bound)
+        too_much = too_much or (process.returncode != 0 and max(map(_largest, self.written())) >= bound)
         return Outcome(process.returncode, time.monotonic() - started, timed_out, too_much, log, out_of_memory)
 
     def check(self) -> None:
@@ -265,7 +277,8 @@ class Sandbox:
                                      f"{text.strip().splitlines()[-1][:200] if text.strip() else 'nothing'}): "
                                      "submitted code is never run unsandboxed; run where user namespaces are "
                                      "allowed (Debian's bubblewrap as root, or a host with unprivileged ones)")
-        leaks = [f"{wall}: {found[wall]}" for wall in WALLS if found.get(wall) != "held"]
+        open_by_design = {"network"} if self.network else set()  # the fetch's: resolving needs the index
+        leaks = [f"{wall}: {found[wall]}" for wall in WALLS if found.get(wall) != "held" and wall not in open_by_design]
         if leaks:
             raise SandboxUnavailable("the sandbox does not hold here (" + "; ".join(leaks) + "): nothing submitted "
                                      "is run")
