@@ -60,6 +60,6 @@ def test_module_refuses_mimic_reports_to_a_public_endpoint(module, monkeypatch):
 
 def test_module_runs_a_local_model(module, tiny_llama):
     out = module.compute(predictions=["Small left effusion."], references=["No effusion."],
-                         model_path=str(tiny_llama), max_length=500, quoted=False)  # the reference's prompt
+                         model_path=str(tiny_llama), max_length=700)  # the prompt and its system message fit
     assert out["green_per_sample"] == [0.0] and out["unparseable"] == 0 and out["cut"] == 1
-    assert ":float32:max_length=500|" in out["signature"] and "|quoted:no|" in out["signature"]
+    assert ":float32:max_length=700|" in out["signature"] and "|quoted:yes|" in out["signature"]

@@ -11,7 +11,9 @@ its reason. It looks at structure, never at what a sentence asks:
   slip away from a known word of six letters or more is known (reports have typos);
 - a sentence is not radiology when at least half of its words, and two or more, are outside it, or when eight
   words in a row hold five outside it (a sentence without stops cannot dilute its words with radiology);
-- a token that mixes digits into letters other than a measurement or a level ("3cm", "2nd", "T12") is outside;
+- a token that mixes digits into letters other than a measurement or a level ("3cm", "2nd", "T12") is outside, and
+  counts as one word per six characters (base64 is one long token);
+- a word cut by hyphens into pieces that are not words ("ig-nore") is outside: it is a word only when joined;
 - letters of a script the vocabulary and the reference do not write (two or more in a word, or one inside a Latin
   word: look-alike letters) and four or more single letters in a row (a word spelled out) are not radiology at all.
 
@@ -38,6 +40,8 @@ SPELLED = 5  # single letters in a row, spaced, hyphenated or dotted (a comma ma
 TYPO_FROM = 6  # letters from which a word one edit from a known word is known
 
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+_HYPHENATED = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
+CODE_LETTERS = 6  # an outside token with digits counts one word per this many characters
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n\s*|</?[A-Za-z_]+>")
 _SPELLED = re.compile(rf"(?<![^\W_])[^\W\d_](?:[\s.\-_*·]{{1,3}}[^\W\d_]){{{SPELLED - 1},}}(?![^\W_])")
 _MEASURE = re.compile(r"\d+[a-z]{1,4}|[a-z]{1,3}\d{1,3}[a-z]?|\d+x\d+")  # 3cm, 2nd, 10mmhg; t12, c7, s1; 3x4
@@ -69,18 +73,35 @@ def _one_edit(word: str, known: frozenset[str]) -> bool:
         any(a + c + b in known for a, b in cut for c in letters)
 
 
-def _outside(word: str, known: frozenset[str], own: set[str]) -> bool | None:
-    """Whether a word lies outside the vocabulary; None when it does not count (a number, a single letter, a
-    measurement, a word in a script other than Latin that the reference writes)."""
+def _outside(word: str, known: frozenset[str], own: set[str]) -> int | None:
+    """How many words outside the vocabulary a token counts for (0: inside); None when it does not count (a number, a
+    single letter, a measurement, a word in a script other than Latin that the reference writes)."""
     if word.isdigit() or len(word) == 1 or _MEASURE.fullmatch(word):
         return None
     if word in known or word in own or word.split("'")[0] in known:
-        return False
+        return 0
     if any(c.isdigit() for c in word):
-        return True  # digits inside letters: leetspeak, base64, a code
+        return max(1, len(word) // CODE_LETTERS)  # digits inside letters: leetspeak, base64, a code
     if not all(_script(c) == "LATIN" for c in word if c.isalpha()):
         return None  # a script the reference writes (another is refused before): its words are not ours to read
-    return not (len(word) >= TYPO_FROM and word.isascii() and _one_edit(word, known))
+    return int(not (len(word) >= TYPO_FROM and word.isascii() and _one_edit(word, known)))
+
+
+def _cut(sentence: str, known: frozenset[str]) -> tuple[str, int]:
+    """The sentence without its words cut by hyphens, and how many there were: pieces that are not all words, of
+    two letters or more, whose join is a word ("ig-nore", "in-struc-tions"; not "x-ray", "C-A-R-E", "Swan-Ganz")."""
+    cut = 0
+
+    def joined(found: re.Match) -> str:
+        nonlocal cut
+        pieces = words(found.group().replace("-", " "))
+        if "".join(pieces) not in known:
+            return found.group()
+        if any(len(p) > 1 and p not in known for p in pieces):
+            cut += 1
+            return " "
+        return "".join(pieces)  # one word ("re-port"), not two
+    return _HYPHENATED.sub(joined, sentence), cut
 
 
 def _foreign(word: str, scripts: set[str]) -> str | None:
@@ -98,7 +119,8 @@ def _sentence(sentence: str, known: frozenset[str], own: set[str], scripts: set[
             return f"letters of another script ({script}) than the vocabulary's: {word[:20]!r}"
     if spelled := _SPELLED.search(sentence):
         return f"a word spelled letter by letter: {spelled.group()[:40]!r}"
-    flags = [f for f in (_outside(w, known, own) for w in tokens) if f is not None]
+    sentence, cut = _cut(sentence, known)
+    flags = [1] * cut + [f for f in (_outside(w, known, own) for w in words(sentence)) if f is not None]
     outside = sum(flags)
     crowded = any(sum(flags[i:i + WINDOW]) >= CROWD for i in range(max(1, len(flags) - WINDOW + 1)))
     if (outside >= LEAST and outside >= SHARE * len(flags)) or crowded:
