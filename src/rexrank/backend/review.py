@@ -163,8 +163,9 @@ def comment(checks: list[Check], radrbench: dict | None = None,
         lines.append(f"| {' | '.join(cells)} | {shown(c.submitted)} | {shown(c.rescored)} | {ci} | {c.verdict} |")
     for (dataset, task), found in sorted((addressing or {}).items()):
         study, why = found[0]
-        lines += ["", f"{to_markdown(dataset, 40)} {to_markdown(task, 40)}: {len(found):,} predictions address the "
-                  f"evaluator (first: study {to_markdown(study, 60)}, {to_markdown(repr(why), 80)}); every LLM-judged "
+        lines += ["", f"{to_markdown(dataset, 40)} {to_markdown(task, 40)}: {len(found):,} predictions have a "
+                  f"sentence that is not radiology (first: study {to_markdown(study, 60)}: {to_markdown(why, 160)}); "
+                  "every LLM-judged "
                   "metric counts each at its worst value and never sends it to the judge (docs/security.md, rule 19)."]
     if radrbench is not None:  # checked by the security rules (shape, numbers consistent); its outputs stay private
         total = next(r for r in radrbench["rows"] if r["source"] == "all" and r["task"] == "all")
