@@ -276,3 +276,27 @@ def test_another_script_counts_only_where_the_reference_writes_it():
     chinese = "右肺下叶小结节。心影正常。"
     assert not_radiology(chinese, "右肺下叶结节。") is None
     assert "another script (CJK)" in not_radiology(f"Heart size is normal. {chinese}", "Heart size is normal.")
+
+
+@pytest.mark.parametrize("name", ["green", "fineradscore", "radrscore"])
+def test_quoted_is_each_judged_metrics_option_on_for_the_board(name):
+    from rexrank.scorers import REGISTRY
+
+    made = REGISTRY[name]
+    assert made.options["quoted"] is True and made.read_option("quoted", "false") is False
+    assert made.published.get("quoted", "no") == "no"  # the published figures were asked without it
+
+
+def test_the_option_reaches_the_judge_and_its_signature_and_departs_from_the_published(fake_openai, tmp_path):
+    from rexrank.official import departures
+    from rexrank.scorecard import MetricSet
+
+    judge = {"judge_url": fake_openai.url, "judge_model": fake_openai.model}
+    off = MetricSet(["green", "fineradscore"], progress=False, judge=judge,
+                    options={"green": {"quoted": False}, "fineradscore": {"quoted": False}})
+    on = MetricSet(["green", "fineradscore"], progress=False, judge=judge)
+    for name in ("green", "fineradscore"):
+        made, board = off.judged[name].signature(), on.judged[name].signature()
+        assert made.settings["quoted"] == "no" and board.settings["quoted"] == "yes"
+        assert not any("quoted data" in d for d in departures(made))
+        assert any("quoted data" in d for d in departures(board))

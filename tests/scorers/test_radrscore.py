@@ -180,8 +180,8 @@ def test_known_scores_denominators_and_unreadable_replies(fake_openai, judge):
     # 7 items x 3 stage-one calls, then stage two for the 5 items whose stage one read
     assert fake_openai.calls == 7 * 3 + 5 * 2
     assert "UNSCRIPTED PROMPT" not in {t for r in result.replies for t in r.values()}
-    assert all(body["messages"][0] == {"role": "system", "content": f"{SYSTEM}\n\n{QUOTED}"} and body["temperature"] == 0.0
-               and body["max_tokens"] == 4096 for body in fake_openai.requests)
+    assert all(body["messages"][0] == {"role": "system", "content": f"{SYSTEM}\n\n{QUOTED}"}  # quoted (the board's)
+               and body["temperature"] == 0.0 and body["max_tokens"] == 4096 for body in fake_openai.requests)
     # stage two carries the extractions as the parsed dicts, printed by Python
     recall_prompt = completeness_prompt(read_json(findings("heart", "lungs", "pleura", "bones")),
                                         read_json(findings("heart", "lungs")))
