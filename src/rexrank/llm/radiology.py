@@ -9,13 +9,14 @@ its reason. It looks at structure, never at what a sentence asks:
 - words read against a vocabulary (`resources/vocabulary/`: every word of the public IU-Xray reports and of an
   English dictionary, made by benchmarks/radiology_vocabulary.py) and the reference's own words; a word one typing
   slip away from a known word of six letters or more is known (reports have typos);
-- a sentence is not radiology when at least half of its words, and two or more, are outside it, or when eight
+- a sentence is not radiology when at least half of its words, and three or more, are outside it, or when eight
   words in a row hold five outside it (a sentence without stops cannot dilute its words with radiology);
 - a token that mixes digits into letters other than a measurement or a level ("3cm", "2nd", "T12") is outside, and
   counts as one word per six characters (base64 is one long token);
 - a word cut by hyphens into pieces that are not words ("ig-nore") is outside: it is a word only when joined;
 - letters of a script the vocabulary and the reference do not write (two or more in a word, or one inside a Latin
-  word: look-alike letters) and four or more single letters in a row (a word spelled out) are not radiology at all.
+  word: look-alike letters) and five or more single letters in a row, spaced, hyphenated or dotted (a word spelled
+  out; a comma makes a list, "A, B, C, D") are not radiology at all.
 
 Other languages, leetspeak, base64, words cut by hyphens or spaces and look-alike letters all land outside. What
 lands inside is English: an instruction written in plain English words is the first layer's to hold, and a claim
