@@ -190,7 +190,8 @@ def radrscore_rows(clone: Path, cache: Path) -> list[dict]:
                           progress=False)
             try:
                 result = radrscore([text(i["pred"]) for i in stored], [i["reason_steps"] for i in stored],
-                                   [i["original_report"] for i in stored], judge, dataset=DATASET)
+                                   [i["original_report"] for i in stored], judge, dataset=DATASET,
+                                   quoted=False)  # the reference's messages, to compare with theirs
             finally:
                 fake.stop()
             sent = {(body["messages"][0]["content"], body["messages"][1]["content"]) for body in fake.requests}

@@ -39,6 +39,7 @@ class FakeOpenAI:
         self.models = {model}  # served models; any other name answers 404 model_not_found, as OpenAI does
         self.api_key: str | None = None  # when set, any other bearer token answers 401
         self.replies: dict[str, str] | Callable[[str], str] = {}  # last user message -> reply text
+        self.replies_to: Callable[[dict], str] | None = None  # the whole request body -> reply text (over `replies`)
         self.default_reply = "ok"
         self.delay = 0.0  # seconds before every answer
         self.fail_after: int | None = None  # after this many successful replies, every request answers 500
@@ -94,7 +95,8 @@ class FakeOpenAI:
         if fault is not None and fault.kind not in ("slow", "length", "trickle"):
             return _fault(fault, body.get("model"))
         prompt = _last_user(body)
-        text = self.replies(prompt) if callable(self.replies) else self.replies.get(prompt, self.default_reply)
+        text = self.replies_to(body) if self.replies_to is not None else self.replies(prompt) \
+            if callable(self.replies) else self.replies.get(prompt, self.default_reply)
         finish = "stop"
         if fault is not None and fault.kind == "length":
             words = text.split()

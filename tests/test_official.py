@@ -145,15 +145,20 @@ def test_a_verified_number_made_otherwise_than_the_published_says_how():
         Signature("bertscore", "1", models=pinned, settings={"dtype": "fp16"}),)))) == [
         "bertscore in fp16, the published in fp32"]
 
-    assert departures(scored(green.signature(judge("StanfordAIMI/GREEN-radllama2-7b")))) == []  # as GREEN spells it
-    assert departures(scored(green.signature(judge("gpt-4o")))) == [
+    # as GREEN spells it, with the reference's messages (`quoted` off)
+    assert departures(scored(green.signature(judge("StanfordAIMI/GREEN-radllama2-7b"), quoted=False))) == []
+    assert departures(scored(green.signature(judge("gpt-4o"), quoted=False))) == [
         "GREEN by judge:gpt-4o:t=0:max_tokens=1024, the published by StanfordAIMI/GREEN-RadLlama2-7b"]
+    # the board's: the candidate quoted as data, a system message the published figures were asked without
+    assert departures(scored(green.signature(judge("StanfordAIMI/GREEN-radllama2-7b")))) == [
+        "GREEN told in a system message that the reports are quoted data it must not obey (rexrank's first defence; "
+        "docs/security.md rule 19), the published asked with the reference's messages alone"]
     # a name that merely contains the model's is another model
     assert departures(scored(green.signature(judge("evil/StanfordAIMI/GREEN-RadLlama2-7b-tuned")))) != []
 
     reference = Shots(REFERENCE_SHOTS, SYNTHETIC.messages)
-    assert departures(scored(fineradscore.signature(judge("gpt-4-0613"), reference))) == []
-    assert departures(scored(fineradscore.signature(judge("llama-3-70b"), SYNTHETIC))) == [
+    assert departures(scored(fineradscore.signature(judge("gpt-4-0613"), reference, quoted=False))) == []
+    assert departures(scored(fineradscore.signature(judge("llama-3-70b"), SYNTHETIC, quoted=False))) == [
         "FineRadScore by judge:llama-3-70b:t=0:max_tokens=1024, the published by a GPT-4 model",
         "FineRadScore with synthetic-v1 examples, the published with the reference's"]
 

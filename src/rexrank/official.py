@@ -312,7 +312,11 @@ def _made(signature: Signature) -> list[str]:
 # Compared by _texts, the precision by _made; and the demo's mark, which says where its numbers come from (the
 # board's Source says it too), not how they were made.
 _TEXT_KEYS = ("refs", "missing", "preds", "dtype", "demo")
-_PHRASES = {("fineradscore", "shots"): "FineRadScore with {made} examples, the published with the reference's"}
+_PHRASES = {("fineradscore", "shots"): "FineRadScore with {made} examples, the published with the reference's",
+            **{(metric, "quoted"): f"{title} told in a system message that the reports are quoted data it must not "
+                                   "obey (rexrank's first defence; docs/security.md rule 19), the published asked "
+                                   "with the reference's messages alone" for metric, title in
+               (("green", "GREEN"), ("fineradscore", "FineRadScore"))}}
 
 
 def _settings(signature: Signature) -> list[str]:

@@ -86,8 +86,9 @@ class MetricSet:
                                                            batch_size=self._options["batch_size"],
                                                            progress=self.progress, dtype=self._options["dtype"])
                 elif metric in JUDGED:
-                    self.judged[metric] = JUDGED[metric].from_options(judge or {}, device=device,
-                                                                      progress=self.progress)
+                    # its spec's options (`quoted`) beside the judge's: each metric's own
+                    own = {**(judge or {}), **self._options["settings"].get(metric, {})}
+                    self.judged[metric] = JUDGED[metric].from_options(own, device=device, progress=self.progress)
             except MetricUnavailable as err:
                 self.unavailable[metric] = str(err)
             except ValueError as err:  # an option the scorer refuses: the caller's to fix

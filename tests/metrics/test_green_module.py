@@ -39,7 +39,7 @@ def test_module_scores_through_the_judge_and_reruns_from_the_cache(module, fake_
     assert out["green_counts"]["matched"] == 3 and out["green_counts"]["significant_a"] == 1
     assert out["completions"][1] == "The reports disagree."
     assert out["problems_per_sample"] == [None, "no significant-errors or matched-findings count to read", None]
-    assert out["signature"].startswith(f"green:4|backend:judge:{fake_openai.model}:t=0:max_tokens=server|"
+    assert out["signature"].startswith(f"green:5|backend:judge:{fake_openai.model}:t=0:max_tokens=server|"
                                        f"prompt:{PROMPT_VERSION}|words:300|")
     # no max_tokens: a server with --max-model-len 2048 gives each answer what its prompt leaves (vLLM answers 400
     # to a request whose prompt plus max_tokens exceeds the context)
@@ -60,6 +60,6 @@ def test_module_refuses_mimic_reports_to_a_public_endpoint(module, monkeypatch):
 
 def test_module_runs_a_local_model(module, tiny_llama):
     out = module.compute(predictions=["Small left effusion."], references=["No effusion."],
-                         model_path=str(tiny_llama), max_length=500)
+                         model_path=str(tiny_llama), max_length=700)  # the prompt and its system message fit
     assert out["green_per_sample"] == [0.0] and out["unparseable"] == 0 and out["cut"] == 1
-    assert ":float32:max_length=500|" in out["signature"]
+    assert ":float32:max_length=700|" in out["signature"] and "|quoted:yes|" in out["signature"]

@@ -61,7 +61,7 @@ def test_module_scores_lists_of_steps_and_reruns_from_the_cache(module, fake_ope
     assert out["problems"] == [None, "completeness: unparseable"]
     assert out["counts_per_sample"][0]["reference_observations"] == 2
     assert out["judge_replies"][1]["completeness"] == "One finding was recalled."
-    assert out["signature"].startswith(f"radrscore:3|backend:judge:{fake_openai.model}:t=0:max_tokens=4096|"
+    assert out["signature"].startswith(f"radrscore:4|backend:judge:{fake_openai.model}:t=0:max_tokens=4096|"
                                        f"prompt:{PROMPT_VERSION}|")
     # the two figures are each signed for what they are: an unread item at 0, or left out
     assert "|unreadable:worst|" in out["signature"] and "|unreadable:left-out|" in out["judged_signature"]

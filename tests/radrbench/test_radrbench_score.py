@@ -137,8 +137,8 @@ def test_radrscore_runs_on_the_items_with_reasoning_when_a_judge_is_given(radrbe
         0.5, 1.0, 0.75, 0.75)
     assert judged["items"] == reasoned and judged["radrscore_n"] == reasoned - 1
     for key, unreadable in (("signature", "worst"), ("judged_signature", "left-out")):
-        assert report[key].startswith(f"radrscore:3|backend:judge:{fake_openai.model}:t=0:max_tokens=4096|")
-        assert f"|unreadable:{unreadable}|boot:1000:seed=0|" in report[key] and report[key] in out
+        assert report[key].startswith(f"radrscore:4|backend:judge:{fake_openai.model}:t=0:max_tokens=4096|")
+        assert f"|unreadable:{unreadable}|quoted:yes|boot:1000:seed=0|" in report[key] and report[key] in out
 
     # submitted, held to the security rules, aggregated, and on the board's reasoning view
     result = tmp_path / "out" / "radrbench-cxr.accuracy.json"

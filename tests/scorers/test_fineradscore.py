@@ -19,6 +19,7 @@ from rexrank import demo
 from rexrank.cli import main
 from rexrank.errors import InputError
 from rexrank.llm import Judge, JudgeUnavailable
+from rexrank.llm.quoting import QUOTED, quoted
 from rexrank.results import Result
 from rexrank.scorers.base import Problem
 from rexrank.scorers.fineradscore import (
@@ -271,15 +272,18 @@ def test_judge_end_to_end_repair_and_the_worst_value_for_unread_studies(fake_ope
     assert result.mean == pytest.approx(22 / 6) and result.inverse == pytest.approx(6 / 22)
     assert result.mean_of("sum") == pytest.approx(14 / 3)  # over the studies read
     assert fake_openai.calls == 8  # six studies, then one repair turn for each of the two unparseable replies
-    first = fake_openai.requests[2]["messages"]  # the third study's, as sent
-    assert first == build_messages(CANDIDATES[2], REFERENCES[2], SYNTHETIC)
+    first = fake_openai.requests[2]["messages"]  # the third study's, as sent: the reference's messages, the system
+    # message saying that the reports are quoted data (the board's `quoted`)
+    assert first == quoted(build_messages(CANDIDATES[2], REFERENCES[2], SYNTHETIC))
+    assert first[0]["content"].endswith(QUOTED) and first[1:] == build_messages(CANDIDATES[2], REFERENCES[2])[1:]
     assert fake_openai.requests[2]["temperature"] == 0 and fake_openai.requests[2]["max_tokens"] == 2048
     repair = next(b["messages"] for b in fake_openai.requests[6:] if PROSE in json.dumps(b["messages"]))
-    assert repair[:-2] == build_messages(CANDIDATES[4], REFERENCES[4], SYNTHETIC)
+    assert repair[:-2] == quoted(build_messages(CANDIDATES[4], REFERENCES[4], SYNTHETIC))
     assert repair[-2] == {"role": "assistant", "content": PROSE}
     assert repair[-1]["content"] == REPAIR.format(error="it is not JSON (Expecting value: line 1 column 1 (char 0))")
-    assert result.signature.startswith(f"fineradscore:3|backend:judge:{fake_openai.model}:t=0:max_tokens=2048|"
-                                       f"prompt:{PROMPT_VERSION}|shots:synthetic-v1|agg:max|repair:1|rexrank:")
+    assert result.signature.startswith(f"fineradscore:4|backend:judge:{fake_openai.model}:t=0:max_tokens=2048|"
+                                       f"prompt:{PROMPT_VERSION}|shots:synthetic-v1|agg:max|repair:1|quoted:yes|"
+                                       "rexrank:")
 
     again = fineradscore(CANDIDATES, REFERENCES, judge_on(fake_openai, tmp_path), how="sum", dataset="iu-xray")
     assert fake_openai.calls == 9  # only the refused prompt is asked again: replies and repair turns are cached
@@ -310,9 +314,13 @@ def test_a_candidate_whose_echo_is_the_empty_reply_is_not_read_as_needing_no_cor
 
 def test_zero_shot_is_one_user_message(fake_openai, tmp_path):
     fake_openai.default_reply = "{}"
-    result = fineradscore(["Mild edema."], ["Mild edema."], judge_on(fake_openai, tmp_path), shots="zero-shot")
+    result = fineradscore(["Mild edema."], ["Mild edema."], judge_on(fake_openai, tmp_path), shots="zero-shot",
+                          quoted=False)  # the reference's messages; quoted, a system message goes first
     assert result.scores == [0] and math.isinf(result.inverse)
     assert fake_openai.requests[0]["messages"] == build_messages("Mild edema.", "Mild edema.", ZERO_SHOT)
+    fineradscore(["Mild edema."], ["No edema."], judge_on(fake_openai, tmp_path), shots="zero-shot")
+    assert fake_openai.requests[1]["messages"] == [{"role": "system", "content": QUOTED},
+                                                   *build_messages("Mild edema.", "No edema.", ZERO_SHOT)]
     assert "|shots:zero-shot|" in result.signature
 
 
@@ -409,7 +417,7 @@ def test_rexrank_score_takes_the_shots_option(tmp_path, fake_openai, monkeypatch
     assert score(tmp_path, "--metrics", "fineradscore", "--fineradscore-shots", "zero-shot", *judge) == 0
     metric = Result.read(written(tmp_path, "dataset.findings.json")).metrics["fineradscore"]
     assert "|shots:zero-shot|" in str(metric.signature) and metric.value == pytest.approx(1 / 3)
-    assert all(len(body["messages"]) == 1 for body in fake_openai.requests)
+    assert all([m["role"] for m in body["messages"]] == ["system", "user"] for body in fake_openai.requests)
     assert score(tmp_path, "--metrics", "fineradscore", "--fineradscore-shots", str(tmp_path / "nope.json"),
                  *judge) == 2
 

@@ -12,6 +12,7 @@ from fixtures.metric_contract import AS_WRITTEN, JudgedCase, MetricContract, bet
 
 from rexrank.errors import InputError
 from rexrank.llm import Judge, JudgeFailed, Reply
+from rexrank.llm.quoting import QUOTED
 from rexrank.models.green import LocalGreen
 from rexrank.scorers.green import (
     CHAT_TEMPLATE,
@@ -96,7 +97,8 @@ def test_real_completions_mean_through_green(golden):
                               "addressed": 0}
     assert result.totals == counts((6, 6, 4, 3, 0, 0), (0,) * 6, 5)
     assert result.completions == golden["completions"]
-    assert result.signature.startswith(f"green:4|backend:scripted|prompt:{PROMPT_VERSION}|words:300|rexrank:")
+    assert result.signature.startswith(f"green:5|backend:scripted|prompt:{PROMPT_VERSION}|words:300|quoted:yes|"
+                                       "rexrank:")
 
 
 # --- the parser on written answers: what the reference reads, and where it would fall back silently ---
@@ -231,8 +233,10 @@ def test_judge_end_to_end_counts_unreadable_studies_at_the_worst_value(fake_open
     assert result.messages[0].startswith("HTTP 400") and result.completions[0] is None
     assert result.counts[1] is None and result.counts[4] == counts((0, 0, 0, 1, 0, 0), (1,) * 6, 0)
     assert f"backend:{judge.identity}" in result.signature and "max_tokens=2048" in result.signature
-    body = fake_openai.requests[1]  # what GREEN sends: the prompt as one user message, greedy, max_tokens
-    assert body["messages"] == [{"role": "user", "content": build_prompt(references[1], predictions[1])}]
+    body = fake_openai.requests[1]  # what GREEN sends: the reference's prompt as its user message, byte for byte,
+    # after a system message saying the reports are quoted data (the board's `quoted`); greedy, max_tokens
+    assert body["messages"] == [{"role": "system", "content": QUOTED},
+                                {"role": "user", "content": build_prompt(references[1], predictions[1])}]
     assert body["temperature"] == 0 and body["max_tokens"] == 2048
     assert fake_openai.calls == 5
 
@@ -402,7 +406,7 @@ def test_local_end_to_end_counts_unparseable_and_too_long(tiny_llama):
     backend = LocalGreen(tiny_llama, batch_size=2, max_length=520, progress=False)
     predictions = ["Small left effusion.", "Mild cardiomegaly.", "Heart size is normal. " * 30]
     references = ["No effusion.", "Heart size is normal.", "Clear."]  # about 490, 490 and 630 tokens of prompt
-    result = green(predictions, references, backend)
+    result = green(predictions, references, backend, quoted=False)  # the reference's prompts: the lengths above
     assert result.scores == [None] * 3 and result.counts == [None] * 3  # random weights: nothing to parse
     assert (result.unparseable, result.cut, result.refused) == (0, 2, 1)  # cut answers: not unparseable
     assert "leaves no room for an answer within max_length 520" in result.messages[2]

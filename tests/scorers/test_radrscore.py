@@ -12,7 +12,7 @@ from fixtures.metric_contract import AS_WRITTEN, MetricContract, RadRScoreCase, 
 
 from rexrank.errors import InputError
 from rexrank.llm import Judge, JudgeFailed, credentialed
-from rexrank.llm.quoting import RADRSCORE
+from rexrank.llm.quoting import QUOTED, RADRSCORE
 from rexrank.scorers.base import Problem
 from rexrank.scorers.radrscore import (
     PROMPT_VERSION,
@@ -180,15 +180,15 @@ def test_known_scores_denominators_and_unreadable_replies(fake_openai, judge):
     # 7 items x 3 stage-one calls, then stage two for the 5 items whose stage one read
     assert fake_openai.calls == 7 * 3 + 5 * 2
     assert "UNSCRIPTED PROMPT" not in {t for r in result.replies for t in r.values()}
-    assert all(body["messages"][0] == {"role": "system", "content": SYSTEM} and body["temperature"] == 0.0
-               and body["max_tokens"] == 4096 for body in fake_openai.requests)
+    assert all(body["messages"][0] == {"role": "system", "content": f"{SYSTEM}\n\n{QUOTED}"}  # quoted (the board's)
+               and body["temperature"] == 0.0 and body["max_tokens"] == 4096 for body in fake_openai.requests)
     # stage two carries the extractions as the parsed dicts, printed by Python
     recall_prompt = completeness_prompt(read_json(findings("heart", "lungs", "pleura", "bones")),
                                         read_json(findings("heart", "lungs")))
     assert "1. Ground Truth: {'key_conclusion': [{'observation': 'heart', 'status': 'as described'}, " in recall_prompt
     assert recall_prompt in fake_openai.prompts()
-    assert result.signature.startswith(f"radrscore:3|backend:judge:{fake_openai.model}:t=0:max_tokens=4096|"
-                                       f"prompt:{PROMPT_VERSION}|radrscore:mean3|unreadable:worst|rexrank:")
+    assert result.signature.startswith(f"radrscore:4|backend:judge:{fake_openai.model}:t=0:max_tokens=4096|"
+                                       f"prompt:{PROMPT_VERSION}|radrscore:mean3|unreadable:worst|quoted:yes|rexrank:")
 
 
 def test_a_refused_prompt_counts_the_worst_and_a_failed_server_scores_nothing(fake_openai, judge):

@@ -21,7 +21,7 @@ from rexrank.data import align, load_predictions, load_split
 from rexrank.data.identity import identify
 from rexrank.data.known import is_demo
 from rexrank.files import file_sha256
-from rexrank.llm.quoting import addressed
+from rexrank.llm.radiology import not_radiology
 from rexrank.official import SPLITS
 from rexrank.results import ModelInfo, Result
 from rexrank.rules import SubmissionRejected, ledger
@@ -132,9 +132,10 @@ def review(repo_id: str, num: int, datasets: dict[str, str], token: str | None =
 
 
 def addressed_studies(studies: list[str], predictions: list[str], references: list[str]) -> list[tuple[str, str]]:
-    """(study, phrase) for each prediction that addresses the evaluator (rexrank.llm.quoting.addressed)."""
+    """(study, why) for each prediction with a sentence that is not radiology, which no judge is sent
+    (rexrank.llm.radiology)."""
     return [(study, why) for study, text, reference in zip(studies, predictions, references)
-            if (why := addressed(text, reference))]
+            if (why := not_radiology(text, reference))]
 
 
 def refusal(err: SubmissionRejected) -> str:
@@ -162,8 +163,9 @@ def comment(checks: list[Check], radrbench: dict | None = None,
         lines.append(f"| {' | '.join(cells)} | {shown(c.submitted)} | {shown(c.rescored)} | {ci} | {c.verdict} |")
     for (dataset, task), found in sorted((addressing or {}).items()):
         study, why = found[0]
-        lines += ["", f"{to_markdown(dataset, 40)} {to_markdown(task, 40)}: {len(found):,} predictions address the "
-                  f"evaluator (first: study {to_markdown(study, 60)}, {to_markdown(repr(why), 80)}); every LLM-judged "
+        lines += ["", f"{to_markdown(dataset, 40)} {to_markdown(task, 40)}: {len(found):,} predictions have a "
+                  f"sentence that is not radiology (first: study {to_markdown(study, 60)}: {to_markdown(why, 160)}); "
+                  "every LLM-judged "
                   "metric counts each at its worst value and never sends it to the judge (docs/security.md, rule 19)."]
     if radrbench is not None:  # checked by the security rules (shape, numbers consistent); its outputs stay private
         total = next(r for r in radrbench["rows"] if r["source"] == "all" and r["task"] == "all")

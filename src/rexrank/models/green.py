@@ -3,6 +3,7 @@ math, signature). Needs `rexrank[models]`."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from rexrank.errors import InputError
@@ -74,21 +75,26 @@ class LocalGreen:
         return local_identity(self.model.identity, str(self.dtype).removeprefix("torch."), self.max_length,
                               self.remote_code)
 
-    def input_ids(self, prompt: str) -> list[int]:
-        """What the reference feeds the model for one prompt."""
-        messages = [{"from": "human", "value": prompt}, {"from": "gpt", "value": ""}]
+    def input_ids(self, prompt: str | list[dict]) -> list[int]:
+        """What the reference feeds the model for one prompt (its text, or chat messages: a system message, which the
+        reference's template renders, and the user's)."""
+        chat = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
+        messages = [*({"from": "system" if m["role"] == "system" else "human", "value": m["content"]} for m in chat),
+                    {"from": "gpt", "value": ""}]
         text = self.tokenizer.apply_chat_template(messages, chat_template=CHAT_TEMPLATE, tokenize=False,
                                                   add_generation_prompt=True)
         ids = list(self.tokenizer(text)["input_ids"])
         return ids if ids and ids[-1] == self.eos else [*ids, self.eos]  # the reference's add_eos_token=True
 
-    def complete(self, prompts: list[str], prompt_version: str | None = None, *,
+    def complete(self, prompts: list[str] | list[list[dict]], prompt_version: str | None = None, *,
                  dataset: DataUse | str | None = None) -> list[Reply]:
         """One reply per prompt, in order; `prompt_version` and `dataset` are the judge's (nothing leaves here)."""
         from rexrank.models.runtime import run_batches
 
-        distinct = list(dict.fromkeys(prompts))
-        ids = [self.input_ids(p) for p in distinct]
+        keys = [p if isinstance(p, str) else json.dumps(p) for p in prompts]  # messages are lists: keyed as text
+        by_key = dict(zip(keys, prompts))
+        distinct = list(by_key)
+        ids = [self.input_ids(by_key[k]) for k in distinct]
         answers: dict[str, Reply] = {}
         fits = []
         for prompt, tokens in zip(distinct, ids):
@@ -100,7 +106,7 @@ class LocalGreen:
         replies = run_batches([t for _, t in fits], [len(t) for _, t in fits], self.batch_size, self._generate,
                               "GREEN", self.progress)
         answers.update((prompt, reply) for (prompt, _), reply in zip(fits, replies))
-        return [answers[p] for p in prompts]
+        return [answers[k] for k in keys]
 
     def _generate(self, batch: list[list[int]]) -> list[Reply]:
         import torch
@@ -129,7 +135,6 @@ def _load_tokenizer(folder: Path, trust_remote_code: bool):
     tokenizer is code it ships (`auto_map` to tokenization_chexagent.CheXagentTokenizer over tokenizer.model), which
     rexrank runs only when `trust_remote_code` says so (the signature then records it). Anything else: transformers
     converts the SentencePiece model."""
-    import json
 
     from transformers import AutoTokenizer, PreTrainedTokenizerFast
 

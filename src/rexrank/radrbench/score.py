@@ -179,8 +179,9 @@ class Reasoning:
 
 
 def reasoning_rows(items: pd.DataFrame, outputs: dict[tuple[str, str], object], judge, resamples: int = stats.RESAMPLES,
-                   seed: int = stats.SEED) -> Reasoning:
-    """RadRScore's Rc, Rf, Re and their mean on the items with reasoning steps and the original report."""
+                   seed: int = stats.SEED, quoted: bool = True) -> Reasoning:
+    """RadRScore's Rc, Rf, Re and their mean on the items with reasoning steps and the original report; `quoted`, its
+    spec's option (the texts sent as quoted data)."""
     from rexrank.scorers.radrscore import DATASET, LEFT_OUT, radrscore
     from rexrank.scorers.radrscore import signature as radrscore_signature
 
@@ -190,7 +191,8 @@ def reasoning_rows(items: pd.DataFrame, outputs: dict[tuple[str, str], object], 
              for j, s in zip(reasoned["reason_steps_json"], reasoned["reason_steps"])]
     keys = list(zip(reasoned["config"], reasoned["item_id"]))
     outputs_text = [o if isinstance(o := outputs.get(k), str) else "" for k in keys]
-    result = radrscore(outputs_text, steps, reasoned["original_report"].tolist(), judge, dataset=DATASET)
+    result = radrscore(outputs_text, steps, reasoned["original_report"].tolist(), judge, dataset=DATASET,
+                       quoted=quoted)
     names = (*COMPONENTS, "radrscore")
     per_item = pd.DataFrame({"source": reasoned["source"].to_numpy(), "task": reasoned["task"].to_numpy(),
                              "read": [s is not None for s in result.scores],
@@ -212,8 +214,8 @@ def reasoning_rows(items: pd.DataFrame, outputs: dict[tuple[str, str], object], 
             table.append(row)
     columns = ["source", "task", "items", *(f"{n}{e}" for n in names for e in ("_n", "", "_low", "_high"))]
     return Reasoning(pd.DataFrame(board, columns=columns), pd.DataFrame(judged, columns=columns),
-                     str(radrscore_signature(judge).with_bootstrap(resamples, seed)),
-                     str(radrscore_signature(judge, LEFT_OUT).with_bootstrap(resamples, seed)), result)
+                     str(radrscore_signature(judge, quoted=quoted).with_bootstrap(resamples, seed)),
+                     str(radrscore_signature(judge, LEFT_OUT, quoted).with_bootstrap(resamples, seed)), result)
 
 
 def reasoning_table(rows: pd.DataFrame) -> list[str]:

@@ -20,7 +20,8 @@ from rexrank.scorers.spec import NOT_REPORTS, Kind, Spec, spec_of
 
 # RadRBench-CXR's judged metric (docs/metrics.md §9): its module loads with the judge's client, so it is declared here.
 RADRSCORE = Spec(
-    "radrscore", "RadRScore", "3", Kind.REASONING, "mean", {"radrscore": "score"}, bounds=(0.0, 1.0),
+    "radrscore", "RadRScore", "4", Kind.REASONING, "mean", {"radrscore": "score"}, bounds=(0.0, 1.0),
+    options={"quoted": True},  # the board's: texts quoted as data (off: the reference's messages)
     empty_prediction="judged as written: an empty reasoning has no step to credit (0)",
     summary="An LLM judge's completeness, factuality and effectiveness of a model's reasoning steps against the "
             "reference's, averaged: RadRBench-CXR's reasoning score.",

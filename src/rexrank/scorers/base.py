@@ -143,7 +143,9 @@ class Problem(StrEnum):
     REFUSED = "refused"  # the judge refused the prompt (HTTP 4xx other than 408/409/429): the request's own doing
     UNPARSEABLE = "unparseable"  # an answer the metric's reader cannot read
     CUT = "cut"  # an answer cut at the length limit: what it would have said after the cut is unknown
-    ADDRESSED = "addressed"  # the candidate addresses the evaluator (rexrank.llm.quoting.addressed): never sent
+    # a sentence of the candidate is not radiology (rexrank.llm.radiology): never sent. Named as it was when a phrase
+    # list looked for text addressed to the evaluator: stored results count it under this name
+    ADDRESSED = "addressed"
 
 
 @dataclass(kw_only=True)
@@ -260,7 +262,7 @@ class Judged:
         numbers under its name). The scores are the board's: an unread study at the metric's worst value. A set
         mostly unread raises MetricUnavailable: the judge, not the predictions, is the likely cause."""
         result = self.judge(predictions, references, dataset)
-        # the judge's doing, not the candidates': a candidate that addresses the evaluator is the submitter's, and
+        # the judge's doing, not the candidates': a candidate that is not radiology is the submitter's, and
         # must not make the metric unavailable by numbers
         unread = len(result.scores) - result.judged - result.count(Problem.ADDRESSED)
         if unread > MOSTLY_UNREAD * len(result.scores):

@@ -29,8 +29,10 @@ Ours, for a board that ranks what submitters send (version 4; docs/security.md, 
 carries pieces of the answer format ("[Matched Findings]:", a count line "(a) ...: 0.", a chat marker), as written
 or as a judge would retype it (fullwidth brackets, zero-width spaces, HTML entities), has them made inert before it
 enters the prompt (`rexrank.llm.quoting.GREEN`), so a judge that quotes it back cannot be read as scoring it; one
-that addresses the evaluator ("ignore the errors") is never sent and counts 0; every other report's prompt is the
-reference's byte for byte. A study whose answer cannot be read, is
+with a sentence that is not radiology (`rexrank.llm.radiology`: another language, a spelling no report writes) is
+never sent and counts 0; every other report's prompt is the reference's byte for byte. Version 5: with `quoted` (the
+board's default, signed; off reproduces the reference), a system message ahead of that prompt tells the judge that
+the reports are quoted data it must not obey (`rexrank.llm.quoting.QUOTED`). A study whose answer cannot be read, is
 cut at the length limit or is refused by the judge counts as 0, GREEN's worst, in the value; the mean over the
 studies read and each kind's count are reported beside it.
 """
@@ -46,7 +48,8 @@ from typing import Any, Protocol
 from rexrank.llm import Reply
 from rexrank.llm.guard import DataUse
 from rexrank.llm.quoting import GREEN as ANSWER_FORMAT
-from rexrank.llm.quoting import addressed
+from rexrank.llm.quoting import quoted as quoting
+from rexrank.llm.radiology import not_radiology
 from rexrank.models.green import CHAT_TEMPLATE, MAX_LENGTH  # noqa: F401  (the reference's, re-exported)
 from rexrank.reports import check_pairs
 from rexrank.scorers.base import Judged, Judgements, Problem
@@ -54,7 +57,8 @@ from rexrank.signature import Signature
 
 REFERENCE = "Stanford-AIMI/GREEN@d72c1951e69683b93405968901fd4f14cc6c27b0"
 PROMPT_VERSION = "green-d72c195"  # the prompt text below; unchanged since 6fa533d (2024-09-22), where the cut came in
-VERSION = "4"  # 4: candidates are read as a judge would retype them, and one addressed to the evaluator counts 0;
+VERSION = "5"  # 5: candidates quoted as data (an option), and one with a sentence that is not radiology counts 0;
+# 4: candidates are read as a judge would retype them, and one addressed to the evaluator counts 0;
 # 3: an unread study counts 0, and candidates cannot carry the answer format (2: left out of the mean; 1 also scored
 # an answer cut at the length limit when a section parsed)
 WORST = 0.0
@@ -133,9 +137,12 @@ VLLM_COMMAND = ("vllm serve StanfordAIMI/GREEN-RadLlama2-7b --revision 832389d56
 # reference's text for [human prompt, empty gpt turn] plus generation prompt, with the BOS and the EOS its tokenizer
 # call adds written out (chat servers tokenize the rendered text without adding special tokens).
 VLLM_CHAT_TEMPLATE = (
-    "{% if messages | length != 1 or messages[0]['role'] != 'user' %}"
-    "{{ raise_exception('GREEN takes exactly one user message') }}{% endif %}"
-    "{{ bos_token + '<|user|>\n' + messages[0]['content'] + eos_token + '\n<|assistant|>\n' + eos_token + "
+    "{% if messages | length > 2 or messages[-1]['role'] != 'user' or (messages | length == 2 and "
+    "messages[0]['role'] != 'system') %}"
+    "{{ raise_exception('GREEN takes one user message, after a system message or none') }}{% endif %}"
+    "{{ bos_token }}{% if messages | length == 2 %}{{ '<|system|>\n' + messages[0]['content'] + eos_token + '\n' }}"
+    "{% endif %}"
+    "{{ '<|user|>\n' + messages[-1]['content'] + eos_token + '\n<|assistant|>\n' + eos_token + "
     "'\n<|assistant|>\n' + eos_token }}"
 )
 
@@ -253,7 +260,8 @@ class Backend(Protocol):
     @property
     def identity(self) -> str: ...
 
-    def complete(self, prompts: list[str], prompt_version: str, *, dataset: DataUse | str | None) -> list[Reply]: ...
+    def complete(self, prompts: list[str] | list[list[dict]], prompt_version: str, *,
+                 dataset: DataUse | str | None) -> list[Reply]: ...
 
 
 @dataclass(kw_only=True)
@@ -267,25 +275,29 @@ class GreenResult(Judgements):
         return {key: sum(c[key] for c in self.counts if c is not None) for key in COUNT_KEYS}
 
 
-def signature(backend: Backend) -> Signature:
+def signature(backend: Backend, quoted: bool = True) -> Signature:
     """The backend's identity carries its length rule (a judge's max_tokens, a local model's max_length)."""
-    return Signature("green", VERSION, settings={"prompt": PROMPT_VERSION, "words": str(MAX_WORDS)},
+    return Signature("green", VERSION, settings={"prompt": PROMPT_VERSION, "words": str(MAX_WORDS),
+                                                 "quoted": "yes" if quoted else "no"},
                      models={"backend": backend.identity})
 
 
 def green(predictions: Sequence[str], references: Sequence[str], backend: Backend, *,
-          dataset: DataUse | str | None = None) -> GreenResult:
+          dataset: DataUse | str | None = None, quoted: bool = True) -> GreenResult:
     """GREEN per study through `backend`. `dataset` names where the reports come from, for the judge's data-use
-    guard (credentialed sets go only to loopback or explicitly allowed endpoints)."""
+    guard (credentialed sets go only to loopback or explicitly allowed endpoints). `quoted`: the reports are sent
+    as quoted data, with a system message (the board's); off, the reference's one message."""
     check_pairs(predictions, references)
-    flags = [addressed(p, r) for p, r in zip(predictions, references)]  # never sent: such a study counts GREEN's worst
-    prompts = [build_prompt(r, p) for p, r, flag in zip(predictions, references, flags) if flag is None]
+    # never sent: such a study counts GREEN's worst
+    flags = [not_radiology(p, r) for p, r in zip(predictions, references)]
+    prompts = [quoting([{"role": "user", "content": build_prompt(r, p)}]) if quoted else build_prompt(r, p)
+               for p, r, flag in zip(predictions, references, flags) if flag is None]
     replies = iter(backend.complete(prompts, PROMPT_VERSION, dataset=dataset) if prompts else [])
     scores, counts, completions, problems, messages = [], [], [], [], []
     for flag in flags:  # a judge whose server failed raised instead: no study is scored for it
         if flag is not None:
             for column, value in ((completions, None), (scores, None), (counts, None),
-                                  (problems, Problem.ADDRESSED), (messages, f"addressed to the evaluator: {flag!r}")):
+                                  (problems, Problem.ADDRESSED), (messages, flag)):
                 column.append(value)
             continue
         reply = next(replies)
@@ -303,7 +315,7 @@ def green(predictions: Sequence[str], references: Sequence[str], backend: Backen
         problems.append(problem)
         messages.append(message)
     return GreenResult(scores=scores, problems=problems, messages=messages, worst=[WORST] * len(scores),
-                       signature=str(signature(backend)), counts=counts, completions=completions)
+                       signature=str(signature(backend, quoted)), counts=counts, completions=completions)
 
 
 def backend_for(judge_url: str | None = None, judge_model: str | None = None, model_path: str | Path | None = None,
@@ -334,9 +346,9 @@ def backend_for(judge_url: str | None = None, judge_model: str | None = None, mo
 
 
 def compute(predictions: Sequence[str], references: Sequence[str], *, dataset: DataUse | str | None = None,
-            backend: Backend | None = None, **settings) -> dict:
+            backend: Backend | None = None, quoted: bool = True, **settings) -> dict:
     """What the `evaluate` module returns; `settings` go to `backend_for` unless a backend is given."""
-    result = green(predictions, references, backend or backend_for(**settings), dataset=dataset)
+    result = green(predictions, references, backend or backend_for(**settings), dataset=dataset, quoted=quoted)
     return {"green": result.mean, "green_per_sample": result.board_scores, **result.tally(),
             "problems_per_sample": result.messages, "green_counts_per_sample": result.counts,
             "green_counts": result.totals, "completions": result.completions, "signature": result.signature}
@@ -347,7 +359,8 @@ class Green(Judged):
 
     name = "green"
     title = "GREEN"
-    published = {"prompt": PROMPT_VERSION, "words": str(MAX_WORDS)}
+    published = {"prompt": PROMPT_VERSION, "words": str(MAX_WORDS), "quoted": "no"}
+    options = {"quoted": True}  # the board's: candidates quoted as data (off: the reference's prompt alone)
     version = VERSION
     bounds = (0.0, 1.0)  # matched / (matched + errors)
     details = {f"green.{key}": "number" for key in COUNT_KEYS}
@@ -357,17 +370,18 @@ class Green(Judged):
                " + significant errors).")
     section = "§7"
 
-    def __init__(self, backend: Backend):
-        self.backend = backend
+    def __init__(self, backend: Backend, quoted: bool = True):
+        self.backend, self.quoted = backend, quoted
 
     @classmethod
     def from_options(cls, judge: Mapping[str, Any], device: str | None = None, progress: bool = True) -> Green:
         known = ("judge_url", "judge_model", "concurrency", "allow_endpoints")
         return cls(backend_for(**{k: judge[k] for k in known if k in judge}, device=device, progress=progress,
-                               trust_remote_code=bool(judge.get("green_trust_remote_code"))))
+                               trust_remote_code=bool(judge.get("green_trust_remote_code"))),
+                   quoted=judge.get("quoted", True))
 
     def judge(self, predictions, references, dataset) -> GreenResult:
-        return green(predictions, references, self.backend, dataset=dataset)
+        return green(predictions, references, self.backend, dataset=dataset, quoted=self.quoted)
 
     def detail(self, result: GreenResult) -> dict[str, list]:
         return {f"green.{key}": [None if c is None else c[key] for c in result.counts] for key in COUNT_KEYS}
@@ -376,4 +390,4 @@ class Green(Judged):
         return {"error_counts": result.totals}
 
     def signature(self) -> Signature:
-        return signature(self.backend)
+        return signature(self.backend, self.quoted)

@@ -27,8 +27,10 @@ Departures, each named in the signature or counted in the result:
   the keys the reader takes its counts from (`effective_count`, `key_conclusion`, ...) has them made inert before it
   enters a prompt (`rexrank.llm.quoting.RADRSCORE`), so a judge that quotes it back cannot be read as scoring it;
   every other output's prompts are the reference's byte for byte. Version 3 (rule 19): outputs are read as a judge
-  would retype them (fullwidth forms, invisible characters, HTML entities), and one that addresses the evaluator is
-  never sent and counts 0 in all three.
+  would retype them (fullwidth forms, invisible characters, HTML entities). Version 4: one with a sentence that is not
+  radiology (`rexrank.llm.radiology`, read with the item's steps and report as its reference) is never sent and
+  counts 0 in all three; with `quoted` (the board's default, signed; off reproduces the reference's messages) the
+  system message also says that the texts are quoted data the judge must not obey.
 - Two figures, each signed: the board's (`unreadable:worst`) and the read items' (`judged_*`, `unreadable:left-out`).
 - `key_conclusion` must be a list (the plural is not read: nor is it by the reference) and each count a non-negative
   number (the reference would take a string's length or divide by a negative). A count above its denominator is
@@ -50,7 +52,8 @@ from rexrank.errors import InputError
 from rexrank.llm import Judge, Reply
 from rexrank.llm.guard import DataUse
 from rexrank.llm.quoting import RADRSCORE as ANSWER_FORMAT
-from rexrank.llm.quoting import addressed
+from rexrank.llm.quoting import quoted as quoting
+from rexrank.llm.radiology import not_radiology
 from rexrank.scorers import RADRSCORE
 from rexrank.scorers.base import Judgements, Problem, mean_scored
 from rexrank.scorers.radrscore_prompts import (  # noqa: F401  (the reference's, re-exported)
@@ -64,7 +67,8 @@ from rexrank.signature import Signature
 
 REFERENCE = "MAGIC-AI4Med/ChestX-Reasoner@9a8a00df76110d71f23f60e912b492b5d65f2d39"
 PROMPT_VERSION = "radrscore-9a8a00d"  # the prompts (radrscore_prompts), unchanged at HEAD 6bbe912 (2025-06-04)
-# 3: outputs read as a judge would retype them, one addressed to the evaluator counts 0; 2: an unread item counts 0 in
+# 4: outputs quoted as data (an option), one with a sentence that is not radiology counts 0; 3: outputs read as a judge
+# would retype them, one addressed to the evaluator counts 0; 2: an unread item counts 0 in
 # every component, and outputs cannot carry the reply's keys
 VERSION = RADRSCORE.version  # the registry's spec states it
 WORST, LEFT_OUT = 0.0, "left-out"  # what an unread item counts on the board; the signature's word for leaving it out
@@ -83,8 +87,10 @@ def render(value: Any) -> str:
     return f"{value}"
 
 
-def chat(prompt: str) -> list[dict]:
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
+def chat(prompt: str, quoted: bool = False) -> list[dict]:
+    """The reference's messages; `quoted`, its system message says the texts are quoted data (`QUOTED`)."""
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
+    return quoting(messages) if quoted else messages
 
 
 def extraction_prompt(reasoning: Any) -> str:
@@ -159,9 +165,10 @@ class RadRScoreResult(Judgements):
         return mean_scored(getattr(self, component))
 
 
-def signature(judge: Judge, unreadable: str = "worst") -> Signature:
+def signature(judge: Judge, unreadable: str = "worst", quoted: bool = True) -> Signature:
     return Signature("radrscore", VERSION, settings={"prompt": PROMPT_VERSION, "radrscore": "mean3",
-                                                     "unreadable": unreadable}, models={"backend": judge.identity})
+                                                     "unreadable": unreadable, "quoted": "yes" if quoted else "no"},
+                     models={"backend": judge.identity})
 
 
 def _check(predictions, references, reports) -> None:
@@ -182,19 +189,22 @@ def _refused(stage: str, reply: Reply) -> str:
 
 
 def radrscore(predictions: Sequence[str], references: Sequence[Any], reports: Sequence[str], judge: Judge, *,
-              dataset: DataUse | str | None = DATASET) -> RadRScoreResult:
+              dataset: DataUse | str | None = DATASET, quoted: bool = True) -> RadRScoreResult:
     """RadRScore per item through `judge`: `predictions` are the models' whole outputs, `references` the
     ground-truth reasoning steps (text, or a list of steps as RadRBench stores them), `reports` the original
     reports. `dataset` names where the text comes from, for the judge's data-use guard (RadRBench-CXR's reports
-    are MIMIC-CXR and CheXpert text: loopback or explicitly allowed endpoints only)."""
+    are MIMIC-CXR and CheXpert text: loopback or explicitly allowed endpoints only). `quoted`: the texts are sent as
+    quoted data, said in the system message (the board's); off, the reference's messages."""
     _check(predictions, references, reports)
     # never sent: such an item counts 0 in every component
-    flags = [addressed(p, r) for p, r in zip(predictions, reports)]
+    flags = [not_radiology(p, f"{render(steps)}\n{report}")
+             for p, steps, report in zip(predictions, references, reports)]
     predictions = [ANSWER_FORMAT.neutral(p) for p in predictions]
     n = len(predictions)
     sent = [i for i in range(n) if flags[i] is None]
-    first = [chat(p) for i in sent for p in (extraction_prompt(references[i]), extraction_prompt(predictions[i]),
-                                              effectiveness_prompt(references[i], predictions[i]))]
+    first = [chat(p, quoted) for i in sent
+             for p in (extraction_prompt(references[i]), extraction_prompt(predictions[i]),
+                       effectiveness_prompt(references[i], predictions[i]))]
     asked = judge.complete(first, PROMPT_VERSION, dataset=dataset) if first else []
     replies: list[dict[str, Reply]] = [{} for _ in range(n)]
     for position, i in enumerate(sent):
@@ -210,8 +220,8 @@ def radrscore(predictions: Sequence[str], references: Sequence[Any], reports: Se
             counts = (read_count(parsed, "effective_count"), read_count(parsed, "ineffective_count"))
             read[i][EFFECTIVENESS] = None if None in counts else counts
         if item and all(ok.values()) and all(v is not None for v in read[i].values()):
-            second += [chat(completeness_prompt(read[i][REFERENCE_FINDINGS], read[i][PREDICTION_FINDINGS])),
-                       chat(factuality_prompt(reports[i], read[i][PREDICTION_FINDINGS]))]
+            second += [chat(completeness_prompt(read[i][REFERENCE_FINDINGS], read[i][PREDICTION_FINDINGS]), quoted),
+                       chat(factuality_prompt(reports[i], read[i][PREDICTION_FINDINGS]), quoted)]
             waiting.append(i)
     asked = judge.complete(second, PROMPT_VERSION, dataset=dataset) if second else []
     for position, i in enumerate(waiting):
@@ -225,7 +235,7 @@ def radrscore(predictions: Sequence[str], references: Sequence[Any], reports: Se
     for item, values, flag in zip(replies, read, flags):  # a judge whose server failed raised instead
         if flag is not None:
             problems.append(Problem.ADDRESSED)
-            messages.append(f"addressed to the evaluator: {flag!r}")
+            messages.append(flag)
             for column in (completeness, factuality, effectiveness, counts):
                 column.append(None)
             continue
@@ -252,8 +262,8 @@ def radrscore(predictions: Sequence[str], references: Sequence[Any], reports: Se
     texts = [{stage: item[stage].text if stage in item else None for stage in STAGES} for item in replies]
     scores = [None if rc is None else (rc + rf + re) / 3 for rc, rf, re in zip(completeness, factuality, effectiveness)]
     return RadRScoreResult(scores=scores, problems=problems, messages=messages, worst=[WORST] * n,
-                           signature=str(signature(judge)), completeness=completeness, factuality=factuality,
-                           effectiveness=effectiveness, counts=counts, replies=texts)
+                           signature=str(signature(judge, quoted=quoted)), completeness=completeness,
+                           factuality=factuality, effectiveness=effectiveness, counts=counts, replies=texts)
 
 
 def judge_for(judge_url: str | None = None, judge_model: str | None = None, *, concurrency: int | str = 8,
@@ -266,13 +276,15 @@ def judge_for(judge_url: str | None = None, judge_model: str | None = None, *, c
 
 
 def compute(predictions: Sequence[str], references: Sequence[Any], reports: Sequence[str], *,
-            dataset: DataUse | str | None = DATASET, judge: Judge | None = None, **settings) -> dict:
+            dataset: DataUse | str | None = DATASET, judge: Judge | None = None, quoted: bool = True,
+            **settings) -> dict:
     """What the `evaluate` module returns; `settings` go to `judge_for` unless a judge is given."""
-    result = radrscore(predictions, references, reports, judge := judge or judge_for(**settings), dataset=dataset)
+    result = radrscore(predictions, references, reports, judge := judge or judge_for(**settings), dataset=dataset,
+                       quoted=quoted)
     return {"radrscore": result.mean, **{c: result.mean_of(c) for c in COMPONENTS},
             "radrscore_per_sample": result.board_scores, **result.tally(),
             **{f"judged_{c}": result.judged_mean_of(c) for c in COMPONENTS},
             **{f"{c}_per_sample": result.board(c) for c in COMPONENTS},
             "counts_per_sample": result.counts, "out_of_range": result.out_of_range, "problems": result.messages,
             "judge_replies": result.replies, "signature": result.signature,
-            "judged_signature": str(signature(judge, LEFT_OUT))}
+            "judged_signature": str(signature(judge, LEFT_OUT, quoted))}

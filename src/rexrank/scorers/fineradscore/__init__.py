@@ -19,8 +19,10 @@ Ours, where the reference has no rule or one we do not copy (the signature recor
 reference asks again up to five times with the same messages at the API's default temperature; we ask once at the
 judge's temperature (0 by default) and, when the reply cannot be read, once more with the reading error quoted. A
 reply still unreadable is unparseable, and a reply cut at the judge's max_tokens is not read (version 2: both count
-as the worst value in the board's mean; docs/security.md, rule 10). A candidate is read as a judge would retype it,
-and one that addresses the evaluator is never sent and counts as the worst value (version 3; rule 19). A reply that
+as the worst value in the board's mean; docs/security.md, rule 10). A candidate is read as a judge would retype it
+(version 3; rule 19); one with a sentence that is not radiology (`rexrank.llm.radiology`) is never sent and counts as
+the worst value, and with `quoted` (the board's default, signed; off reproduces the reference's messages) the system
+message also tells the judge that the reports are quoted data it must not obey (version 4). A reply that
 is one ``` fenced block is read. A line id beyond the candidate's lines and a severity that is not one of the four
 labels (or "No error", 0) are reading errors. `{}` scores 0 (the reference's fifth example teaches it for a report
 that needs no correction). Duplicate keys: the last wins, as `json.loads` has it. The reference's example turns
@@ -40,7 +42,9 @@ from typing import Any, Protocol
 from rexrank.errors import InputError
 from rexrank.llm import JudgeUnavailable, Reply
 from rexrank.llm.guard import DataUse
-from rexrank.llm.quoting import FINERADSCORE, addressed
+from rexrank.llm.quoting import FINERADSCORE
+from rexrank.llm.quoting import quoted as quoting
+from rexrank.llm.radiology import not_radiology
 from rexrank.reports import check_pairs
 from rexrank.scorers.base import Judged, Judgements, Problem, mean_scored
 from rexrank.scorers.fineradscore.prompt import (
@@ -79,7 +83,8 @@ __all__ = ["AGGREGATES", "FIELDS", "INSERTED", "JSON_FORMAT", "MAX_TOKENS", "NO_
            "fineradscore", "judge_for", "load_shots", "number_lines", "parse", "read_severity", "shots_digest",
            "shots_for", "signature", "split_lines"]
 
-VERSION = "3"  # 3: candidates read as a judge would retype them, one addressed to the evaluator counts the worst;
+VERSION = "4"  # 4: candidates quoted as data (an option), one with a sentence that is not radiology counts the worst;
+# 3: candidates read as a judge would retype them, one addressed to the evaluator counts the worst;
 # 2: an unread study counts as the worst severity, a cut reply is never read, candidates' braces inert
 MAX_TOKENS = 2048  # ours: the reference's GPT-4 call sets none (its Claude call 1024)
 AGGREGATES = ("max", "sum")
@@ -145,30 +150,31 @@ class FineRadScoreResult(Judgements):
         return math.inf if self.mean == 0 else 1 / self.mean
 
 
-def signature(judge: Backend, shots: Shots = SYNTHETIC, how: str = "max") -> Signature:
+def signature(judge: Backend, shots: Shots = SYNTHETIC, how: str = "max", quoted: bool = True) -> Signature:
     return Signature("fineradscore", VERSION, settings={"prompt": PROMPT_VERSION, "shots": shots.name, "agg": how,
-                                                        "repair": "1"},
+                                                        "repair": "1", "quoted": "yes" if quoted else "no"},
                      models={"backend": judge.identity})
 
 
 def fineradscore(predictions: Sequence[str], references: Sequence[str], judge: Backend, *,
                  shots: Shots | str | os.PathLike | None = None, how: str = "max",
-                 dataset: DataUse | str | None = None) -> FineRadScoreResult:
+                 dataset: DataUse | str | None = None, quoted: bool = True) -> FineRadScoreResult:
     """FineRadScore per study through `judge`. `dataset` names where the reports come from, for the judge's
-    data-use guard (credentialed sets go only to loopback or explicitly allowed endpoints)."""
+    data-use guard (credentialed sets go only to loopback or explicitly allowed endpoints). `quoted`: the reports are
+    sent as quoted data, said in the system message (the board's); off, the reference's messages."""
     check_pairs(predictions, references)
     aggregate([], how)  # an unknown aggregate fails before any call
     shots = shots_for(shots)
     # never sent: such a study counts the worst severity
-    flags = [addressed(p, r) for p, r in zip(predictions, references)]
+    flags = [not_radiology(p, r) for p, r in zip(predictions, references)]
     candidates = [FINERADSCORE.neutral(p) for p in predictions]  # as sent: its lines are the ones the judge numbers
-    conversations = {i: build_messages(c, r, shots) for i, (c, r, flag) in enumerate(zip(candidates, references, flags))
-                     if flag is None}
+    made = (lambda c, r: quoting(build_messages(c, r, shots))) if quoted else (lambda c, r: build_messages(c, r, shots))
+    conversations = {i: made(c, r) for i, (c, r, flag) in enumerate(zip(candidates, references, flags)) if flag is None}
     lines = [len(split_lines(c)) for c in candidates]
     n = len(candidates)
     corrections: list[list[Correction] | None] = [None] * n
     replies: list[str | None] = [None] * n
-    errors: list[str | None] = [f"addressed to the evaluator: {flag!r}" if flag else None for flag in flags]
+    errors: list[str | None] = list(flags)
     problems: list[Problem | None] = [Problem.ADDRESSED if flag else None for flag in flags]
     repaired = [False] * n
     repairs: dict[int, list[dict]] = {}
@@ -201,7 +207,8 @@ def fineradscore(predictions: Sequence[str], references: Sequence[str], judge: B
         repaired[i] = problems[i] is None
     return FineRadScoreResult(scores=[None if c is None else aggregate(c, how) for c in corrections],
                               problems=problems, messages=errors, worst=[worst(k, how) for k in lines],
-                              signature=str(signature(judge, shots, how)), corrections=corrections, replies=replies,
+                              signature=str(signature(judge, shots, how, quoted)), corrections=corrections,
+                              replies=replies,
                               repaired_flags=repaired, aggregate=how)
 
 
@@ -221,10 +228,10 @@ def judge_for(judge_url: str | None = None, judge_model: str | None = None, *, c
 
 def compute(predictions: Sequence[str], references: Sequence[str], *, dataset: DataUse | str | None = None,
             judge: Backend | None = None, shots: Shots | str | os.PathLike | None = None, how: str = "max",
-            **settings) -> dict:
+            quoted: bool = True, **settings) -> dict:
     """What the `evaluate` module returns; `settings` go to `judge_for` unless a judge is given."""
     result = fineradscore(predictions, references, judge or judge_for(**settings), shots=shots, how=how,
-                          dataset=dataset)
+                          dataset=dataset, quoted=quoted)
     return {"fineradscore": result.mean, "inv_fineradscore": result.inverse,
             "fineradscore_per_sample": result.board_scores, **result.tally(),
             "max_severity_per_sample": result.max_severity, "sum_severity_per_sample": result.sum_severity,
@@ -239,7 +246,8 @@ class FineRadScore(Judged):
     name = "fineradscore"
     title = "FineRadScore"
     # ReXrank stores the maximum severity per study; whether its judge was given a repair turn is not published.
-    published = {"prompt": PROMPT_VERSION, "shots": REFERENCE_SHOTS, "agg": "max", "repair": None}
+    published = {"prompt": PROMPT_VERSION, "shots": REFERENCE_SHOTS, "agg": "max", "repair": None, "quoted": "no"}
+    options = {"quoted": True}  # the board's: candidates quoted as data (off: the reference's messages)
     version = VERSION
     statistic = "inverse_mean"  # the board's 1/FineRadScore
     bounds = (0.0, math.inf)  # severities 0-4, per study their max or their sum
@@ -250,19 +258,20 @@ class FineRadScore(Judged):
                "study the maximum; the board shows 1 / the mean.")
     section = "§8"
 
-    def __init__(self, judge: Backend, shots: Shots | str | None = None, how: str = "max"):
+    def __init__(self, judge: Backend, shots: Shots | str | None = None, how: str = "max", quoted: bool = True):
         aggregate([], how)
-        self.endpoint, self.shots, self.how = judge, shots_for(shots), how
+        self.endpoint, self.shots, self.how, self.quoted = judge, shots_for(shots), how, quoted
 
     @classmethod
     def from_options(cls, judge: Mapping[str, Any], device: str | None = None, progress: bool = True
                      ) -> FineRadScore:
         endpoint = judge_for(judge.get("judge_url"), judge.get("judge_model"), concurrency=judge.get("concurrency", 8),
                              allow_endpoints=judge.get("allow_endpoints", ()), progress=progress)
-        return cls(endpoint, judge.get("fineradscore_shots"))
+        return cls(endpoint, judge.get("fineradscore_shots"), quoted=judge.get("quoted", True))
 
     def judge(self, predictions, references, dataset) -> FineRadScoreResult:
-        return fineradscore(predictions, references, self.endpoint, shots=self.shots, how=self.how, dataset=dataset)
+        return fineradscore(predictions, references, self.endpoint, shots=self.shots, how=self.how, dataset=dataset,
+                            quoted=self.quoted)
 
     def detail(self, result: FineRadScoreResult) -> dict[str, list]:
         return {"fineradscore.max": result.max_severity, "fineradscore.sum": result.sum_severity,
@@ -274,4 +283,4 @@ class FineRadScore(Judged):
                 "repaired": result.repaired}
 
     def signature(self) -> Signature:
-        return signature(self.endpoint, self.shots, self.how)
+        return signature(self.endpoint, self.shots, self.how, self.quoted)
