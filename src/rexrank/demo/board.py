@@ -153,10 +153,10 @@ def _signature(name: str, key: str, task: str) -> Signature:
     if name == "green":
         pinned = local_identity(MODELS["GREEN"].pinned, "float16")  # as the reference runs it, on CUDA
         made = green.signature(SimpleNamespace(identity="judge:gpt-4o:t=0:max_tokens=1024" if key == "demo-shuffled"
-                                               else pinned))
+                                               else pinned), quoted=False)  # the reference's one message
     elif name == "fineradscore":
         made = fineradscore.signature(SimpleNamespace(identity="judge:gpt-4-0613:t=0:max_tokens=1024"),
-                                      SimpleNamespace(name=REFERENCE_SHOTS))
+                                      SimpleNamespace(name=REFERENCE_SHOTS), quoted=False)
     return replace(made, settings={**made.settings, **text_settings(task), "demo": "synthetic"})
 
 
