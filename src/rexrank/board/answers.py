@@ -15,8 +15,8 @@ from rexrank.board import compare, model_page, studies_view, views
 from rexrank.board.figures import model_figure, radrbench_figure, stability_figure
 from rexrank.board.page import DETAIL_WIDTHS, FILTERS, METRIC_WIDTH
 from rexrank.board.radrbench import radrbench_table
-from rexrank.board.sources import BoardSource, own_dataset
 from rexrank.board.schema import METRICS
+from rexrank.board.sources import BoardSource, own_dataset
 from rexrank.catalog import TEST_SETS
 from rexrank.text import to_markdown
 

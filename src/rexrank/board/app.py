@@ -137,7 +137,7 @@ def _compare_tab(ui: SimpleNamespace, answers) -> None:
         with gr.Row():
             # any name is taken (a link's, the API's): one not on the board is answered as such
             names = views.compare_choices(answers.source.board, public[0][1], first_task)
-            ui.model_a = gr.Dropdown(names, label="A (verified models first)", allow_custom_value=True)
+            ui.model_a = gr.Dropdown(names, label="A (yours, then verified models, first)", allow_custom_value=True)
             ui.model_b = gr.Dropdown(names, label="B", allow_custom_value=True)
         ui.pair_heading = gr.Markdown(page.LOADING)
         ui.pair_table = gr.Dataframe(label="A − B per metric, paired tests", interactive=False, wrap=True,

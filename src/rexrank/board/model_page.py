@@ -6,6 +6,7 @@ import math
 
 import pandas as pd
 
+from rexrank.board.schema import METRICS
 from rexrank.board.views import (
     DATASET_TITLES,
     SOURCE_TITLES,
@@ -17,7 +18,6 @@ from rexrank.board.views import (
     ci_column,
     source_title,
 )
-from rexrank.board.schema import METRICS
 from rexrank.catalog import ACCESS
 from rexrank.text import safe_url, sanitize_text, to_markdown
 
