@@ -609,12 +609,18 @@ def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_header
 
 def test_the_view_downloads_as_csv_with_numbers_and_no_formulas(app):
     client, repo, board = app
-    button = client.predict("iu-xray", "", list(views.TITLES), "rank", False, api_name="/export")
-    got = pd.read_csv(button["value"])  # the file the download button now serves
-    want = pd.concat([views.export(board, "iu-xray", task) for task in views.TASKS], ignore_index=True)
-    assert len(got) == len(want) == 8 and got.columns.tolist() == want.columns.tolist()
-    assert got.columns.tolist()[11:17] == ["source", "provenance", "note", "radcliq_v1_value", "radcliq_v1_low",
+    buttons = client.predict("iu-xray", "", list(views.DEFAULT_METRICS), "rank", False, api_name="/export")
+    assert len(buttons) == len(views.TASKS)  # a download under each task's table
+    for task, button in zip(views.TASKS, buttons):  # the file each download button now serves: its task's rows
+        assert pd.read_csv(button["value"])["task"].unique().tolist() == [task]
+    got = pd.read_csv(buttons[0]["value"])
+    want = views.export(board, "iu-xray", next(iter(views.TASKS)))
+    assert len(got) == len(want) > 0 and got.columns.tolist() == want.columns.tolist()
+    assert got.columns.tolist()[12:18] == ["source", "provenance", "note", "radcliq_v1_value", "radcliq_v1_low",
                                            "radcliq_v1_high"]
+    # every metric the board holds, not only the columns shown (BLEU-4, ROUGE-L, the label F1s...)
+    assert [c.removesuffix("_value") for c in got.columns if c.endswith("_value")] == [
+        *sorted(views.TITLES, key=lambda m: m != "radcliq_v1")]
     for column in [c for c in got.columns if c.endswith(("_value", "_low", "_high"))]:
         assert got[column].dtype == float  # numbers, not "0.919 ± 0.020"
         assert got[column].tolist() == pytest.approx(want[column].astype(float).tolist(), nan_ok=True)

@@ -44,7 +44,7 @@ def frame(shown: pd.DataFrame) -> gr.Dataframe:
         narrow = {"Rank": "62px", "Rank range": "66px"}
         widths = [narrow[c] for c in columns[:2] if c in narrow]
     elif columns[:2] == ["Dataset", "Task"] and len(columns) > 2:  # a model's numbers: fit 1400 px, scroll on a phone
-        widths = ["120px", "170px", *["112px"] * (len(columns) - 2)]
+        widths = ["120px", "170px", *[METRIC_WIDTH] * (len(columns) - 2)]  # "0.919 [0.899, 0.941]" whole
     elif columns[:2] == ["Metric", "A − B"]:  # a pair's: the difference and its p-values on a phone's first screen
         widths = [PAIR_WIDTHS.get(c, "150px") for c in columns]
     extra = {}
@@ -55,7 +55,8 @@ def frame(shown: pd.DataFrame) -> gr.Dataframe:
     return gr.Dataframe(value=value, datatype=types, column_widths=widths, **extra)
 
 
-PAIR_WIDTHS = {"Metric": "100px", "A − B": "76px", "p (bootstrap)": "84px", "p (AR)": "62px", "Studies": "72px",
+# A pair's table: metric, difference and both p-values in a phone's 324 px (the page's CSS trims the cells' padding)
+PAIR_WIDTHS = {"Metric": "112px", "A − B": "66px", "p (bootstrap)": "88px", "p (AR)": "58px", "Studies": "72px",
                "Note": "260px"}
 
 

@@ -98,6 +98,12 @@ CSS = """
 #rexrank-tip a { text-decoration: underline; }
 .per-study-figure svg { width: 100%; max-width: calc(var(--panels) * 340px); height: auto; }
 .figure { padding-top: 34px !important; }  /* the block's label above the figure, never over its first title */
+.pair th, .pair th *, .pair [role=gridcell]:nth-child(1) * { white-space: normal !important; }
+.pair [role=gridcell]:nth-child(1) * { overflow-wrap: anywhere !important; }  /* a long metric name: two lines */
+.pair th > .cell-wrap, .pair [role=gridcell] > .cell-wrap { padding-left: 6px !important;
+  padding-right: 6px !important; }
+.pair th, .pair [role=gridcell] { padding-left: 0 !important; padding-right: 0 !important; }
+.pair .cell-menu-button { display: none !important; }  /* its headers whole in their widths (`answers.PAIR_WIDTHS`) */
 .per-study-figure [id^=bin-] { cursor: pointer; }
 .per-study-figure [id^=bin-]:hover path { opacity: .75; }
 @media (min-width: 641px) {
@@ -130,8 +136,6 @@ CSS = """
   .ranked:not(.details) .header-table { width: auto !important; }  /* its columns' widths, not Gradio's sum */
   .ranked:not(.details) [role=gridcell]:nth-child(3) * { overflow-wrap: anywhere !important; }
   .ranked:not(.details) .cell-menu-button { display: none !important; }  /* a tap on a header sorts, as Sort by */
-  .pair [role=gridcell][aria-colindex="1"], .pair [role=gridcell][aria-colindex="1"] * {
-    white-space: normal !important; }  /* a long metric's name on two lines, its numbers in sight */
   .board th, .board th * { white-space: normal !important; }  /* a header on two lines, its words whole */
   .figure { overflow-x: auto !important; }  /* a figure keeps a legible size and scrolls sideways, as tables do */
   .figure .matplotlib { justify-content: flex-start !important; align-items: flex-start !important; }
