@@ -145,7 +145,9 @@ def _cells(update) -> pd.DataFrame:
     """A table as the visitor reads it: its display text where the cells are numbers shown as text."""
     value = update["value"] if "value" in update else update
     shown = (value.get("metadata") or {}).get("display_value") or value["data"]
-    return pd.DataFrame(shown, columns=value["headers"])
+    # a CI's no-break space (`answers.unbroken_ci`: a phone breaks a cell only before its CI) reads as a space
+    table = pd.DataFrame(shown, columns=value["headers"])
+    return table.map(lambda x: x.replace("\xa0", " ") if isinstance(x, str) else x)
 
 
 def _numbers(update) -> pd.DataFrame:
@@ -206,7 +208,7 @@ def own_app(tmp_path, monkeypatch):
 
 def test_the_app_switches_dataset_and_task_and_searches_through_its_api(app):
     client, repo, board = app
-    everything = list(views.TITLES)
+    everything = list(views.DEFAULT_METRICS)  # the columns a first view shows
     seen = {}
     for dataset in ("mimic-cxr", "iu-xray"):
         findings, both = client.predict(dataset, "", everything, "rank", api_name="/tables")
@@ -230,7 +232,7 @@ def test_the_app_switches_dataset_and_task_and_searches_through_its_api(app):
 
 def test_the_app_filters_by_source_through_its_api(app):
     client, repo, board = app
-    findings, _ = client.predict("mimic-cxr", "", ["radcliq_v1"], "rank", False, "any", "any", "imported",
+    findings, _ = client.predict("mimic-cxr", "", ["radcliq_v1"], "rank", False, "any", "any", "published",
                                  api_name="/tables")
     assert _cells(findings)["Model"].tolist() == ["Demo\\-Imported \\(synthetic\\)"]  # markdown, escaped
     findings, both = client.predict("mimic-cxr", "", ["radcliq_v1"], "rank", True, "any", "any", "generated",
@@ -293,7 +295,8 @@ def test_two_models_compare_through_the_api_as_the_board_computes_them(app):
     client, repo, board = app
     heading, numbers = client.predict("iu-xray", "findings", "Demo-Template", "Demo-Shuffled", api_name="/compare")
     want_heading, want = compare(board, str(repo), "iu-xray", "findings", "Demo-Template", "Demo-Shuffled")
-    assert heading == want_heading and "A = Demo\\-Template, B = Demo\\-Shuffled" in heading
+    assert heading == want_heading
+    assert "A = Demo\\-Template † (self-reported), B = Demo\\-Shuffled † (self-reported)" in heading
     assert _cells(numbers).values.tolist() == want.values.tolist() and len(want) == 8
     heading, numbers = client.predict("iu-xray", "findings", "Demo-Template", "Demo-Imported (synthetic)",
                                       api_name="/compare")
@@ -610,12 +613,18 @@ def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_header
 
 def test_the_view_downloads_as_csv_with_numbers_and_no_formulas(app):
     client, repo, board = app
-    button = client.predict("iu-xray", "", list(views.TITLES), "rank", False, api_name="/export")
-    got = pd.read_csv(button["value"])  # the file the download button now serves
-    want = pd.concat([views.export(board, "iu-xray", task) for task in views.TASKS], ignore_index=True)
-    assert len(got) == len(want) == 8 and got.columns.tolist() == want.columns.tolist()
-    assert got.columns.tolist()[11:17] == ["source", "provenance", "note", "radcliq_v1_value", "radcliq_v1_low",
+    buttons = client.predict("iu-xray", "", list(views.DEFAULT_METRICS), "rank", False, api_name="/export")
+    assert len(buttons) == len(views.TASKS)  # a download under each task's table
+    for task, button in zip(views.TASKS, buttons):  # the file each download button now serves: its task's rows
+        assert pd.read_csv(button["value"])["task"].unique().tolist() == [task]
+    got = pd.read_csv(buttons[0]["value"])
+    want = views.export(board, "iu-xray", next(iter(views.TASKS)))
+    assert len(got) == len(want) > 0 and got.columns.tolist() == want.columns.tolist()
+    assert got.columns.tolist()[12:18] == ["source", "provenance", "note", "radcliq_v1_value", "radcliq_v1_low",
                                            "radcliq_v1_high"]
+    # every metric the board holds, not only the columns shown (BLEU-4, ROUGE-L, the label F1s...)
+    assert [c.removesuffix("_value") for c in got.columns if c.endswith("_value")] == [
+        *sorted(views.TITLES, key=lambda m: m != "radcliq_v1")]
     for column in [c for c in got.columns if c.endswith(("_value", "_low", "_high"))]:
         assert got[column].dtype == float  # numbers, not "0.919 ± 0.020"
         assert got[column].tolist() == pytest.approx(want[column].astype(float).tolist(), nan_ok=True)
@@ -647,7 +656,8 @@ def test_the_address_carries_the_view_and_a_link_opens_it(app, chromium):
             rows = _wait_for(page, lambda rows: len(rows) == len(kept))
             assert [row[2] for row in rows] == list(kept["model"])  # Rank, Rank range, Model
             assert page.get_by_role("combobox", name="Access", exact=True).input_value() == "API"
-            assert page.get_by_role("combobox", name="Source", exact=True).input_value() == "generated or re-scored"
+            source = page.get_by_role("combobox", name="Source", exact=True)
+            assert source.input_value() == views.SOURCE_FILTER["verified"]
 
             page.goto(client.src + "?tab=model&model=Demo-Template")
             page.get_by_role("tab", name="Model", selected=True).wait_for()
@@ -703,7 +713,8 @@ def test_the_source_filter_in_a_browser_keeps_generated_rows_labels_them_and_say
                     _wait_for(page, lambda rows: len(rows) == 4)
                     source.click()
                     offered = [t.split("\n")[-1].strip() for t in page.get_by_role("option").all_inner_texts()]
-                    assert offered == list(views.SOURCE_FILTER.values())  # (the chosen one marked ✓)
+                    # (the chosen one marked ✓); "yours" only on a board of one's own results
+                    assert offered == [label for key, label in views.SOURCE_FILTER.items() if key != "yours"]
                     page.get_by_role("option", name="generated by maintainers", exact=True).click()
                     page.wait_for_function("location.search.includes('source=generated')")
                 else:

@@ -9,7 +9,8 @@ from fixtures.outputs import written
 from rexrank.board.aggregate import aggregate
 from rexrank.board.compare import COLUMNS, compare
 from rexrank.cli import main
-from rexrank.demo.board import demo_results_repo
+from rexrank.demo.board import DRAWN, demo_results_repo
+from rexrank.scorers import METRICS, inverted, shown
 
 pytestmark = pytest.mark.slow  # each test builds and aggregates a results repo, most on the loopback Hub
 
@@ -30,8 +31,9 @@ def test_two_verified_models_get_the_numbers_rexrank_compare_prints(repo, capsys
                  "--trials", "300", "--seed", "3"]) == 0
     printed = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[4:]}
     assert table["Metric"].tolist()[0] == "1/RadCliQ-v1"  # the ranking metric first, as on the board
-    names = {"1/RadCliQ-v1": "1/radcliq_v1", "BLEU": "bleu2", "BertScore": "bertscore", "SembScore": "semb_score",
-             "RadGraph": "radgraph", "RaTEScore": "ratescore", "GREEN": "green", "1/FineRadScore": "1/fineradscore"}
+    # every metric the demo draws, each as the CLI names it (1/ before a metric shown as 1 / its mean)
+    names = {shown(m): "1/" * inverted(m) + m for m in METRICS}
+    assert sorted(table["Metric"]) == sorted(shown(m) for m in DRAWN)
     for _, row in table.iterrows():
         cli = printed[names[row["Metric"]]]
         assert [row["A − B"], row["p (bootstrap)"], row["p (AR)"]] == [cli[1], cli[4], cli[5]]

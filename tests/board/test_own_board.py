@@ -115,3 +115,81 @@ def test_the_demo_board_says_why_a_private_set_has_no_per_study_figure_and_bound
         assert page.get_by_role("gridcell", name="0.0001", exact=True).count() == 0
     finally:
         demo.close()
+
+
+# What the screenshots showed (issue 46), measured: a cell whose text is wider than its box, a header drawn in two
+# fonts, and a column past the table's edge.
+CUT = """(root) => [...document.querySelectorAll(root + ' :is(th, [role=gridcell])')].filter(c => c.offsetParent)
+  .filter(c => [c, ...c.querySelectorAll('span')].some(e => e.scrollWidth > e.clientWidth + 1))
+  .map(c => c.textContent.trim())"""
+
+
+def _fonts(page, selector: str) -> set[str]:
+    """The fonts Chromium drew an element's text with (a glyph missing from the first comes from a fallback)."""
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    root = cdp.send("DOM.getDocument", {"depth": -1})["root"]["nodeId"]
+    node = cdp.send("DOM.querySelector", {"nodeId": root, "selector": selector})["nodeId"]
+    return {f["familyName"] for f in cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]}
+
+
+def test_ones_own_rows_are_marked_filtered_and_compared_and_nothing_is_cut_at_either_width(own, browser):
+    from rexrank.board import views
+
+    demo = _launch(str(own))
+    try:
+        for width in (1400, 390):
+            page = browser.new_page(viewport={"width": width, "height": 900}, has_touch=width == 390)
+            page.goto(demo.local_url)
+            first = page.locator(".ranked [role=gridcell][aria-colindex='1']:visible").first
+            first.wait_for()
+            assert first.inner_text().strip() == views.OWN_MARK  # one's own row first, marked
+            if width == 390:  # the ranking metric's column whole in the table's frame, no cell's text cut
+                frame = page.locator(".ranked:visible").first.bounding_box()
+                cell = page.locator(".ranked [role=gridcell][aria-colindex='4']:visible").first.bounding_box()
+                assert cell["x"] + cell["width"] <= frame["x"] + frame["width"] + 1
+                assert page.evaluate(CUT, ".ranked") == []
+            # the header's glyphs from one font (Gradio's SemiBold face held only A and B)
+            assert len(_fonts(page, ".ranked th:nth-child(4) .header-content span")) == 1
+
+            page.goto(demo.local_url + "?source=yours")  # the menu's word, from a link
+            page.wait_for_function("document.querySelectorAll('.ranked [role=gridcell][aria-colindex=\"3\"]')"
+                                   ".length === 2")
+            assert page.locator("input[aria-label='Source']").input_value() == views.SOURCE_FILTER["yours"]
+
+            page.goto(demo.local_url + "?tab=compare&dataset=iu-xray&task=findings&a=model-a&b=model-b")
+            page.get_by_text(f"A = model-a {views.OWN_MARK} (yours, unverified), B = model-b {views.OWN_MARK}") \
+                .wait_for()
+            p_value = page.locator(".pair [role=gridcell][aria-colindex='4']:visible").first
+            p_value.wait_for()
+            frame = page.locator(".pair:visible").first.bounding_box()
+            box = p_value.bounding_box()
+            assert box["x"] + box["width"] <= frame["x"] + frame["width"] + 1  # both p-values in view
+            assert page.evaluate(CUT, ".pair") == []
+            header = page.locator(".pair th:visible").filter(has_text="A − B").first
+            assert header.locator(".header-content span").bounding_box()["height"] < 30  # on one line
+            page.close()
+    finally:
+        demo.close()
+
+
+def test_the_model_pages_figures_are_legible_at_390_px(browser):
+    demo = _launch(sources.DEMO)
+    try:
+        page = browser.new_page(viewport={"width": 390, "height": 900}, has_touch=True)
+        page.goto(demo.local_url + "?tab=model&model=Demo-Careful")
+        bars = page.locator("#per-study [id^='bin-']").first
+        bars.wait_for()
+        figure = page.locator(".figure:visible").first
+        label = figure.locator("label, [data-testid='block-label']").first.bounding_box()
+        image = figure.locator("img").first.bounding_box()
+        assert label["y"] + label["height"] <= image["y"] + 1  # the label above the figure, not over a title
+        svg = page.locator("#per-study svg").bounding_box()
+        panels = int(page.locator(".per-study-figure").evaluate(
+            "e => getComputedStyle(e).getPropertyValue('--panels')"))
+        assert svg["width"] / panels >= 300  # a panel as drawn, its axes legible (it scrolls sideways)
+        numbers = page.locator(".board:visible").filter(has_text="Dataset").first
+        assert page.evaluate(CUT, ".board") == [] and numbers.is_visible()
+    finally:
+        demo.close()

@@ -38,12 +38,16 @@ def test_a_score_folder_is_shown_as_unverified_rows_beside_the_official_field(tm
     assert mine["bleu2"].notna().all() and mine["per_study_sha256"].isna().all()  # never compared as verified
     shown = views.table(board, "mimic-cxr", "findings")
     row = shown[shown["Model"] == "Mine"].iloc[0]
-    assert row["Rank"] == "" and row["Source"] == "unverified"
+    assert row["Rank"] == views.OWN_MARK and row["Source"] == "yours, unverified"  # marked, in words
+    assert shown["Model"].tolist()[0] == "Mine"  # first: a board of one's results is about them
     assert row["Note"].startswith("yours, unverified (rexrank score on this machine): no 1/RadCliQ-v1, by which the "
                                   "board ranks; rexrank submit sends it")
     # the official field keeps its ranks
     ranked = views.table(official, "mimic-cxr", "findings")
     assert shown[shown["Model"] != "Mine"]["Rank"].tolist() == ranked["Rank"].tolist()
+    # the Source filter keeps one's own rows, by the word the address and the menu share, still marked
+    mine_only = views.table(board, "mimic-cxr", "findings", filters=views.Filters(source="yours"))
+    assert mine_only["Model"].tolist() == ["Mine"] and mine_only["Rank"].tolist() == [views.OWN_MARK]
 
     assert main(["leaderboard", "--results", str(out)]) == 0 and launched == [str(out)]
     assert "2 result(s) of rexrank score shown as unverified rows" in capsys.readouterr().out

@@ -319,7 +319,7 @@ def test_the_demo_marks_a_number_made_otherwise_only_where_it_means_to():
     another judge: on every dataset and task, that is the one cell marked ≠, and its Note says how."""
     board = read_board(DEMO)
     for (dataset, task), _ in board.groupby(["dataset", "task"]):
-        shown = table(board, dataset, task)
+        shown = table(board, dataset, task, metrics=tuple(TITLES))  # every column, shown or not
         marked = [(model, column) for column in TITLES.values() for model, cell in zip(shown["Model"], shown[column])
                   if cell.endswith("≠")]
         assert marked == [(model_cell("Demo-Shuffled", "https://example.org/shuffled"), "GREEN")], (dataset, task)
@@ -349,7 +349,7 @@ def test_filters_keep_rows_by_access_training_data_and_source_and_links_are_safe
     assert sorted(models(access="unknown")) == ["C", "Official D"]  # an imported row says nothing: unknown
     assert models(mimic="yes") == ["A"] and models(mimic="no") == ["B"]  # "MIMIC-CXR" in any case counts
     assert sorted(models(mimic="unknown")) == ["C", "Official D"]
-    assert models(source="imported") == ["Official D"] and "Official D" not in models(source="verified")
+    assert models(source="published") == ["Official D"] and "Official D" not in models(source="verified")
     assert models(access="api", mimic="yes") == []
     with pytest.raises(ValueError, match="access 'open': expected one of"):
         Filters(access="open")

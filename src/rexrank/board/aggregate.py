@@ -32,12 +32,12 @@ import pandas as pd
 from rexrank.board.schema import (
     BOARD,
     COLUMNS,
+    METRICS,
     RADRBENCH_BOARD,
     RADRBENCH_COLUMNS,
     RADRBENCH_TYPES,
     RANK_BY,
 )
-from rexrank.catalog import BOARD_METRICS
 from rexrank.contradictions import withheld
 from rexrank.errors import InputError
 from rexrank.files import atomic_path, write_text
@@ -63,7 +63,7 @@ def _row(result: Result, submission: str | None, card: dict) -> dict:
            # the pages that state an imported model's facts (a submission's card is its own, and names none)
            **{key: str(card.get(key, "")) if result.provenance == "imported" else ""
               for key in ("access_source", "trained_on_source")}}
-    for name in BOARD_METRICS:
+    for name in METRICS:  # every number the result holds that the board has a column for
         m = result.metrics.get(name)
         row[name] = None if m is None else m.value
         row[f"{name}_low"], row[f"{name}_high"] = (None, None) if m is None else (m.low, m.high)

@@ -15,8 +15,9 @@ from rexrank.board import compare, model_page, studies_view, views
 from rexrank.board.figures import model_figure, radrbench_figure, stability_figure
 from rexrank.board.page import DETAIL_WIDTHS, FILTERS, METRIC_WIDTH
 from rexrank.board.radrbench import radrbench_table
+from rexrank.board.schema import METRICS
 from rexrank.board.sources import BoardSource, own_dataset
-from rexrank.catalog import BOARD_METRICS, TEST_SETS
+from rexrank.catalog import TEST_SETS
 from rexrank.text import to_markdown
 
 
@@ -29,8 +30,12 @@ def frame(shown: pd.DataFrame) -> gr.Dataframe:
              for column in columns]
     value = shown
     if numeric:
+        own = shown.attrs.get("own") or [False] * len(shown)  # one's own rows shaded, beside their ‡
+        styling = [[OWN_ROW if mine else "" for _ in columns] for mine in own] if any(own) else None
         value = {"headers": columns, "data": shown.attrs["numbers"],
-                 "metadata": {"display_value": shown.to_numpy(dtype=object).tolist(), "styling": None}}
+                 "metadata": {"display_value": [[unbroken_ci(x) if c in numeric else x for c, x in zip(columns, row)]
+                                                for row in shown.to_numpy(dtype=object).tolist()],
+                              "styling": styling}}
     widths = None
     if columns[:1] == ["Rank"] and "Note" in columns:  # the leaderboard with Details: every column sized
         widths = [DETAIL_WIDTHS.get(c, METRIC_WIDTH) for c in columns]
@@ -39,11 +44,29 @@ def frame(shown: pd.DataFrame) -> gr.Dataframe:
         narrow = {"Rank": "62px", "Rank range": "66px"}
         widths = [narrow[c] for c in columns[:2] if c in narrow]
     elif columns[:2] == ["Dataset", "Task"] and len(columns) > 2:  # a model's numbers: fit 1400 px, scroll on a phone
-        widths = ["120px", "170px", *["112px"] * (len(columns) - 2)]
+        widths = ["120px", "170px", *[METRIC_WIDTH] * (len(columns) - 2)]  # "0.919 [0.899, 0.941]" whole
+    elif columns[:2] == ["Metric", "A − B"]:  # a pair's: the difference and its p-values on a phone's first screen
+        widths = [PAIR_WIDTHS.get(c, "150px") for c in columns]
     extra = {}
     if columns[:1] == ["Rank"] and "Model" in columns[:3]:  # the leaderboard's tables: Details or not, marked
         extra["elem_classes"] = ["board", "ranked", *(["details"] if "Note" in columns else [])]
+    elif columns[:2] == ["Metric", "A − B"]:
+        extra["elem_classes"] = ["board", "pair"]
     return gr.Dataframe(value=value, datatype=types, column_widths=widths, **extra)
+
+
+# A pair's table: metric, difference and both p-values in a phone's 324 px (the page's CSS trims the cells' padding)
+PAIR_WIDTHS = {"Metric": "112px", "A − B": "66px", "p (bootstrap)": "88px", "p (AR)": "58px", "Studies": "72px",
+               "Note": "260px"}
+
+
+def unbroken_ci(text):
+    """A metric cell's text that a line may break only between the number and its CI (`0.911 [0.885, 0.942]`, the
+    CI whole on the next line where a phone's column is narrow), never inside the CI."""
+    return text.replace(", ", ",\u00a0").replace("± ", "±\u00a0") if isinstance(text, str) else text
+
+
+OWN_ROW = "background: var(--color-accent-soft);"  # a cell of one's own row (`views.table`'s attrs["own"])
 
 
 def _asked(request: gr.Request | None) -> dict[str, str]:
@@ -56,7 +79,7 @@ class Answers:
 
     def __init__(self, source: BoardSource):
         self.source = source
-        self.sort_keys = {"rank", *BOARD_METRICS}
+        self.sort_keys = {"rank", *METRICS}
         # a private set shows aggregates only: nothing to compare study by study
         self.public = [(label, key) for key, label in views.DATASET_TITLES.items() if not TEST_SETS[key].private]
         self.exports = Path(tempfile.mkdtemp(prefix="rexrank-board-csv-"))  # one CSV per dataset, rewritten per view
@@ -66,7 +89,7 @@ class Answers:
 
     @staticmethod
     def _metrics(metrics: list[str] | None) -> tuple[str, ...]:
-        return tuple(m for m in BOARD_METRICS if m in (metrics or []))  # in ReXrank's order, whatever the ticking order
+        return tuple(m for m in METRICS if m in (metrics or []))  # in the board's order, whatever the ticking order
 
     @staticmethod
     def _filters(access: str | None, mimic: str | None, provenance: str | None) -> views.Filters:
@@ -92,13 +115,17 @@ class Answers:
 
     def export_csv(self, dataset: str, search: str, metrics: list[str], sort_by: str, details: bool = False,
                    access: str | None = None, mimic: str | None = None, provenance: str | None = None):
-        """The dataset's two tasks as the tables show them, as numbers (value, low, high), for the download."""
+        """Each task tab's download: its table's rows, in its order, as numbers (value, low, high) of every metric
+        the board holds (not only the columns shown: a CSV is read by a program), that task's rows only."""
         filters = self._filters(access, mimic, provenance)
-        table = pd.concat([views.export(self.source.board, dataset, task, search or "", self._metrics(metrics),
-                                        sort_by or "rank", filters) for task in views.TASKS], ignore_index=True)
-        path = self.exports / f"rexrank-{dataset if dataset in views.DATASET_TITLES else 'board'}.csv"
-        table.to_csv(path, index=False)
-        return gr.DownloadButton(value=str(path))
+        name = dataset if dataset in views.DATASET_TITLES else "board"
+        buttons = []
+        for task in views.TASKS:
+            path = self.exports / f"rexrank-{name}.{task}.csv"
+            views.export(self.source.board, dataset, task, search or "", METRICS, sort_by or "rank",
+                         filters).to_csv(path, index=False)
+            buttons.append(gr.DownloadButton(value=str(path)))
+        return tuple(buttons)
 
     def opening(self, dataset, search, metrics, sort_by, details, access, mimic, provenance,
                 request: gr.Request):
@@ -109,6 +136,8 @@ class Answers:
             dataset = wanted["dataset"]
         elif mine := own_dataset(self.source.board):  # a board of one's own results opens on their test set
             dataset = mine
+        if wanted.get("source") in views.SOURCE_ALIASES:  # an older link's word for the same rows
+            wanted["source"] = views.SOURCE_ALIASES[wanted["source"]]
         access, mimic, provenance = (wanted[key] if wanted.get(key) in allowed else value for (key, allowed), value
                                      in zip(FILTERS.items(), (access, mimic, provenance)))
         controls = (dataset, search, metrics, sort_by, details, access, mimic, provenance)

@@ -11,8 +11,8 @@ from types import SimpleNamespace
 from rexrank.board import about, model_page, page, studies_view, views
 from rexrank.board.page import PAGES, address_js, launch_options
 from rexrank.board.radrbench import RADRBENCH_VIEWS
-from rexrank.board.sources import DEMO, RESULTS_ENV, BoardSource, Results
-from rexrank.catalog import BOARD_METRICS
+from rexrank.board.schema import METRICS
+from rexrank.board.sources import DEMO, RESULTS_ENV, UNVERIFIED, BoardSource, Results
 
 
 def build(results: Results = None, refresh_s: float = 300.0):
@@ -39,7 +39,7 @@ def build(results: Results = None, refresh_s: float = 300.0):
             ui.refresh = gr.Button("Refresh", scale=0, min_width=80, size="sm", elem_id="refresh")
         ui.banner = gr.Markdown(source.banner, visible=bool(source.banner))
         with gr.Tabs(overflow_behavior="wrap"):  # on a phone every tab in sight (on more rows), none in a menu
-            _leaderboard_tab(ui)
+            _leaderboard_tab(ui, source)
             _overview_tab(ui)
             _compare_tab(ui, answers)
             _radrbench_tab(ui)
@@ -60,7 +60,14 @@ def _choices(labels: dict[str, str]) -> list[tuple[str, str]]:
     return [(label, key) for key, label in labels.items()]
 
 
-def _leaderboard_tab(ui: SimpleNamespace) -> None:
+def _source_choices(source: BoardSource) -> list[tuple[str, str]]:
+    """The Source filter's choices: "yours" only on a board that holds one's own results."""
+    mine = (source.board["provenance"] == UNVERIFIED).any()
+    return [(label, key) for key, label in views.SOURCE_FILTER.items()
+            if mine or key != views.SOURCE_KEYS[UNVERIFIED]]
+
+
+def _leaderboard_tab(ui: SimpleNamespace, source: BoardSource) -> None:
     import gradio as gr
 
     with gr.Tab(PAGES["leaderboard"], id="leaderboard") as ui.pages["leaderboard"]:
@@ -79,31 +86,31 @@ def _leaderboard_tab(ui: SimpleNamespace) -> None:
                                                 scale=1, min_width=120)
                         ui.mimic = gr.Dropdown(_choices(views.MIMIC_FILTER), value=views.ANY,
                                                label="Trained on MIMIC-CXR", scale=1, min_width=120)
-                        ui.provenance = gr.Dropdown(_choices(views.SOURCE_FILTER), value=views.ANY, label="Source",
+                        ui.provenance = gr.Dropdown(_source_choices(source), value=views.ANY, label="Source",
                                                     scale=1, min_width=230)
                     with gr.Row():  # columns: on a phone the second goes below the first, not squeezed
                         with gr.Column(scale=4, min_width=320):
-                            ui.metrics = gr.CheckboxGroup(_metric_choices(), value=list(BOARD_METRICS),
+                            # every metric the board holds; ReXrank's columns ticked (`views.DEFAULT_METRICS`)
+                            ui.metrics = gr.CheckboxGroup(_metric_choices(), value=list(views.DEFAULT_METRICS),
                                                           label="Metric columns")
                         with gr.Column(scale=1, min_width=240):
                             ui.details = gr.Checkbox(value=False, label=page.DETAILS_LABEL)
         # what a click on a column's header presses (the page's script): the Sort control, set to that column
         ui.header_sort = gr.Button("Sort by the header clicked", visible="hidden", elem_id="header-sort")
+        ui.downloads = []  # a task's own: its rows only
         with gr.Tabs():
             for key, label in views.TASKS.items():
                 with gr.Tab(label, id=key) as ui.task_pages[key]:
                     ui.boards.append(gr.Dataframe(label=label, interactive=False, wrap=True,
                                                   elem_classes=["board", "ranked"]))
                     ui.empty.append(gr.Markdown(visible=False, elem_classes=["board-empty"]))  # when it has no row
-        with gr.Row():
-            with gr.Column(scale=4, min_width=320):
-                gr.Markdown(page.LEGEND)
-            with gr.Column(scale=0, min_width=200):
-                ui.download = gr.DownloadButton("Download this view (CSV)", size="sm")
+                    ui.downloads.append(gr.DownloadButton(f"Download this view (CSV: {label}, every metric)",
+                                                          size="sm", elem_classes=["board-download"]))
+        gr.Markdown(page.LEGEND)
 
 
 def _metric_choices() -> list[tuple[str, str]]:
-    return [(views.TITLES[m], m) for m in BOARD_METRICS]
+    return [(views.TITLES[m], m) for m in METRICS]
 
 
 def _overview_tab(ui: SimpleNamespace) -> None:
@@ -130,7 +137,7 @@ def _compare_tab(ui: SimpleNamespace, answers) -> None:
         with gr.Row():
             # any name is taken (a link's, the API's): one not on the board is answered as such
             names = views.compare_choices(answers.source.board, public[0][1], first_task)
-            ui.model_a = gr.Dropdown(names, label="A (verified models first)", allow_custom_value=True)
+            ui.model_a = gr.Dropdown(names, label="A (yours, then verified models, first)", allow_custom_value=True)
             ui.model_b = gr.Dropdown(names, label="B", allow_custom_value=True)
         ui.pair_heading = gr.Markdown(page.LOADING)
         ui.pair_table = gr.Dataframe(label="A − B per metric, paired tests", interactive=False, wrap=True,
@@ -175,7 +182,7 @@ def _wire_leaderboard(demo, ui: SimpleNamespace, answers) -> None:
     """The first view, the address, and the leaderboard's controls."""
     controls = [ui.dataset, ui.search, ui.metrics, ui.sort_by, ui.details, ui.access, ui.mimic, ui.provenance]
     filters = dict(zip(page.FILTERS, (ui.access, ui.mimic, ui.provenance)))
-    ui.controls, ui.csv = controls, dict(fn=answers.export_csv, inputs=controls, outputs=ui.download,
+    ui.controls, ui.csv = controls, dict(fn=answers.export_csv, inputs=controls, outputs=ui.downloads,
                                          api_visibility="private")
     ui.notes = dict(fn=answers.empty_notes, inputs=controls, outputs=ui.empty, api_visibility="private")
     # The first view: the tables of the view the address names (?dataset=&task=&access=&mimic=&source=), in one
@@ -195,7 +202,7 @@ def _wire_leaderboard(demo, ui: SimpleNamespace, answers) -> None:
     # address, Sort from a header's click) answer only the visitor's changes (`input`), so that setting them asks
     # for nothing more; the others answer any change (a Textbox's `input` misses a paste in some browsers).
     ui.dataset.input(answers.tables, controls, ui.boards, api_name="tables").then(**ui.notes)
-    ui.dataset.input(answers.export_csv, controls, ui.download, api_name="export")
+    ui.dataset.input(answers.export_csv, controls, ui.downloads, api_name="export")
     for control in (ui.sort_by, ui.access, ui.mimic, ui.provenance):
         control.input(answers.tables, controls, ui.boards, api_visibility="private").then(**ui.notes).then(**ui.csv)
     for control in (ui.search, ui.metrics, ui.details):

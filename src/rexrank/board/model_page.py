@@ -6,6 +6,7 @@ import math
 
 import pandas as pd
 
+from rexrank.board.schema import METRICS
 from rexrank.board.views import (
     DATASET_TITLES,
     SOURCE_TITLES,
@@ -17,7 +18,7 @@ from rexrank.board.views import (
     ci_column,
     source_title,
 )
-from rexrank.catalog import ACCESS, BOARD_METRICS
+from rexrank.catalog import ACCESS
 from rexrank.text import safe_url, sanitize_text, to_markdown
 
 
@@ -27,7 +28,7 @@ def model_scores(board: pd.DataFrame, model: str) -> pd.DataFrame:
     records = [{"dataset": DATASET_TITLES.get(r["dataset"], r["dataset"]), "task": TASKS.get(r["task"], r["task"]),
                 "metric": TITLES[m], "value": as_number(r[m]), "low": as_number(r[f"{m}_low"]),
                 "high": as_number(r[f"{m}_high"])}
-               for _, r in rows.iterrows() for m in BOARD_METRICS if as_number(r[m]) is not None]
+               for _, r in rows.iterrows() for m in METRICS if as_number(r[m]) is not None]
     return pd.DataFrame(records, columns=["dataset", "task", "metric", "value", "low", "high"])
 
 

@@ -7,10 +7,14 @@ import pandas as pd
 
 from rexrank.catalog import BOARD_METRICS
 from rexrank.radrbench import RADRSCORE_PARTS
+from rexrank.scorers import METRICS as REPORT_METRICS
 
 BOARD = "leaderboard.parquet"
 RADRBENCH_BOARD = "radrbench.parquet"
 RANK_BY = "radcliq_v1"
+# Every report metric rexrank scores has its columns on the board (BLEU-4, ROUGE-L, the label F1s...): ReXrank's
+# (BOARD_METRICS, the view's default columns) first, in its tables' order, then the rest in the registry's.
+METRICS: tuple[str, ...] = (*BOARD_METRICS, *(m for m in REPORT_METRICS if m not in BOARD_METRICS))
 
 # `note`: what an imported row's file says of it (a published value its components contradict, say);
 # `per_study_sha256`: the per-study table a verified result names (what the Compare tab may read), else blank;
@@ -22,7 +26,7 @@ BASE = ("submission", "model", "institution", "url", "paper", "code", "access", 
         "trained_on_source", "withheld")
 # Each metric's value, 95% CI, signature, the signature's point key (what ranking compares) and how its making departs
 # from the published figures' (`rexrank.official.departures`; blank where it does not, or there is no signature).
-COLUMNS = (*BASE, *(f"{m}{part}" for m in BOARD_METRICS
+COLUMNS = (*BASE, *(f"{m}{part}" for m in METRICS
                     for part in ("", "_low", "_high", "_signature", "_key", "_departs")))
 
 # One row per (model, source, task) and a source/task "all" row per model; accuracy with its bootstrap CI, and where

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from rexrank import demo
-from rexrank.catalog import BOARD_METRICS, TASK_TITLES, TEST_SETS
+from rexrank.catalog import TASK_TITLES, TEST_SETS
 from rexrank.contradictions import CHECKED
 from rexrank.files import file_sha256, write_text
 from rexrank.radrbench import RADRSCORE_PARTS
@@ -24,7 +24,8 @@ from rexrank.results import MetricResult, ModelInfo, Result
 from rexrank.rules import ledger
 from rexrank.rules.layout import CARD, SUBMISSIONS
 from rexrank.scorecard import estimates
-from rexrank.scorers import JUDGED, inverted, spec
+from rexrank.scorers import JUDGED, METRICS, inverted, spec
+from rexrank.scorers.label_f1 import MASKS
 from rexrank.signature import Signature
 
 
@@ -132,10 +133,13 @@ GENERATED_BY_THE_MAINTAINERS = ("demo-careful",)
 GENERATED_FIELDS = {"provenance": "generated",
                     "checks": {"generated_by": "rexrank inference job", "demo": "synthetic"}}
 CENTRE = {"bleu2": 0.20, "bertscore": 0.45, "semb_score": 0.45, "radgraph": 0.25, "radcliq_v1": 0.85,
-          "ratescore": 0.52, "green": 0.30, "fineradscore": 0.40}  # each metric's board value at quality 1
-# The board's metrics the demo draws: one the board shows without a CENTRE here is blank in the demo's rows, as a
-# metric a result lacks is on the real board (a label F1 would need its per-study bitmasks drawn, not a score).
-DRAWN = tuple(m for m in BOARD_METRICS if m in CENTRE)
+          "ratescore": 0.52, "green": 0.30, "fineradscore": 0.40, "bleu4": 0.10, "rouge_l": 0.30, "radcliq_v0": 0.30,
+          "chexbert_micro_f1_14": 0.45, "chexbert_macro_f1_14": 0.30, "chexbert_micro_f1_5": 0.50,
+          "chexbert_macro_f1_5": 0.45}  # each metric's board value at quality 1 (the table-less crowd's)
+# The metrics the demo draws: every report metric with a CENTRE here (one without would be blank in the demo's rows,
+# as a metric a result lacks is on the real board). A per-study table draws a score per study, or, for a metric made
+# of column sums, its counts (BLEU-4's n-grams) or bitmasks (the label F1s'), as `rexrank score` writes them.
+DRAWN = tuple(m for m in METRICS if m in CENTRE)
 STUDIES = 500
 
 
@@ -165,11 +169,11 @@ def _demo_per_study(rng: np.random.Generator, quality: float, difficulty: np.nda
     """Synthetic per-study scores (each metric's board value about CENTRE x quality; a judged metric's answer for a
     few studies is not read, and they count as its worst) and the numbers made from them as `rexrank score` makes
     them."""
-    table = {"study_id": [f"demo-{i:04d}" for i in range(STUDIES)]}
-    for name in DRAWN:
+    table = {"study_id": [f"demo-{i:04d}" for i in range(STUDIES)], **_demo_counts(rng, quality)}
+    for name in (m for m in DRAWN if not spec(m).sufficient):
         target = CENTRE[name] * quality
         noise = difficulty + rng.normal(0, 0.1, STUDIES)
-        if name == "radcliq_v1":  # per study RadCliQ-v1 itself (lower is better); the board shows 1 / mean
+        if name in ("radcliq_v1", "radcliq_v0"):  # per study RadCliQ itself (lower is better); the board shows 1 / mean
             values = 1 / target - 2 * noise
         elif name == "fineradscore":  # per study the worst severity, 0..4; 1 / mean on the board
             values = np.clip(np.round(1 / target - 4 * noise), 0, 4)
@@ -181,6 +185,25 @@ def _demo_per_study(rng: np.random.Generator, quality: float, difficulty: np.nda
     per_study = pd.DataFrame(table)
     signatures = {name: _signature(name, key, task) for name in DRAWN}
     return per_study, estimates(per_study, signatures)
+
+
+def _demo_counts(rng: np.random.Generator, quality: float) -> dict[str, np.ndarray]:
+    """Synthetic sufficient statistics: BLEU-4's n-gram matches and totals and lengths, and the CheXbert conditions a
+    study's two reports agree and disagree on as TP/FP/FN bitmasks (`rexrank.scorers.label_f1.MASKS`)."""
+    length = rng.poisson(40, STUDIES) + 5
+    out = {"bleu4.length": length, "bleu4.reference": np.round(length * rng.uniform(0.9, 1.3, STUDIES)).astype(int)}
+    for n in range(1, 5):
+        total = np.maximum(length - n + 1, 0)
+        out[f"bleu4.total{n}"] = total
+        out[f"bleu4.match{n}"] = rng.binomial(total, min(0.95, 0.45 * quality * 0.55 ** (n - 1)))
+    conditions = 14
+    reference = rng.random((STUDIES, conditions)) < 0.25
+    said = np.where(reference, rng.random(reference.shape) < min(0.95, 0.6 * quality),
+                    rng.random(reference.shape) < 0.1 / quality)
+    bits = np.left_shift(1, np.arange(conditions, dtype=np.int64))
+    for column, mask in zip(MASKS, (reference & said, ~reference & said, reference & ~said)):
+        out[column] = (mask * bits).sum(axis=1).astype(np.int64)
+    return out
 
 
 def _demo_metrics(rng: random.Random, quality: float, key: str, task: str) -> dict[str, MetricResult]:
