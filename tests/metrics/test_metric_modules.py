@@ -228,13 +228,12 @@ def test_compute_answers_every_metric_of_the_registry_as_its_spec_makes_it(local
         assert out["signature"].startswith(f"{name}:{made.version}"), name
 
 
-@pytest.mark.parametrize("name", [f.name for f in metric_folders() if not (f / f"{f.name}.py").exists()])
-def test_a_spec_made_module_computes_what_compute_does_with_its_options(name):
-    module = evaluate.load(str(metric_space(name)))
+def test_a_bleu4_module_computes_what_compute_does_with_its_options():
+    module = evaluate.load(str(metric_space("bleu4")))
     predictions = ["Heart size is normal. No effusion.", "", "Small left effusion, stable."]
     references = ["Heart size is normal.", "No pneumothorax.", "Small left pleural effusion, unchanged."]
     assert module.compute(predictions=predictions, references=references, tokenize="none") == compute(
-        name, predictions, references, tokenize="none")
+        "bleu4", predictions, references, tokenize="none")
     # no dataset named: R2Gen's default cleaner, MIMIC-CXR's, and the signature says so
     assert module.compute(predictions=predictions, references=references)["signature"].startswith(
-        f"{name}:{spec(name).version}|tok:r2gen-mimic|")
+        f"bleu4:{spec('bleu4').version}|tok:r2gen-mimic|")
