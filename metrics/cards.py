@@ -14,9 +14,8 @@ import re
 import sys
 from pathlib import Path
 
-from rexrank import stats
+from rexrank import spaces, stats
 from rexrank.catalog import BOARD_METRICS
-from rexrank import spaces
 from rexrank.publish import metric_folders
 from rexrank.scorers import aliases, canonical, shown, spec
 from rexrank.scorers.spec import NOT_REPORTS
@@ -66,10 +65,12 @@ def first_card(folder: str) -> str:
     """A card for a metric that has none yet, from its spec: the Space's header and the card's sections, to be
     written on by hand (the block is rewritten, the prose kept)."""
     made = spec(canonical(folder))
-    call = f'{folder} = evaluate.load("rexrank/{folder}")\nresults = {folder}.compute(predictions=..., references=...)'
+    call = (f'{folder} = evaluate.load("rexrank/{folder}")\n'
+            f"results = {folder}.compute(predictions=..., references=...)")
     return (f"---\ntitle: {made.title} (rexrank)\nemoji: 🩻\ncolorFrom: blue\ncolorTo: indigo\nsdk: gradio\n"
             f"sdk_version: 6.0.0\napp_file: app.py\npinned: false\ntags:\n- evaluate\n- metric\n- radiology\n"
-            f"- report-generation\ndescription: >-\n  {made.summary}\n---\n\n# Metric Card for {made.title} (rexrank)\n\n"
+            f"- report-generation\ndescription: >-\n  {made.summary}\n---\n\n"
+            f"# Metric Card for {made.title} (rexrank)\n\n"
             f"## Metric Description\n\n{made.summary} rexrank's docs/metrics.md {made.section} defines it.\n\n"
             f"## How to Use\n\n```python\nimport evaluate\n\n{call}\n```\n\n### Inputs\n\n"
             f"- **predictions** (`list[str]`): generated reports.\n- **references** (`list[str]`): one ground-truth "

@@ -50,8 +50,11 @@ Examples:
     shows only its range.
 
     >>> bertscore = evaluate.load("rexrank/bertscore")
-    >>> results = bertscore.compute(predictions=['No pleural effusion. Heart size is normal.', 'Mild cardiomegaly.'],
-    ...     references=['No pleural effusion or pneumothorax. Heart size is normal.', 'Mild cardiomegaly without edema.'])
+    >>> results = bertscore.compute(
+    ...     predictions=['No pleural effusion. Heart size is normal.', 'Mild cardiomegaly.'],
+    ...     references=['No pleural effusion or pneumothorax. Heart size is normal.',
+    ...      'Mild cardiomegaly without edema.'],
+    ... )
     >>> isinstance(results["bertscore"], float)
     True
 """

@@ -46,8 +46,11 @@ Returns:
     signature (str): how the number was made.
 Examples:
     >>> bleu2 = evaluate.load("rexrank/bleu2")
-    >>> results = bleu2.compute(predictions=['No pleural effusion. Heart size is normal.', 'Mild cardiomegaly.'],
-    ...     references=['No pleural effusion or pneumothorax. Heart size is normal.', 'Mild cardiomegaly without edema.'])
+    >>> results = bleu2.compute(
+    ...     predictions=['No pleural effusion. Heart size is normal.', 'Mild cardiomegaly.'],
+    ...     references=['No pleural effusion or pneumothorax. Heart size is normal.',
+    ...      'Mild cardiomegaly without edema.'],
+    ... )
     >>> round(results["bleu2"], 4)
     0.556
 """

@@ -50,8 +50,11 @@ Returns:
     signature (str): how the number was made.
 Examples:
     >>> bleu4 = evaluate.load("rexrank/bleu4")
-    >>> results = bleu4.compute(predictions=['No pleural effusion. Heart size is normal.', 'Mild cardiomegaly.'],
-    ...     references=['No pleural effusion or pneumothorax. Heart size is normal.', 'Mild cardiomegaly without edema.'])
+    >>> results = bleu4.compute(
+    ...     predictions=['No pleural effusion. Heart size is normal.', 'Mild cardiomegaly.'],
+    ...     references=['No pleural effusion or pneumothorax. Heart size is normal.',
+    ...      'Mild cardiomegaly without edema.'],
+    ... )
     >>> round(results["bleu4"], 4)
     0.5067
 """

@@ -40,8 +40,11 @@ Examples:
     depends on them, so the example shows only its range.
 
     >>> chexbert_micro_f1_5 = evaluate.load("rexrank/chexbert_micro_f1_5")
-    >>> results = chexbert_micro_f1_5.compute(predictions=['No pleural effusion. Heart size is normal.', 'Mild cardiomegaly.'],
-    ...     references=['No pleural effusion or pneumothorax. Heart size is normal.', 'Mild cardiomegaly without edema.'])
+    >>> results = chexbert_micro_f1_5.compute(
+    ...     predictions=['No pleural effusion. Heart size is normal.', 'Mild cardiomegaly.'],
+    ...     references=['No pleural effusion or pneumothorax. Heart size is normal.',
+    ...      'Mild cardiomegaly without edema.'],
+    ... )
     >>> 0 <= results["chexbert_micro_f1_5"] <= 1
     True
 """

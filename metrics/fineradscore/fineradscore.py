@@ -59,8 +59,11 @@ Examples:
     them, so the example shows only its range.
 
     >>> fineradscore = evaluate.load("rexrank/fineradscore")
-    >>> results = fineradscore.compute(predictions=['No pleural effusion. Heart size is normal.', 'Mild cardiomegaly.'],
-    ...     references=['No pleural effusion or pneumothorax. Heart size is normal.', 'Mild cardiomegaly without edema.'])
+    >>> results = fineradscore.compute(
+    ...     predictions=['No pleural effusion. Heart size is normal.', 'Mild cardiomegaly.'],
+    ...     references=['No pleural effusion or pneumothorax. Heart size is normal.',
+    ...      'Mild cardiomegaly without edema.'],
+    ... )
     >>> isinstance(results["fineradscore"], float)
     True
 """

@@ -50,8 +50,11 @@ Examples:
     only its range.
 
     >>> radcliq = evaluate.load("rexrank/radcliq")
-    >>> results = radcliq.compute(predictions=['No pleural effusion. Heart size is normal.', 'Mild cardiomegaly.'],
-    ...     references=['No pleural effusion or pneumothorax. Heart size is normal.', 'Mild cardiomegaly without edema.'])
+    >>> results = radcliq.compute(
+    ...     predictions=['No pleural effusion. Heart size is normal.', 'Mild cardiomegaly.'],
+    ...     references=['No pleural effusion or pneumothorax. Heart size is normal.',
+    ...      'Mild cardiomegaly without edema.'],
+    ... )
     >>> isinstance(results["radcliq_v1"], float)
     True
 """

@@ -42,8 +42,11 @@ Examples:
     only its range.
 
     >>> radcliq_v0 = evaluate.load("rexrank/radcliq_v0")
-    >>> results = radcliq_v0.compute(predictions=['No pleural effusion. Heart size is normal.', 'Mild cardiomegaly.'],
-    ...     references=['No pleural effusion or pneumothorax. Heart size is normal.', 'Mild cardiomegaly without edema.'])
+    >>> results = radcliq_v0.compute(
+    ...     predictions=['No pleural effusion. Heart size is normal.', 'Mild cardiomegaly.'],
+    ...     references=['No pleural effusion or pneumothorax. Heart size is normal.',
+    ...      'Mild cardiomegaly without edema.'],
+    ... )
     >>> isinstance(results["radcliq_v0"], float)
     True
 """

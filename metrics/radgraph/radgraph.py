@@ -43,8 +43,11 @@ Examples:
     depends on them, so the example shows only its range.
 
     >>> radgraph = evaluate.load("rexrank/radgraph")
-    >>> results = radgraph.compute(predictions=['No pleural effusion. Heart size is normal.', 'Mild cardiomegaly.'],
-    ...     references=['No pleural effusion or pneumothorax. Heart size is normal.', 'Mild cardiomegaly without edema.'])
+    >>> results = radgraph.compute(
+    ...     predictions=['No pleural effusion. Heart size is normal.', 'Mild cardiomegaly.'],
+    ...     references=['No pleural effusion or pneumothorax. Heart size is normal.',
+    ...      'Mild cardiomegaly without edema.'],
+    ... )
     >>> 0 <= results["radgraph"] <= 1
     True
 """

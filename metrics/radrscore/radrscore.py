@@ -56,9 +56,11 @@ Examples:
     them, so the example shows only its range.
 
     >>> radrscore = evaluate.load("rexrank/radrscore")
-    >>> results = radrscore.compute(predictions=['<think>The costophrenic angles are sharp, so there is no effusion.</think><answer>B</answer>'],
+    >>> results = radrscore.compute(
+    ...     predictions=['<think>The costophrenic angles are sharp: no effusion.</think><answer>B</answer>'],
     ...     references=[['Examine the costophrenic angles for blunting.', 'The angles are sharp: no effusion.']],
-    ...     reports=['No pleural effusion.'])
+    ...     reports=['No pleural effusion.'],
+    ... )
     >>> 0 <= results["radrscore"] <= 1
     True
 """

@@ -43,8 +43,11 @@ Examples:
     the example shows only its range.
 
     >>> ratescore = evaluate.load("rexrank/ratescore")
-    >>> results = ratescore.compute(predictions=['No pleural effusion. Heart size is normal.', 'Mild cardiomegaly.'],
-    ...     references=['No pleural effusion or pneumothorax. Heart size is normal.', 'Mild cardiomegaly without edema.'])
+    >>> results = ratescore.compute(
+    ...     predictions=['No pleural effusion. Heart size is normal.', 'Mild cardiomegaly.'],
+    ...     references=['No pleural effusion or pneumothorax. Heart size is normal.',
+    ...      'Mild cardiomegaly without edema.'],
+    ... )
     >>> isinstance(results["ratescore"], float)
     True
 """

@@ -39,9 +39,22 @@ Returns:
     signature (str): how the number was made.
 Examples:
     >>> rexvqa_accuracy = evaluate.load("rexrank/rexvqa_accuracy")
-    >>> results = rexvqa_accuracy.compute(predictions=['The answer is B.', 'Small left pleural effusion', 'A or B'],
+    >>> results = rexvqa_accuracy.compute(
+    ...     predictions=['The answer is B.', 'Small left pleural effusion', 'A or B'],
     ...     references=['B', 'A', 'B'],
-    ...     options=[['A. No pleural effusion', 'B. Small left pleural effusion', 'C. Pneumothorax', 'D. Cardiomegaly'], ['A. No pleural effusion', 'B. Small left pleural effusion', 'C. Pneumothorax', 'D. Cardiomegaly'], ['A. No pleural effusion', 'B. Small left pleural effusion', 'C. Pneumothorax', 'D. Cardiomegaly']])
+    ...     options=[['A. No pleural effusion',
+    ...       'B. Small left pleural effusion',
+    ...       'C. Pneumothorax',
+    ...       'D. Cardiomegaly'],
+    ...      ['A. No pleural effusion',
+    ...       'B. Small left pleural effusion',
+    ...       'C. Pneumothorax',
+    ...       'D. Cardiomegaly'],
+    ...      ['A. No pleural effusion',
+    ...       'B. Small left pleural effusion',
+    ...       'C. Pneumothorax',
+    ...       'D. Cardiomegaly']],
+    ... )
     >>> round(results["rexvqa_accuracy"], 4)
     0.3333
 """

@@ -46,8 +46,11 @@ Returns:
     signature (str): how the number was made.
 Examples:
     >>> rouge_l = evaluate.load("rexrank/rouge_l")
-    >>> results = rouge_l.compute(predictions=['No pleural effusion. Heart size is normal.', 'Mild cardiomegaly.'],
-    ...     references=['No pleural effusion or pneumothorax. Heart size is normal.', 'Mild cardiomegaly without edema.'])
+    >>> results = rouge_l.compute(
+    ...     predictions=['No pleural effusion. Heart size is normal.', 'Mild cardiomegaly.'],
+    ...     references=['No pleural effusion or pneumothorax. Heart size is normal.',
+    ...      'Mild cardiomegaly without edema.'],
+    ... )
     >>> round(results["rouge_l"], 4)
     0.8009
 """

@@ -41,8 +41,11 @@ Examples:
     depends on them, so the example shows only its range.
 
     >>> sembscore = evaluate.load("rexrank/sembscore")
-    >>> results = sembscore.compute(predictions=['No pleural effusion. Heart size is normal.', 'Mild cardiomegaly.'],
-    ...     references=['No pleural effusion or pneumothorax. Heart size is normal.', 'Mild cardiomegaly without edema.'])
+    >>> results = sembscore.compute(
+    ...     predictions=['No pleural effusion. Heart size is normal.', 'Mild cardiomegaly.'],
+    ...     references=['No pleural effusion or pneumothorax. Heart size is normal.',
+    ...      'Mild cardiomegaly without edema.'],
+    ... )
     >>> -1 <= results["semb_score"] <= 1
     True
 """

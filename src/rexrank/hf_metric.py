@@ -95,7 +95,7 @@ SPACE_NAMES = {"semb_score": "sembscore", "radcliq_v1": "radcliq"}
 EXAMPLE = (["No pleural effusion. Heart size is normal.", "Mild cardiomegaly."],
            ["No pleural effusion or pneumothorax. Heart size is normal.", "Mild cardiomegaly without edema."])
 EXAMPLES = {
-    "radrscore": (["<think>The costophrenic angles are sharp, so there is no effusion.</think><answer>B</answer>"],
+    "radrscore": (["<think>The costophrenic angles are sharp: no effusion.</think><answer>B</answer>"],
                   [["Examine the costophrenic angles for blunting.", "The angles are sharp: no effusion."]],
                   {"reports": ["No pleural effusion."]}),
     "rexvqa_accuracy": (["The answer is B.", "Small left pleural effusion", "A or B"], ["B", "A", "B"],
@@ -117,8 +117,8 @@ def metric_info(name: str, description: str, citation: str, inputs_description: 
     made = REGISTRY[canonical(name)]
     features = None
     if made.kind == Kind.REASONING:
-        features = [datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")}),
-                    datasets.Features({"predictions": datasets.Value("string"),
-                                       "references": datasets.Sequence(datasets.Value("string"))})]
+        text = datasets.Value("string")
+        features = [datasets.Features({"predictions": text, "references": text}),
+                    datasets.Features({"predictions": text, "references": datasets.Sequence(text)})]
     return report_metric_info(description, citation, inputs_description, list(made.codebase), ["https://rexrank.ai"],
                               features)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import pprint
 import re
 import textwrap
 from importlib import import_module
@@ -150,11 +151,10 @@ def _example(made: Spec) -> list[str]:
     """The docstring's example: computed here when it needs no weight and no judge, else marked as needing them."""
     folder, name = folder_of(made.name), made.name
     predictions, references, extra = example_of(name)
-    call = [f">>> {folder} = evaluate.load(\"rexrank/{folder}\")"]
-    args = [f"predictions={predictions!r}", f"references={references!r}",
-            *(f"{k}={v!r}" for k, v in extra.items())]
-    call.append(f">>> results = {folder}.compute({args[0]},")
-    call += [f"...     {a}," for a in args[1:-1]] + [f"...     {args[-1]})"]
+    call = [f">>> {folder} = evaluate.load(\"rexrank/{folder}\")", f">>> results = {folder}.compute("]
+    for key, value in {"predictions": predictions, "references": references, **extra}.items():
+        call += [f"...     {line}" for line in f"{key}={pprint.pformat(value, width=96)},".splitlines()]
+    call.append("... )")
     weights, judge = _needs_weights(made), _needs_judge(made)
     if not weights and not judge:
         value = compute(name, predictions, references, **extra)[name]

@@ -41,7 +41,8 @@ def _radrscore(name: str):
 
     return score, [gr.Textbox(label="Model output (<think>...</think><answer>...</answer>)", lines=6,
                               value=predictions[0]),
-                   gr.Textbox(label="Reference reasoning steps (one per line)", lines=6, value="\n".join(references[0])),
+                   gr.Textbox(label="Reference reasoning steps (one per line)", lines=6,
+                              value="\n".join(references[0])),
                    gr.Textbox(label="Report", lines=4, value=extra["reports"][0])]
 
 
