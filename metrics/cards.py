@@ -1,4 +1,6 @@
-"""Writes each metric card's "At a glance" block (`python metrics/cards.py`) from the metric's spec
+"""Writes every metric's folder from its spec (`python metrics/cards.py`): the `evaluate` module, app.py and
+requirements.txt (`rexrank.spaces`), a first card for a metric that has none, and each card's "At a glance" block from
+the metric's spec
 (`rexrank.scorers.spec`): its name and other names, the board's title (1/ where its value is 1 / the mean), its
 statistic, the range of a study's score (or its sufficient statistics), what an empty prediction scores, its version,
 what it measures and where docs/metrics.md defines it. Generated so that it cannot drift from the spec:
@@ -12,7 +14,7 @@ import re
 import sys
 from pathlib import Path
 
-from rexrank import stats
+from rexrank import spaces, stats
 from rexrank.catalog import BOARD_METRICS
 from rexrank.publish import metric_folders
 from rexrank.scorers import aliases, canonical, shown, spec
@@ -59,10 +61,33 @@ def card(folder: str, text: str) -> str:
     return f"{text[:title.end()]}\n{block}\n{text[title.end():]}"
 
 
+def first_card(folder: str) -> str:
+    """A card for a metric that has none yet, from its spec: the Space's header and the card's sections, to be
+    written on by hand (the block is rewritten, the prose kept)."""
+    made = spec(canonical(folder))
+    call = (f'{folder} = evaluate.load("rexrank/{folder}")\n'
+            f"results = {folder}.compute(predictions=..., references=...)")
+    return (f"---\ntitle: {made.title} (rexrank)\nemoji: 🩻\ncolorFrom: blue\ncolorTo: indigo\nsdk: gradio\n"
+            f"sdk_version: 6.0.0\napp_file: app.py\npinned: false\ntags:\n- evaluate\n- metric\n- radiology\n"
+            f"- report-generation\ndescription: >-\n  {made.summary}\n---\n\n"
+            f"# Metric Card for {made.title} (rexrank)\n\n"
+            f"## Metric Description\n\n{made.summary} rexrank's docs/metrics.md {made.section} defines it.\n\n"
+            f"## How to Use\n\n```python\nimport evaluate\n\n{call}\n```\n\n### Inputs\n\n"
+            f"- **predictions** (`list[str]`): generated reports.\n- **references** (`list[str]`): one ground-truth "
+            f"report per prediction.\n\n### Output Values\n\nAs the module's docstring lists them ({folder}.py).\n\n"
+            f"## Limitations and Bias\n\nSee rexrank's docs/metrics.md {made.section}.\n\n## Citation\n\n"
+            f"ReXrank's, below.\n")
+
+
 def main() -> int:
-    for folder in CARDS:
-        path = HERE / folder / "README.md"
-        path.write_text(card(folder, path.read_text(encoding="utf-8")), encoding="utf-8")
+    for folder, name in spaces.folders().items():
+        (HERE / folder).mkdir(exist_ok=True)
+        readme = HERE / folder / "README.md"
+        if not readme.is_file():
+            readme.write_text(first_card(folder), encoding="utf-8")
+        if spec(name).kind not in NOT_REPORTS:
+            readme.write_text(card(folder, readme.read_text(encoding="utf-8")), encoding="utf-8")
+        spaces.write(name, HERE / folder)
     return 0
 
 

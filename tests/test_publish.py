@@ -12,7 +12,6 @@ from fixtures.built import rexrank_json
 
 from rexrank import __version__, demo
 from rexrank.cli import main
-from rexrank.hf_metric import space_files
 from rexrank.publish import METRICS_DIR, SPACE_DIR, metric_folders, pin_requirements
 
 ORG = "rexrank-test"
@@ -48,8 +47,7 @@ def test_publish_metrics_then_evaluate_load_scores_from_the_space(writer, monkey
         files = writer.files(f"{ORG}/{name}", repo_type="space")
         local = METRICS_DIR / name
         assert {f"{name}.py", "README.md", "app.py", "requirements.txt"} <= set(files)
-        own = (local / f"{name}.py").read_bytes() if (local / f"{name}.py").is_file() else None
-        assert files[f"{name}.py"] == (own or space_files(name)[f"{name}.py"].encode())  # its own, or its spec's
+        assert files[f"{name}.py"] == (local / f"{name}.py").read_bytes()  # as checked in (written from its spec)
         assert files["README.md"] == (local / "README.md").read_bytes()  # the card's YAML is the Space config
         pins = [line for line in files["requirements.txt"].decode().splitlines() if line.startswith("rexrank")]
         assert len(pins) == 1 and re.fullmatch(rf"rexrank(\[[\w,]+\])?=={re.escape(__version__)}", pins[0]), pins

@@ -1,11 +1,11 @@
-"""The metric's Space: paste reports, get per-pair scores, the mean and the signature."""
+"""BertScore's Space: paste the inputs, get what its `evaluate` module computes.
+Written by metrics/cards.py from the metric's spec (rexrank.spaces): edit the spec, then run it."""
 
 from pathlib import Path
 
 from rexrank.widget import metric_widget
 
-demo = metric_widget("bertscore", "BERTScore (ReXrank)", Path(__file__).with_name("README.md"),
-                     ("Heart size is normal.", "The heart size is within normal limits."))
+demo = metric_widget('bertscore', Path(__file__).with_name("README.md"))
 
 if __name__ == "__main__":
     demo.launch()

@@ -1,23 +1,39 @@
-"""BLEU-2 as the ReXrank leaderboard computes it: sentence-level, per report, then averaged."""
+"""BLEU for `evaluate`, as rexrank computes it.
+Written by metrics/cards.py from the metric's spec (rexrank.spaces): edit the spec, then run it."""
 
 import evaluate
 
-from rexrank.hf_metric import CXR_REPORT_METRIC_CITATION, REXRANK_CITATION, compute, report_metric_info
+from rexrank.hf_metric import compute, metric_info
 
 _CITATION = """\
+@article{zhang2024rexrank,
+  title={ReXrank: A Public Leaderboard for AI-Powered Radiology Report Generation},
+  author={Zhang, Xiaoman and Zhou, Hong-Yu and Yang, Xiaoli and Banerjee, Oishi and Acosta, Juli{\\'a}n N
+          and Miller, Josh and Huang, Ouwen and Rajpurkar, Pranav},
+  journal={arXiv preprint arXiv:2411.15122},
+  year={2024}
+}
 @inproceedings{papineni2002bleu,
   title={BLEU: a Method for Automatic Evaluation of Machine Translation},
   author={Papineni, Kishore and Roukos, Salim and Ward, Todd and Zhu, Wei-Jing},
   booktitle={ACL},
   year={2002}
 }
-""" + REXRANK_CITATION + CXR_REPORT_METRIC_CITATION
+@article{zhang2024rexrank,
+  title={ReXrank: A Public Leaderboard for AI-Powered Radiology Report Generation},
+  author={Zhang, Xiaoman and Zhou, Hong-Yu and Yang, Xiaoli and Banerjee, Oishi and Acosta, Juli{\\'a}n N
+          and Miller, Josh and Huang, Ouwen and Rajpurkar, Pranav},
+  journal={arXiv preprint arXiv:2411.15122},
+  year={2024}
+}
+"""
 
 _DESCRIPTION = """\
-BLEU-2 exactly as ReXrank (rajpurkarlab/CXR-Report-Metric) computes it: each report is lower-cased, '.' is split
-off, and the text is split on single spaces (commas and newlines stay inside tokens); each candidate is scored
-against its one reference with sentence-level BLEU, weights (1/2, 1/2) and NLTK's method1 smoothing (epsilon 0.1);
-the dataset value is the mean over reports. Not corpus BLEU: the `bleu` module gives different numbers.
+BLEU-2: unigram and bigram precision against the reference with the brevity penalty, sentence by sentence (NLTK
+method1 smoothing). ReXrank's BLEU-2 (CXR-Report-Metric, fast_bleu): tokens lower-cased with each "." split off, a
+sentence BLEU-2 per report (method1 smoothing), then the mean. RadEval's `bleu_2` is another number: corpus BLEU-2
+(coco-caption's scorer) on whitespace tokens, case kept. An empty prediction: 0: no unigram can match. rexrank's
+docs/metrics.md §1 defines it.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -25,24 +41,25 @@ Args:
     predictions (list of str): generated reports.
     references (list of str): one ground-truth report per prediction.
 Returns:
-    bleu2 (float): mean BLEU-2 over the pairs, in [0, 1].
-    bleu2_per_sample (list of float): BLEU-2 of each pair (an empty prediction scores 0).
-    signature (str): how the number was made, e.g. `bleu2:1|tok:lower+dot|smooth:method1:eps=0.1|rexrank:0.1.0`.
+    bleu2 (float): the mean over the pairs.
+    bleu2_per_sample (list of float): each pair's score, in [0, 1].
+    signature (str): how the number was made.
 Examples:
     >>> bleu2 = evaluate.load("rexrank/bleu2")
-    >>> results = bleu2.compute(predictions=["No pleural effusion."],
-    ...                         references=["No pleural effusion or pneumothorax."])
+    >>> results = bleu2.compute(
+    ...     predictions=['No pleural effusion. Heart size is normal.', 'Mild cardiomegaly.'],
+    ...     references=['No pleural effusion or pneumothorax. Heart size is normal.',
+    ...      'Mild cardiomegaly without edema.'],
+    ... )
     >>> round(results["bleu2"], 4)
-    0.4952
+    0.556
 """
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Bleu2(evaluate.Metric):
     def _info(self):
-        return report_metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION,
-                                  codebase_urls=["https://github.com/rajpurkarlab/CXR-Report-Metric"],
-                                  reference_urls=["https://rexrank.ai", "https://arxiv.org/abs/2411.15122"])
+        return metric_info('bleu2', _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION)
 
-    def _compute(self, predictions, references):
-        return compute("bleu2", predictions, references)
+    def _compute(self, predictions, references, **options):
+        return compute('bleu2', predictions, references, **options)

@@ -1,12 +1,11 @@
-"""The metric's Space: paste reports, get each report's corrections and severities, the mean, 1/FineRadScore and the
-signature. The judge comes from the Space's secrets (REXRANK_JUDGE_URL, REXRANK_JUDGE_MODEL, OPENAI_API_KEY)."""
+"""FineRadScore's Space: paste the inputs, get what its `evaluate` module computes.
+Written by metrics/cards.py from the metric's spec (rexrank.spaces): edit the spec, then run it."""
 
 from pathlib import Path
 
 from rexrank.widget import metric_widget
 
-demo = metric_widget("fineradscore", "FineRadScore", Path(__file__).with_name("README.md"),
-                     ("Right lower lobe opacity. No pneumothorax.", "Left lower lobe opacity. No pneumothorax."))
+demo = metric_widget('fineradscore', Path(__file__).with_name("README.md"))
 
 if __name__ == "__main__":
     demo.launch()

@@ -1,12 +1,11 @@
-"""The metric's Space: paste reports, get per-pair GREEN, the mean, the counts and the signature. The judge comes
-from the Space's secrets (REXRANK_JUDGE_URL, REXRANK_JUDGE_MODEL, OPENAI_API_KEY) or a local copy of the model."""
+"""GREEN's Space: paste the inputs, get what its `evaluate` module computes.
+Written by metrics/cards.py from the metric's spec (rexrank.spaces): edit the spec, then run it."""
 
 from pathlib import Path
 
 from rexrank.widget import metric_widget
 
-demo = metric_widget("green", "GREEN", Path(__file__).with_name("README.md"),
-                     ("Small left effusion.", "Small left pleural effusion."))
+demo = metric_widget('green', Path(__file__).with_name("README.md"))
 
 if __name__ == "__main__":
     demo.launch()

@@ -1,11 +1,11 @@
-"""The metric's Space: paste reports, get per-pair scores, the mean and the signature."""
+"""RadCliQ-v1's Space: paste the inputs, get what its `evaluate` module computes.
+Written by metrics/cards.py from the metric's spec (rexrank.spaces): edit the spec, then run it."""
 
 from pathlib import Path
 
 from rexrank.widget import metric_widget
 
-demo = metric_widget("radcliq_v1", "RadCliQ-v1 (ReXrank)", Path(__file__).with_name("README.md"),
-                     ("No acute cardiopulmonary process.", "No acute process."))
+demo = metric_widget('radcliq_v1', Path(__file__).with_name("README.md"))
 
 if __name__ == "__main__":
     demo.launch()

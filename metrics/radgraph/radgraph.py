@@ -1,8 +1,9 @@
-"""RadGraph-F1 as the ReXrank leaderboard computes it: entity and relation F1 of RadGraph v1 graphs, per report."""
+"""RadGraph for `evaluate`, as rexrank computes it.
+Written by metrics/cards.py from the metric's spec (rexrank.spaces): edit the spec, then run it."""
 
 import evaluate
 
-from rexrank.hf_metric import CXR_REPORT_METRIC_CITATION, compute, report_metric_info
+from rexrank.hf_metric import compute, metric_info
 
 _CITATION = """\
 @inproceedings{jain2021radgraph,
@@ -12,41 +13,50 @@ _CITATION = """\
   booktitle={NeurIPS Datasets and Benchmarks},
   year={2021}
 }
-""" + CXR_REPORT_METRIC_CITATION
+@article{zhang2024rexrank,
+  title={ReXrank: A Public Leaderboard for AI-Powered Radiology Report Generation},
+  author={Zhang, Xiaoman and Zhou, Hong-Yu and Yang, Xiaoli and Banerjee, Oishi and Acosta, Juli{\\'a}n N
+          and Miller, Josh and Huang, Ouwen and Rajpurkar, Pranav},
+  journal={arXiv preprint arXiv:2411.15122},
+  year={2024}
+}
+"""
 
 _DESCRIPTION = """\
-RadGraph-F1 exactly as ReXrank (rajpurkarlab/CXR-Report-Metric) computes it: each report goes through the RadGraph
-v1 model (DyGIE++); the entity sets {(span text, label)} and relation sets {((source text, label), (target text,
-label), relation)} of candidate and reference are matched exactly (case-sensitive); radgraph_combined is the mean
-of entity F1 and relation F1, 0 for a side with an empty set. The radgraph package's F1RadGraph reward levels
-(simple, partial, complete), which other papers report, are returned apart and are not the ReXrank number.
+RadGraph F1 (partial reward): overlap of the clinical entities and relations RadGraph extracts from each report. An
+empty prediction: the graph of the single word None (what the reference substitutes); usually 0. rexrank's
+docs/metrics.md §4 defines it.
 """
 
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (list of str): generated reports.
     references (list of str): one ground-truth report per prediction.
-    device (str, optional): torch device. Default: cuda if available, else cpu.
-    batch_size (int, optional): reports per forward pass. Default 32.
+    device (optional): torch device. Default: cuda if available, else cpu.
+    batch_size (optional): texts per forward pass. Default: from the free GPU memory, or 32 on the CPU.
 Returns:
-    radgraph (float): mean of (entity F1 + relation F1) / 2, in [0, 1] (also as radgraph_combined, its old key).
-    radgraph_per_sample (list of float) (also as radgraph_combined_per_sample).
-    f1radgraph_rewards (dict): mean F1RadGraph reward at levels simple, partial and complete.
-    signature (str): e.g. `radgraph:1|radgraph:StanfordAIMI/RRG_scorers@<commit>|sets:cxr-report-metric|...`.
+    radgraph (float): the mean over the pairs.
+    radgraph_per_sample (list of float): each pair's score, in [0, 1].
+    signature (str): how the number was made.
 Examples:
+    Needs the weights of radgraph, radgraph_encoder (rexrank models download radgraph radgraph_encoder): its value
+    depends on them, so the example shows only its range.
+
     >>> radgraph = evaluate.load("rexrank/radgraph")
-    >>> results = radgraph.compute(predictions=["Small left effusion."], references=["Small left effusion."])
-    >>> results["radgraph"] <= 1.0
+    >>> results = radgraph.compute(
+    ...     predictions=['No pleural effusion. Heart size is normal.', 'Mild cardiomegaly.'],
+    ...     references=['No pleural effusion or pneumothorax. Heart size is normal.',
+    ...      'Mild cardiomegaly without edema.'],
+    ... )
+    >>> 0 <= results["radgraph"] <= 1
     True
 """
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class RadGraph(evaluate.Metric):
+class Radgraph(evaluate.Metric):
     def _info(self):
-        return report_metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION,
-                                  codebase_urls=["https://github.com/rajpurkarlab/CXR-Report-Metric", "https://github.com/Stanford-AIMI/radgraph"],
-                                  reference_urls=["https://rexrank.ai", "https://arxiv.org/abs/2106.14463"])
+        return metric_info('radgraph', _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION)
 
-    def _compute(self, predictions, references, device=None, batch_size=32):
-        return compute("radgraph", predictions, references, device=device, batch_size=batch_size)
+    def _compute(self, predictions, references, **options):
+        return compute('radgraph', predictions, references, **options)

@@ -1,83 +1,75 @@
-"""RadRScore (ChestX-Reasoner) for reasoning outputs on RadRBench-CXR, through an OpenAI-compatible judge."""
+"""RadRScore for `evaluate`, as rexrank computes it.
+Written by metrics/cards.py from the metric's spec (rexrank.spaces): edit the spec, then run it."""
 
-import datasets
 import evaluate
 
-from rexrank.catalog import RADRBENCH_CITATION as CITATION
-from rexrank.hf_metric import compute, report_metric_info
+from rexrank.hf_metric import compute, metric_info
 
-_CITATION = CITATION
+_CITATION = """\
+@article{fan2025chestx,
+  title={ChestX-Reasoner: Advancing Radiology Foundation Models with Reasoning through Step-by-Step Verification},
+  author={Fan, Ziqing and Liang, Cheng and Wu, Chaoyi and Zhang, Ya and Wang, Yanfeng and Xie, Weidi},
+  journal={arXiv preprint arXiv:2504.20930},
+  year={2025}
+}
+@article{zhang2024rexrank,
+  title={ReXrank: A Public Leaderboard for AI-Powered Radiology Report Generation},
+  author={Zhang, Xiaoman and Zhou, Hong-Yu and Yang, Xiaoli and Banerjee, Oishi and Acosta, Juli{\\'a}n N
+          and Miller, Josh and Huang, Ouwen and Rajpurkar, Pranav},
+  journal={arXiv preprint arXiv:2411.15122},
+  year={2024}
+}
+"""
 
 _DESCRIPTION = """\
-RadRScore as MAGIC-AI4Med/ChestX-Reasoner (eval/reasoning_eval.py, 9a8a00d) computes it: an LLM judge (GPT-4o in
-the paper) extracts key observations from the ground-truth reasoning steps and from the model's whole output, then
-counts how many reference observations the model recalls (completeness Rc), how many of the model's observations
-agree with the original report (factuality Rf), and how many of the model's steps the reference steps support
-(effectiveness Re), each 0 when its denominator is 0. The authors' prompts are kept verbatim. RadRScore, the mean of
-the three, is ours (the reference reports them apart). An item with a reply that cannot be read, is cut at
-max_tokens or is refused by the judge counts 0, the worst, in every component, and is counted.
+An LLM judge's completeness, factuality and effectiveness of a model's reasoning steps against the reference's,
+averaged: RadRBench-CXR's reasoning score. An empty prediction: judged as written: an empty reasoning has no step to
+credit (0). rexrank's docs/metrics.md §9 defines it.
 """
 
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (list of str): the model's whole outputs, `<think>...</think><answer>...</answer>`.
-    references (list of str, or list of list of str): the ground-truth reasoning steps (RadRBench's `reason_steps`).
-    reports (list of str): the original report of each item (RadRBench's `original_report`).
-    judge_url (str, optional): OpenAI-compatible base URL ending in /v1. Default: REXRANK_JUDGE_URL.
-    judge_model (str, optional): the judge model's name (the reference used gpt-4o). Default: REXRANK_JUDGE_MODEL.
-        The API key is read from OPENAI_API_KEY only.
-    dataset (str, optional): where the text comes from. Default "radrbench-cxr": credentialed (MIMIC-CXR and
-        CheXpert reports), so it goes only to loopback endpoints or to those in allow_endpoints (text of any
-        other origin too: a list of texts is never known to be public).
-    allow_endpoints (list of str, optional): non-loopback endpoints your data use agreement covers.
-    concurrency (int, optional): requests in flight. Default 8.
-    max_tokens (int, optional): answer tokens asked of the judge. Default 4096.
-    temperature (float, optional): default 0 (the reference used the API default, 1).
+    references (list of str, or list of list of str): the ground-truth reasoning steps.
+    quoted (optional): the candidate's text quoted to the judge as data (False: the reference's messages)
+        (signed). Default True.
+    reports (optional): the original report of each item (RadRBench-CXR's `original_report`).
+    dataset (optional): where the texts come from, for the judge's data-use guard: a list of texts is never
+        known to be public, so it goes only to a loopback endpoint or to one in allow_endpoints.
+    judge_url (optional): an OpenAI-compatible base URL ending in /v1. Default: REXRANK_JUDGE_URL.
+    judge_model (optional): the served model's name. Default: REXRANK_JUDGE_MODEL. The key is read from
+        OPENAI_API_KEY only.
+    concurrency (optional): requests in flight. Default 8.
+    max_tokens (optional): answer tokens asked of the judge (signed).
+    temperature (optional): the judge's sampling temperature (signed). Default 0.
+    seed (optional): the bootstrap's seed. Default 0.
+    allow_endpoints (optional): non-loopback endpoints these texts may be sent to (for MIMIC-CXR, CheXpert Plus
+        and ReXGradient, only ones your data use agreement covers).
 Returns:
-    radrscore, completeness, factuality, effectiveness (float): means over every item, an unread one at 0; NaN for
-        no item.
-    radrscore_per_sample, completeness_per_sample, factuality_per_sample, effectiveness_per_sample (list of float):
-        0 where the item was not read.
-    judged (int), judged_mean (float or None), judged_completeness, judged_factuality, judged_effectiveness (float):
-        the items read, and the means over them (the reference's figures), signed by judged_signature.
-    counts_per_sample (list of dict or None): reference_observations, prediction_observations, recalled, correct,
-        effective, ineffective.
-    unparseable, cut, refused, out_of_range (int): items with an unreadable judge reply, with a reply cut at
-        max_tokens, with a prompt the judge refused, and items read with a count above its denominator. A judge
-        server that fails after its retries raises instead: no item is scored.
-    problems (list of str or None): why an item was not read. judge_replies (list of dict): raw replies by stage.
-    signature (str): e.g. `radrscore:3|backend:judge:gpt-4o:t=0:max_tokens=4096|prompt:radrscore-9a8a00d|...`.
+    radrscore (float): the mean over the pairs.
+    radrscore_per_sample (list of float): each pair's score, in [0, 1].
+    judged (int), judged_mean (float or None), and the count of each problem: the pairs whose answer was read
+        and their mean; a pair not read counts as the worst.
+    signature (str): how the number was made.
 Examples:
-    The judge is the endpoint REXRANK_JUDGE_URL and REXRANK_JUDGE_MODEL name (or judge_url= and judge_model=), e.g.
-    a vLLM server at http://localhost:8000/v1 serving Qwen/Qwen2.5-72B-Instruct.
+    Needs a judge (REXRANK_JUDGE_URL and REXRANK_JUDGE_MODEL, or judge_url= and judge_model=): its value depends on
+    them, so the example shows only its range.
 
     >>> radrscore = evaluate.load("rexrank/radrscore")
-    >>> results = radrscore.compute(predictions=["<think>No blunting of the costophrenic angles.</think>"
-    ...                                          "<answer>B</answer>"],
-    ...                             references=[["Check the costophrenic angles.", "They are sharp: no effusion."]],
-    ...                             reports=["No pleural effusion."])
-    >>> 0.0 <= results["radrscore"] <= 1.0
+    >>> results = radrscore.compute(
+    ...     predictions=['<think>The costophrenic angles are sharp: no effusion.</think><answer>B</answer>'],
+    ...     references=[['Examine the costophrenic angles for blunting.', 'The angles are sharp: no effusion.']],
+    ...     reports=['No pleural effusion.'],
+    ... )
+    >>> 0 <= results["radrscore"] <= 1
     True
 """
 
-_FEATURES = [datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")}),
-             datasets.Features({"predictions": datasets.Value("string"),
-                                "references": datasets.Sequence(datasets.Value("string"))})]
-
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class RadRScore(evaluate.Metric):
+class Radrscore(evaluate.Metric):
     def _info(self):
-        return report_metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION,
-                                  codebase_urls=["https://github.com/MAGIC-AI4Med/ChestX-Reasoner"],
-                                  reference_urls=["https://arxiv.org/abs/2504.20930",
-                                                  "https://huggingface.co/datasets/byrLLCC/RadRBench-CXR"],
-                                  features=_FEATURES)
+        return metric_info('radrscore', _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION)
 
-    def _compute(self, predictions, references, reports=None, judge_url=None, judge_model=None,
-                 dataset="radrbench-cxr", allow_endpoints=(), concurrency=8, max_tokens=4096, temperature=0.0):
-        if reports is None:
-            raise ValueError("RadRScore needs reports=[...]: the original report of each item")
-        return compute("radrscore", predictions, references, reports=reports, dataset=dataset, judge_url=judge_url,
-                       judge_model=judge_model, allow_endpoints=allow_endpoints, concurrency=concurrency,
-                       max_tokens=max_tokens, temperature=temperature)
+    def _compute(self, predictions, references, **options):
+        return compute('radrscore', predictions, references, **options)

@@ -1,8 +1,9 @@
-"""RaTEScore (ratescore 0.6.0): entity-level agreement of two radiology reports, weighted by entity type."""
+"""RaTEScore for `evaluate`, as rexrank computes it.
+Written by metrics/cards.py from the metric's spec (rexrank.spaces): edit the spec, then run it."""
 
 import evaluate
 
-from rexrank.hf_metric import REXRANK_CITATION, compute, report_metric_info
+from rexrank.hf_metric import compute, metric_info
 
 _CITATION = """\
 @inproceedings{zhao2024ratescore,
@@ -11,42 +12,51 @@ _CITATION = """\
   booktitle={Proceedings of the 2024 Conference on Empirical Methods in Natural Language Processing},
   year={2024}
 }
-""" + REXRANK_CITATION
+@article{zhang2024rexrank,
+  title={ReXrank: A Public Leaderboard for AI-Powered Radiology Report Generation},
+  author={Zhang, Xiaoman and Zhou, Hong-Yu and Yang, Xiaoli and Banerjee, Oishi and Acosta, Juli{\\'a}n N
+          and Miller, Josh and Huang, Ouwen and Rajpurkar, Pranav},
+  journal={arXiv preprint arXiv:2411.15122},
+  year={2024}
+}
+"""
 
 _DESCRIPTION = """\
-RaTEScore exactly as the `ratescore` package 0.6.0 computes it: each report is split into sentences (medspacy's
-PyRuSH rules), RaTE-NER-Deberta tags entities (abnormality, non-abnormality, disease, non-disease, anatomy),
-BioLORD-2023-C embeds each entity ([CLS]); every entity's best cosine match in the other report is weighted by a
-learned type-by-type matrix and penalised when one side is negated; the score is the harmonic mean of both
-directions, and 0.5 when either report has no entity.
+Medical entities tagged by RaTE-NER and matched by BioLORD embeddings, weighted by entity type: the F-measure of the
+two directions. An empty prediction: 0.5 (a report without entities). rexrank's docs/metrics.md §6 defines it.
 """
 
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (list of str): generated reports.
     references (list of str): one ground-truth report per prediction.
-    weights (str, optional): "0.6.0" (default: long matrix, negation weight 0.8717), "pre-2025-05" (the same matrix
-        with the 0.3612 penalty of ratescore <= 0.5.0) or "short" (the 0.6.0 short-report matrix).
-    device (str, optional): torch device. Default: cuda if available, else cpu.
-    batch_size (int, optional): sentences per forward pass. Default 32.
+    weights (optional): "0.6.0", "pre-2025-05" (ratescore <= 0.5.0's penalty) or "short" (signed). Default
+        '0.6.0'.
+    device (optional): torch device. Default: cuda if available, else cpu.
+    batch_size (optional): texts per forward pass. Default: from the free GPU memory, or 32 on the CPU.
 Returns:
-    ratescore (float): mean over the pairs.
-    ratescore_per_sample (list of float).
-    signature (str): e.g. `ratescore:0.6.0|ner:Angelakeke/RaTE-NER-Deberta@<commit>|...|weights:0.6.0|...`.
+    ratescore (float): the mean over the pairs.
+    ratescore_per_sample (list of float): each pair's score, unbounded.
+    signature (str): how the number was made.
 Examples:
+    Needs the weights of rate_ner, biolord (rexrank models download rate_ner biolord): its value depends on them, so
+    the example shows only its range.
+
     >>> ratescore = evaluate.load("rexrank/ratescore")
-    >>> results = ratescore.compute(predictions=["Small left effusion."], references=["Small left effusion."])
-    >>> round(results["ratescore"], 6) in (0.5, 1.0)
+    >>> results = ratescore.compute(
+    ...     predictions=['No pleural effusion. Heart size is normal.', 'Mild cardiomegaly.'],
+    ...     references=['No pleural effusion or pneumothorax. Heart size is normal.',
+    ...      'Mild cardiomegaly without edema.'],
+    ... )
+    >>> isinstance(results["ratescore"], float)
     True
 """
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class RaTEScore(evaluate.Metric):
+class Ratescore(evaluate.Metric):
     def _info(self):
-        return report_metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION,
-                                  codebase_urls=["https://github.com/MAGIC-AI4Med/RaTEScore"],
-                                  reference_urls=["https://rexrank.ai", "https://arxiv.org/abs/2406.16845"])
+        return metric_info('ratescore', _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION)
 
-    def _compute(self, predictions, references, weights="0.6.0", device=None, batch_size=32):
-        return compute("ratescore", predictions, references, weights=weights, device=device, batch_size=batch_size)
+    def _compute(self, predictions, references, **options):
+        return compute('ratescore', predictions, references, **options)

@@ -1,11 +1,11 @@
-"""The metric's Space: paste reports, get per-pair scores, the mean and the signature."""
+"""SembScore's Space: paste the inputs, get what its `evaluate` module computes.
+Written by metrics/cards.py from the metric's spec (rexrank.spaces): edit the spec, then run it."""
 
 from pathlib import Path
 
 from rexrank.widget import metric_widget
 
-demo = metric_widget("semb_score", "SembScore (ReXrank)", Path(__file__).with_name("README.md"),
-                     ("Mild cardiomegaly.", "The heart is mildly enlarged."))
+demo = metric_widget('semb_score', Path(__file__).with_name("README.md"))
 
 if __name__ == "__main__":
     demo.launch()

@@ -1,52 +1,60 @@
-"""SembScore as the ReXrank leaderboard computes it: cosine of CheXbert report embeddings, per report."""
+"""SembScore for `evaluate`, as rexrank computes it.
+Written by metrics/cards.py from the metric's spec (rexrank.spaces): edit the spec, then run it."""
 
 import evaluate
 
-from rexrank.hf_metric import CXR_REPORT_METRIC_CITATION, compute, report_metric_info
+from rexrank.hf_metric import compute, metric_info
 
 _CITATION = """\
 @inproceedings{smit2020chexbert,
   title={Combining Automatic Labelers and Expert Annotations for Accurate Radiology Report Labeling Using BERT},
   author={Smit, Akshay and Jain, Saahil and Rajpurkar, Pranav and Pareek, Anuj and Ng, Andrew Y and Lungren, Matthew},
-  booktitle={Proceedings of the 2020 Conference on Empirical Methods in Natural Language Processing (EMNLP)},
+  booktitle={EMNLP},
   year={2020}
 }
-""" + CXR_REPORT_METRIC_CITATION
+@article{zhang2024rexrank,
+  title={ReXrank: A Public Leaderboard for AI-Powered Radiology Report Generation},
+  author={Zhang, Xiaoman and Zhou, Hong-Yu and Yang, Xiaoli and Banerjee, Oishi and Acosta, Juli{\\'a}n N
+          and Miller, Josh and Huang, Ouwen and Rajpurkar, Pranav},
+  journal={arXiv preprint arXiv:2411.15122},
+  year={2024}
+}
+"""
 
 _DESCRIPTION = """\
-SembScore exactly as ReXrank (rajpurkarlab/CXR-Report-Metric) computes it: each report is cleaned (strip, newlines
-to spaces, whitespace collapsed), WordPiece-tokenised for bert-base-uncased (over 512 ids: the first 511 and
-[SEP]), and embedded by CheXbert as the last-layer [CLS] state; the score is the cosine similarity of the
-reference and candidate embeddings, and the dataset value is the mean. The same forward pass gives CheXbert's 14
-labels, from which the clinical-efficacy label F1 (micro/macro over 14 conditions and the top 5) is reported. Its
-one name is semb_score (the command line, result files, the board); sembscore, this module's name, is an alias.
+Cosine similarity of the CheXbert embeddings of the prediction and the reference. An empty prediction: cosine with
+the embedding of [CLS][SEP] (a fixed vector), not 0. rexrank's docs/metrics.md §3 defines it.
 """
 
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (list of str): generated reports.
     references (list of str): one ground-truth report per prediction.
-    device (str, optional): torch device. Default: cuda if available, else cpu.
-    batch_size (int, optional): texts per forward pass. Default 32.
+    device (optional): torch device. Default: cuda if available, else cpu.
+    batch_size (optional): texts per forward pass. Default: from the free GPU memory, or 32 on the CPU.
 Returns:
-    semb_score (float): mean cosine similarity, -1 to 1 (in practice 0 to 1) (also as sembscore, its old key).
-    semb_score_per_sample (list of float): the cosine of each pair (also as sembscore_per_sample).
-    chexbert_label_f1 (dict): micro_f1_14, macro_f1_14, micro_f1_5, macro_f1_5 (positive or uncertain = 1).
-    signature (str): e.g. `semb_score:1|chexbert:StanfordAIMI/RRG_scorers@<commit>|tokenizer:...`.
+    semb_score (float): the mean over the pairs.
+    semb_score_per_sample (list of float): each pair's score, in [-1, 1].
+    signature (str): how the number was made.
 Examples:
+    Needs the weights of chexbert, bert_base_uncased (rexrank models download chexbert bert_base_uncased): its value
+    depends on them, so the example shows only its range.
+
     >>> sembscore = evaluate.load("rexrank/sembscore")
-    >>> results = sembscore.compute(predictions=["Mild cardiomegaly."], references=["Mild cardiomegaly."])
-    >>> round(results["semb_score"], 4)
-    1.0
+    >>> results = sembscore.compute(
+    ...     predictions=['No pleural effusion. Heart size is normal.', 'Mild cardiomegaly.'],
+    ...     references=['No pleural effusion or pneumothorax. Heart size is normal.',
+    ...      'Mild cardiomegaly without edema.'],
+    ... )
+    >>> -1 <= results["semb_score"] <= 1
+    True
 """
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class SembScore(evaluate.Metric):
+class Sembscore(evaluate.Metric):
     def _info(self):
-        return report_metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION,
-                                  codebase_urls=["https://github.com/rajpurkarlab/CXR-Report-Metric", "https://github.com/stanfordmlgroup/CheXbert"],
-                                  reference_urls=["https://rexrank.ai", "https://arxiv.org/abs/2004.09167"])
+        return metric_info('semb_score', _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION)
 
-    def _compute(self, predictions, references, device=None, batch_size=32):
-        return compute("semb_score", predictions, references, device=device, batch_size=batch_size)
+    def _compute(self, predictions, references, **options):
+        return compute('semb_score', predictions, references, **options)

@@ -3,7 +3,6 @@ computes (`compute`: the scorers, the composites through the scorecard, the judg
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from importlib import import_module
 
@@ -88,75 +87,38 @@ def _scored(name: str, predictions: Sequence[str], references: Sequence[str], **
     return out
 
 
-# The example a spec-made module's docstring and Space show: synthetic reports, two pairs (a corpus statistic of one
-# short pair says little).
+# The Space names metrics were first published under (`rexrank/sembscore`, `rexrank/radcliq`): their folders keep them.
+SPACE_NAMES = {"semb_score": "sembscore", "radcliq_v1": "radcliq"}
+
+# The example every module's docstring and Space show: synthetic reports, two pairs (a corpus statistic of one short
+# pair says little); RadRScore's and ReXVQA accuracy's are an item of their own inputs.
 EXAMPLE = (["No pleural effusion. Heart size is normal.", "Mild cardiomegaly."],
            ["No pleural effusion or pneumothorax. Heart size is normal.", "Mild cardiomegaly without edema."])
-
-_MODULE = '''"""{title} as rexrank computes it: written from the metric's spec by rexrank.hf_metric.space_files."""
-
-import evaluate
-
-from rexrank.hf_metric import REXRANK_CITATION, compute, report_metric_info
-
-_CITATION = {citation!r} + REXRANK_CITATION
-
-_DESCRIPTION = {description!r}
-
-_KWARGS_DESCRIPTION = {kwargs!r}
+EXAMPLES = {
+    "radrscore": (["<think>The costophrenic angles are sharp: no effusion.</think><answer>B</answer>"],
+                  [["Examine the costophrenic angles for blunting.", "The angles are sharp: no effusion."]],
+                  {"reports": ["No pleural effusion."]}),
+    "rexvqa_accuracy": (["The answer is B.", "Small left pleural effusion", "A or B"], ["B", "A", "B"],
+                        {"options": [["A. No pleural effusion", "B. Small left pleural effusion", "C. Pneumothorax",
+                                      "D. Cardiomegaly"]] * 3}),
+}
 
 
-@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class {cls}(evaluate.Metric):
-    def _info(self):
-        return report_metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, codebase_urls={codebase!r},
-                                  reference_urls=["https://rexrank.ai"])
-
-    def _compute(self, predictions, references, **options):
-        return compute({name!r}, predictions, references, **options)
-'''
-
-_APP = '''"""The metric's Space: paste reports, get per-pair scores, the value and the signature."""
-
-from pathlib import Path
-
-from rexrank.widget import metric_widget
-
-demo = metric_widget({name!r}, {title!r}, Path(__file__).with_name("README.md"), {example!r})
-
-if __name__ == "__main__":
-    demo.launch()
-'''
+def example_of(name: str) -> tuple[list, list, dict]:
+    """(predictions, references, other inputs) of a metric's example."""
+    return EXAMPLES.get(canonical(name), (*EXAMPLE, {}))
 
 
-def space_files(name: str) -> dict[str, str]:
-    """The files of a metric's Space that its spec writes (`<name>.py`, `app.py`, `requirements.txt`), for a
-    metrics/<name>/ folder that holds only its card: the module's texts are the spec's (what it measures, what an
-    empty prediction scores, its options and their defaults, what it returns) and its docstring example's value is
-    computed here, so it is true as written."""
-    from rexrank.scorers import spec
+def metric_info(name: str, description: str, citation: str, inputs_description: str):
+    """The `evaluate.MetricInfo` of a metric's module: one prediction and one reference string per example (RadRScore:
+    or a list of reasoning steps), its spec's codebase."""
+    import datasets
 
-    made = spec(name)
-    options = "".join(f"    {key} (default {value!r}): a setting that changes the number, signed.\n"
-                      for key, value in made.options.items())
-    if made.sufficient:
-        returns = (f"    {name} (float): {made.title}, the statistic of the summed per-study counts.\n"
-                   f"    {name}_ci (list of float): its 95% bootstrap interval over studies (`resamples`, `seed`).\n"
-                   "    per_sample (dict): each study's sufficient statistics by column, to merge or resample.\n")
-    else:
-        returns = (f"    {name} (float): the mean over the pairs.\n"
-                   f"    {name}_per_sample (list of float): each pair's score, in {list(made.bounds)}.\n")
-    value = round(compute(name, *EXAMPLE)[name], 4)
-    kwargs = (f"\nArgs:\n    predictions (list of str): generated reports.\n    references (list of str): one "
-              f"ground-truth report per prediction.\n{options}Returns:\n{returns}    signature (str): how the number "
-              f"was made.\nExamples:\n    >>> {name} = evaluate.load(\"rexrank/{name}\")\n    >>> results = "
-              f"{name}.compute(predictions={EXAMPLE[0]!r},\n    ...                     references={EXAMPLE[1]!r})"
-              f"\n    >>> round(results[\"{name}\"], 4)\n    {value}\n")
-    description = (f"{made.summary} An empty prediction: {made.empty_prediction}. rexrank's docs/metrics.md "
-                   f"{made.section} defines it.\n")
-    cls = "".join(part.capitalize() for part in re.split(r"[^a-z0-9]+", name))
-    return {f"{name}.py": _MODULE.format(title=made.title, citation=made.citation, description=description,
-                                         kwargs=kwargs, cls=cls, name=name, codebase=list(made.codebase)),
-            "app.py": _APP.format(name=name, title=f"{made.title} (rexrank)",
-                                  example=("\n".join(EXAMPLE[0]), "\n".join(EXAMPLE[1]))),
-            "requirements.txt": "rexrank>=0.1.0\nevaluate>=0.4.6\ndatasets>=3.0\n"}
+    made = REGISTRY[canonical(name)]
+    features = None
+    if made.kind == Kind.REASONING:
+        text = datasets.Value("string")
+        features = [datasets.Features({"predictions": text, "references": text}),
+                    datasets.Features({"predictions": text, "references": datasets.Sequence(text)})]
+    return report_metric_info(description, citation, inputs_description, list(made.codebase), ["https://rexrank.ai"],
+                              features)

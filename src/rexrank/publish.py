@@ -219,8 +219,8 @@ def _publish_space_folder(api, folder: Path, repo_id: str, dry_run: bool, messag
 
 
 def metric_folders(metrics_dir: Path = METRICS_DIR, only: Iterable[str] | None = None) -> list[Path]:
-    """The metric Space folders (`<name>/README.md`, the card: a folder may hold its own module, app and
-    requirements, or leave them to its spec, `metric_space`), all or those named in `only`."""
+    """The metric Space folders (`<name>/README.md`, the card, beside the module, app and requirements
+    `rexrank.spaces` writes), all or those named in `only`."""
     if not metrics_dir.is_dir():
         raise InputError(f"{metrics_dir}: no metrics folder (run from a rexrank checkout or pass --metrics-dir)")
     found = {p.name: p for p in sorted(metrics_dir.iterdir()) if (p / "README.md").is_file()}
@@ -233,20 +233,9 @@ def metric_folders(metrics_dir: Path = METRICS_DIR, only: Iterable[str] | None =
     return [found[n] for n in wanted]
 
 
-def spec_made(folder: Path) -> dict[str, str]:
-    """The Space files a metric folder leaves to its spec (`rexrank.hf_metric.space_files`): none when it holds its
-    own module."""
-    if (folder / f"{folder.name}.py").is_file():
-        return {}
-    from rexrank.hf_metric import space_files
-
-    return space_files(folder.name)
-
-
 def metric_space(folder: Path, into: Path) -> Path:
-    """A metric's Space as it is uploaded (its folder, what its spec writes, requirements pinned), in `into`: what
-    `evaluate.load` reads."""
-    return _staged(folder, into, spec_made(folder))
+    """A metric's Space as it is uploaded (its folder, requirements pinned), in `into`: what `evaluate.load` reads."""
+    return _staged(folder, into)
 
 
 def publish_metrics(org: str, only: Iterable[str] | None = None, dry_run: bool = False, token: str | None = None,
@@ -254,7 +243,7 @@ def publish_metrics(org: str, only: Iterable[str] | None = None, dry_run: bool =
     """One Gradio Space per metric module, `ORG/<name>`, loadable with `evaluate.load("ORG/<name>")`."""
     api = _api(token)
     return [_publish_space_folder(api, folder, f"{org}/{folder.name}", dry_run,
-                                  f"rexrank {__version__}: the {folder.name} metric module", made=spec_made(folder))
+                                  f"rexrank {__version__}: the {folder.name} metric module")
             for folder in metric_folders(metrics_dir, only)]
 
 

@@ -3,7 +3,6 @@
 import ast
 import json
 import math
-import re
 
 import evaluate
 import pytest
@@ -53,11 +52,13 @@ def test_bleu2_module_loads_and_matches_the_library():
 
 
 def test_bleu2_docstring_example_is_true():
+    import doctest
+
     module = evaluate.load(str(ROOT / "metrics" / "bleu2"))
-    example = re.search(r"compute\(predictions=(\[.*?\]),\s+(?:\.\.\.\s+)?references=(\[.*?\])\)"
-                        r"\n\s+>>> round\(results\[\"bleu2\"\], 4\)\n\s+([\d.]+)", module.inputs_description)
-    predictions, references, expected = ast.literal_eval(example[1]), ast.literal_eval(example[2]), example[3]
-    assert f"{round(module.compute(predictions=predictions, references=references)['bleu2'], 4)}" == expected
+    test = doctest.DocTestParser().get_doctest(module.inputs_description.replace('"rexrank/bleu2"', repr(
+        str(ROOT / "metrics" / "bleu2"))), {"evaluate": evaluate}, "bleu2", None, 0)
+    runner = doctest.DocTestRunner()
+    assert runner.run(test).failed == 0 and runner.tries >= 3
 
 
 @pytest.mark.parametrize(("folder", "key"), [("bertscore", "bertscore"), ("sembscore", "semb_score")])
@@ -228,13 +229,12 @@ def test_compute_answers_every_metric_of_the_registry_as_its_spec_makes_it(local
         assert out["signature"].startswith(f"{name}:{made.version}"), name
 
 
-@pytest.mark.parametrize("name", [f.name for f in metric_folders() if not (f / f"{f.name}.py").exists()])
-def test_a_spec_made_module_computes_what_compute_does_with_its_options(name):
-    module = evaluate.load(str(metric_space(name)))
+def test_a_bleu4_module_computes_what_compute_does_with_its_options():
+    module = evaluate.load(str(metric_space("bleu4")))
     predictions = ["Heart size is normal. No effusion.", "", "Small left effusion, stable."]
     references = ["Heart size is normal.", "No pneumothorax.", "Small left pleural effusion, unchanged."]
     assert module.compute(predictions=predictions, references=references, tokenize="none") == compute(
-        name, predictions, references, tokenize="none")
+        "bleu4", predictions, references, tokenize="none")
     # no dataset named: R2Gen's default cleaner, MIMIC-CXR's, and the signature says so
     assert module.compute(predictions=predictions, references=references)["signature"].startswith(
-        f"{name}:{spec(name).version}|tok:r2gen-mimic|")
+        f"bleu4:{spec('bleu4').version}|tok:r2gen-mimic|")

@@ -275,10 +275,12 @@ def judge_for(judge_url: str | None = None, judge_model: str | None = None, *, c
                  concurrency=concurrency, allow_endpoints=tuple(allow_endpoints), progress=progress)
 
 
-def compute(predictions: Sequence[str], references: Sequence[Any], reports: Sequence[str], *,
+def compute(predictions: Sequence[str], references: Sequence[Any], reports: Sequence[str] | None = None, *,
             dataset: DataUse | str | None = DATASET, judge: Judge | None = None, quoted: bool = True,
             **settings) -> dict:
     """What the `evaluate` module returns; `settings` go to `judge_for` unless a judge is given."""
+    if reports is None:
+        raise InputError("RadRScore needs reports=[...]: the original report of each item")
     result = radrscore(predictions, references, reports, judge := judge or judge_for(**settings), dataset=dataset,
                        quoted=quoted)
     return {"radrscore": result.mean, **{c: result.mean_of(c) for c in COMPONENTS},
