@@ -727,6 +727,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _api(hub: FakeHub, path: str, query: dict, data: bytes, token: str | None, post: bool):
         if post and path == "/api/repos/create":
             return hub.create_repo(json.loads(data), token)
+        if not post and path == "/api/whoami-v2":  # a token's account: what Gradio's local OAuth mock signs in as
+            name = hub.user(token)
+            return {"type": "user", "name": name, "fullname": name.title(), "avatarUrl": "", "orgs": []}
         if post and path == "/api/validate-yaml":  # upload_* send a README.md here before anything else
             return hub.validate_yaml(json.loads(data)["content"])
         if m := _DISCUSSIONS.match(path):

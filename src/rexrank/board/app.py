@@ -8,14 +8,14 @@ from __future__ import annotations
 import os
 from types import SimpleNamespace
 
-from rexrank.board import about, model_page, page, studies_view, views
+from rexrank.board import about, arena, model_page, page, studies_view, views
 from rexrank.board.page import PAGES, address_js, launch_options
 from rexrank.board.radrbench import RADRBENCH_VIEWS
 from rexrank.board.schema import METRICS
 from rexrank.board.sources import DEMO, RESULTS_ENV, UNVERIFIED, BoardSource, Results
 
 
-def build(results: Results = None, refresh_s: float = 300.0):
+def build(results: Results = None, refresh_s: float = 300.0, arena_config: arena.ArenaConfig | None = None):
     """The board as a `gr.Blocks`: a Leaderboard tab (dataset, search, sort, metric columns; a tab per task), overview,
     RadRBench-CXR, model page, about, submit; reread on the button and every `refresh_s` seconds.
 
@@ -44,6 +44,7 @@ def build(results: Results = None, refresh_s: float = 300.0):
             _compare_tab(ui, answers)
             _radrbench_tab(ui)
             _model_tab(ui, source)
+            arena.tab(ui, source, arena_config)  # issue 48: its own module (ArenaConfig: voting, from the env)
             with gr.Tab(PAGES["about"], id="about") as ui.pages["about"]:
                 gr.Markdown(about.about())
             with gr.Tab(PAGES["submit"], id="submit") as ui.pages["submit"]:
@@ -53,6 +54,7 @@ def build(results: Results = None, refresh_s: float = 300.0):
         ui.model_shown, ui.study_drawn = gr.State(None), gr.State(None)
         _wire_leaderboard(demo, ui, answers)
         _wire_tabs(ui, answers, refresh_s)
+        arena.wire(ui)
     return demo
 
 
