@@ -113,9 +113,10 @@ def study_images(dataset: str, study_id: str, root: str | os.PathLike | None = N
         return [], (f"{found.title} is credentialed ({found.info.homepage}): a public page shows none of its images, "
                     f"and no reference report. A credentialed reader may open study `{study_id}` in their own copy.")
     root = root if root is not None else os.environ.get(IMAGES_ENV)
-    folder = Path(root) / dataset / study_id if root else None
+    split = Path(root) / dataset if root else None
+    folder = split / study_id if split else None  # a study id is never a way out of its split's folder
     files = sorted(str(p) for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES) \
-        if folder is not None and folder.is_dir() and folder.resolve().is_relative_to(Path(root).resolve()) else []
+        if folder is not None and folder.is_dir() and folder.resolve().parent == split.resolve() else []
     if not files:
         return [], f"This Space holds no copy of {found.title}'s images: study `{study_id}` is shown without them."
     return files, f"{found.title} study `{study_id}`: {found.card['homepage']}, {found.card['licence'].upper()}."
