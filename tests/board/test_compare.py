@@ -22,8 +22,8 @@ def repo(tmp_path):
 
 
 def test_two_verified_models_get_the_numbers_rexrank_compare_prints(repo, capsys):
-    heading, table = compare(aggregate(repo, demo_keys()), str(repo), "mimic-cxr", "findings", "Demo-Careful", "Demo-Template",
-                             trials=300, seed=3)
+    heading, table = compare(aggregate(repo, demo_keys()), str(repo), "mimic-cxr", "findings", "Demo-Careful",
+                             "Demo-Template", trials=300, seed=3)
     assert table.columns.tolist() == list(COLUMNS)
     assert "500 paired studies, 300 resamples and randomisations, seed 3" in heading
     assert main(["compare", str(repo / TABLE.format("demo-careful")), str(repo / TABLE.format("demo-template")),
