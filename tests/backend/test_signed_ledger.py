@@ -240,3 +240,17 @@ def test_the_key_is_made_once_kept_private_and_needed_by_every_job_that_signs(hu
         assert backend(job) == 2
         assert "REXRANK_LEDGER_KEY is not set" in capsys.readouterr().err
     assert hub.files(REPO, repo_type="dataset") == files  # nothing written
+
+
+def test_a_ledger_entry_nested_past_the_parsers_depth_is_named_not_a_traceback(hub, monkeypatch, capsys):
+    deep = b"[" * 100_000 + b"]" * 100_000
+    merged_by_the_button({FORGED_ENTRIES[0]: deep, f"{ledger.SUBMISSIONS}/lab-y.json": b'{"owner": NaN}'})
+    capsys.readouterr()
+    assert aggregate(monkeypatch) == 1
+    err = capsys.readouterr().err
+    assert f"left out: {FORGED_ENTRIES[0]}: RecursionError" in err and "Traceback" not in err
+    assert f"left out: {ledger.SUBMISSIONS}/lab-y.json: its signature" not in err  # unsigned, said so
+    assert f"left out: {ledger.SUBMISSIONS}/lab-y.json: unsigned" in err
+    with pytest.raises(InputError, match="not a JSON object; the job writes nothing over it"):
+        ledger.record_results(maintainers(), REPO, "lab-x", owner="lab-x", name="X", institution="", files={}, pr=9,
+                              head="4" * 40, job="review")

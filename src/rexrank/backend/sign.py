@@ -54,8 +54,8 @@ def _entry(name: str, path: Path, key: signing.SigningKey, keys: dict[str, bytes
         record = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(record, dict):
             raise ValueError("not a JSON object")
-    except (OSError, ValueError) as err:
-        return f"left as it is: unreadable ({err}); remove it", None
+    except (OSError, ValueError, RecursionError) as err:
+        return f"left as it is: unreadable ({type(err).__name__}); remove it", None
     signed = record.get(signing.FIELD)
     if signed is None:
         return f"unsigned, {signs} ({_summary(record)})", key.sign(name, record)

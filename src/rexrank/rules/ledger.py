@@ -232,7 +232,7 @@ def _record(root: Path, path: Path, ledger: Ledger, keys: dict[str, bytes]) -> d
         record = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(record, dict):
             raise ValueError("not an object")
-    except (OSError, ValueError) as err:
+    except (OSError, ValueError, RecursionError) as err:  # RecursionError: JSON nested past the parser's depth
         ledger.unreadable.append(f"{name}: {type(err).__name__}")
         return None
     if why := signing.problem(name, record, keys):
@@ -318,6 +318,8 @@ def _commit_json(api, repo_id: str, path: str, update, message: str, keep: bool 
                                                       token=api.token)).read_text(encoding="utf-8"))
         except EntryNotFoundError:
             current = None
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth: not the jobs' either
+            current = "unreadable"
         if keep and current is not None and (why := signing.problem(path, current, keys)
                                              if isinstance(current, dict) else "not a JSON object"):
             raise InputError(f"{repo_id}: {path}: {why}; the job writes nothing over it (docs/security.md, rule 20)")
