@@ -37,7 +37,7 @@ from models import timed  # noqa: E402
 from rexrank.board import model_page, views  # noqa: E402
 from rexrank.board.aggregate import aggregate  # noqa: E402
 from rexrank.board.sources import BoardSource, read_board  # noqa: E402
-from rexrank.demo.board import demo_results_repo  # noqa: E402
+from rexrank.demo.board import demo_keys, demo_results_repo  # noqa: E402
 
 
 def median_ms(fn, runs: int = 5) -> float:
@@ -301,7 +301,7 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory(prefix="rexrank-bench-board-") as tmp:
         repo = demo_results_repo(Path(tmp) / "results", crowd=args.models)
-        seconds, board = timed(lambda: aggregate(repo))
+        seconds, board = timed(lambda: aggregate(repo, demo_keys()))
         results = len(list(repo.rglob("results/*.json"))) + len(list(repo.glob("imported/*.json")))
         rows = [(f"aggregate: {results:,} result files -> {len(board):,} rows", 1000 * seconds)]
         source = BoardSource(repo)

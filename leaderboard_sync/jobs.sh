@@ -9,7 +9,13 @@ image=python:3.11
 setup="pip install -q 'rexrank[models,backend]' &&"
 datasets=$(printf -- '--dataset %s ' ${REXRANK_REVIEW_DATASETS//,/ })
 
-hf jobs scheduled run --secrets HF_TOKEN --name rexrank-review-sweep @daily $image \
+# The review signs the ledger entries it writes: the signing key is a secret of that job only; the aggregate checks
+# the ledger with the public keys, a plain variable (docs/submitting.md, the maintainers' setup).
+: "${REXRANK_LEDGER_KEY:?set REXRANK_LEDGER_KEY to the private key (a secret of the review job only)}"
+: "${REXRANK_LEDGER_KEYS:?set REXRANK_LEDGER_KEYS to the public key(s) that python -m rexrank.backend ledger-key printed}"
+hf jobs scheduled run --secrets HF_TOKEN --secrets REXRANK_LEDGER_KEY --env REXRANK_LEDGER_KEYS="$REXRANK_LEDGER_KEYS" \
+  --name rexrank-review-sweep @daily $image \
   bash -c "$setup python -m rexrank.backend review --hub $REXRANK_RESULTS_REPO $datasets"
-hf jobs scheduled run --secrets HF_TOKEN --name rexrank-aggregate @daily $image \
+hf jobs scheduled run --secrets HF_TOKEN --env REXRANK_LEDGER_KEYS="$REXRANK_LEDGER_KEYS" \
+  --name rexrank-aggregate @daily $image \
   bash -c "$setup python -m rexrank.backend aggregate --hub $REXRANK_RESULTS_REPO"

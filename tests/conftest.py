@@ -1,7 +1,11 @@
 import atexit
+import base64
 import os
 import shutil
 import tempfile
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 # Before anything imports huggingface_hub/evaluate: a failed Hub lookup otherwise waits ~50 s.
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -25,6 +29,13 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 for _key in [k for k in os.environ if k.startswith("REXRANK_MODEL_")]:  # a developer's own copies must not leak in
     os.environ.pop(_key)
+# The maintainers' ledger key of every test, as the jobs hold it (a secret) and its public half as the board is
+# configured with it (docs/security.md, rule 20): the jobs sign the ledger, every reader checks it. A test of forged
+# entries, another key or a rotation sets its own.
+_seed = os.urandom(32)
+os.environ["REXRANK_LEDGER_KEY"] = base64.b64encode(_seed).decode()
+os.environ["REXRANK_LEDGER_KEYS"] = base64.b64encode(
+    Ed25519PrivateKey.from_private_bytes(_seed).public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)).decode()
 
 from pathlib import Path  # noqa: E402
 

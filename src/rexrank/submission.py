@@ -274,10 +274,17 @@ def prepare(card: ModelCard, pieces: list[Piece], into: Path) -> Path:
 
 
 def model_pieces(folder: Path) -> list[Piece]:
-    """A code submission's model/ folder (docs/submitting.md), checked against the contract first."""
+    """A code submission's model/ folder (docs/submitting.md), checked against the contract first, then its
+    requirements by the validator the job's fetch sandbox runs (the files only: pip and conda do not run here)."""
     from rexrank.inference.contract import MODEL_FOLDER, check_model, files
+    from rexrank.inference.requirements import BuildFailed, check
 
     model = check_model(folder)
+    try:
+        check(model.folder)
+    except BuildFailed as err:
+        raise InputError(f"{str(folder).rstrip('/')}/{err}; the maintainers' job would refuse it: nothing was sent") \
+            from None
     return [Piece(f"{MODEL_FOLDER}/{p.relative_to(model.folder).as_posix()}", p) for p in files(model.folder)]
 
 

@@ -162,6 +162,8 @@ def test_each_route_into_the_package_tools_ends_in_one_line_and_runs_nothing_out
     assert said.startswith(f"rexrank inference: stopped at the build stage: {head}") and why in said
     everything_read = read_by_the_submitter(hub, tmp_path)
     assert TOKEN not in everything_read and "HF_TOKEN=" not in everything_read
+    # the ledger's signing key, a secret of the job like the token (the job here gets it from the conftest)
+    assert os.environ["REXRANK_LEDGER_KEY"] not in everything_read and "REXRANK_LEDGER" not in everything_read
     quoted = re.sub(r"'[^'\n]*'", "''", said)  # the entry the attacker wrote is quoted back to it: nothing else
     assert str(tmp_path) not in quoted and str(canaries) not in quoted
     assert not (canaries / "report.json").exists()

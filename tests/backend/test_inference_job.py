@@ -23,7 +23,7 @@ from rexrank.catalog import TEST_SETS
 from rexrank.cli import main
 from rexrank.data.build import Build, push_dataset, write_dataset
 from rexrank.results import Result
-from rexrank.rules import ledger
+from rexrank.rules import ledger, signing
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed (.ci/run installs it)"),
@@ -105,7 +105,9 @@ class FakeJobs:
         command = [self.replace.get(a, a) for a in kwargs["command"]]
         command[:3] = [sys.executable, "-m", "rexrank.backend"]  # `python -m rexrank.backend`, here
         command[command.index("--gpus") + 1] = "0"  # no GPU here
-        env = {**os.environ, **(kwargs.get("env") or {}), **kwargs["secrets"]}
+        # the job holds the ledger's key only as the secret it was given, as on HF Jobs
+        env = {**{k: v for k, v in os.environ.items() if k != "REXRANK_LEDGER_KEY"}, **(kwargs.get("env") or {}),
+               **kwargs["secrets"]}
         self.done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
         return type("JobInfo", (), {"id": "job-1"})()
 
@@ -148,7 +150,8 @@ def test_the_webhook_starts_the_inference_job_which_publishes_generated_aggregat
     assert "review #1" in said and "inference job job-1 started" in said
     [call] = jobs.calls
     assert call["flavor"] == "l4x1" and call["image"] == "hf.co/spaces/rexrank/job"  # 20 GB: the smallest that holds
-    assert call["secrets"] == {"HF_TOKEN": "hf_maintainer"} and call["timeout"] >= 10_000 * 8
+    assert call["secrets"] == {"HF_TOKEN": "hf_maintainer", "REXRANK_LEDGER_KEY": os.environ["REXRANK_LEDGER_KEY"]}
+    assert call["env"] == {"REXRANK_LEDGER_KEYS": os.environ["REXRANK_LEDGER_KEYS"]} and call["timeout"] >= 10_000 * 8
     assert call["command"][:8] == ["python", "-m", "rexrank.backend", "infer", "--hub", REPO, "--pr", "1"]
     assert jobs.done.returncode == 0, jobs.done.stderr[-2000:]
     assert "stages read" not in jobs.done.stdout and f"{SUBMISSION}: read" in jobs.done.stdout
@@ -163,6 +166,8 @@ def test_the_webhook_starts_the_inference_job_which_publishes_generated_aggregat
     assert "Requirement already satisfied: numpy" in smoke  # the build's
     record = json.loads(hub.files(REPO, repo_type="dataset")[f"{ledger.SUBMISSIONS}/{SUBMISSION}.json"])
     assert record["results"]["rexgradient.findings"]["job"] == "private"
+    assert signing.problem(f"{ledger.SUBMISSIONS}/{SUBMISSION}.json", record, signing.public_keys(own=False)) is None
+    assert os.environ["REXRANK_LEDGER_KEY"] not in everything(hub)  # the job's secret, signed with, shown nowhere
     assert CANARY not in everything(hub) and CANARY not in jobs.done.stdout + jobs.done.stderr + caplog.text
     left = [p for p in (tmp_path / "job").rglob("*") if p.is_file() and "private" in p.as_posix()]
     assert left == []  # the private predictions and chunks are gone

@@ -18,7 +18,7 @@ from fixtures.browser import PAGE_WAIT_MS
 from rexrank.board import about, model_page, radrbench, sources, views
 from rexrank.board.aggregate import aggregate
 from rexrank.board.schema import BOARD, COLUMNS, RADRBENCH_BOARD
-from rexrank.demo.board import demo_results_repo
+from rexrank.demo.board import demo_keys, demo_results_repo
 
 
 @pytest.mark.slow
@@ -159,7 +159,7 @@ def _numbers(update) -> pd.DataFrame:
 def _launch(folder):
     """The demo board's app on loopback, with a gradio_client on it: (demo, (client, results repo, board))."""
     repo = demo_results_repo(folder / "results")
-    board = aggregate(repo)
+    board = aggregate(repo, demo_keys())
     from gradio_client import Client
 
     from rexrank.board.app import build, launch_options
@@ -507,7 +507,7 @@ def test_the_board_in_a_browser_switches_dataset_and_task_and_searches(own_app, 
             hostile = '<img src=x onerror="window.pwned=1">**Bold** [x](javascript:alert(1)) $x$ _i_'
             card = repo / "submissions" / "demo-template" / "submission.json"
             card.write_text(json.dumps({**json.loads(card.read_text()), "name": hostile}))
-            aggregate(repo)
+            aggregate(repo, demo_keys())
             dialogs = []
             page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
             page.get_by_role("tab", name="Leaderboard").click()

@@ -9,7 +9,7 @@ from fixtures.outputs import written
 from rexrank.board.aggregate import aggregate
 from rexrank.board.compare import COLUMNS, compare
 from rexrank.cli import main
-from rexrank.demo.board import DRAWN, demo_results_repo
+from rexrank.demo.board import DRAWN, demo_keys, demo_results_repo
 from rexrank.scorers import METRICS, inverted, shown
 
 pytestmark = pytest.mark.slow  # each test builds and aggregates a results repo, most on the loopback Hub
@@ -23,8 +23,8 @@ def repo(tmp_path):
 
 
 def test_two_verified_models_get_the_numbers_rexrank_compare_prints(repo, capsys):
-    heading, table = compare(aggregate(repo), str(repo), "mimic-cxr", "findings", "Demo-Careful", "Demo-Template",
-                             trials=300, seed=3)
+    heading, table = compare(aggregate(repo, demo_keys()), str(repo), "mimic-cxr", "findings", "Demo-Careful",
+                             "Demo-Template", trials=300, seed=3)
     assert table.columns.tolist() == list(COLUMNS)
     assert "500 paired studies, 300 resamples and randomisations, seed 3" in heading
     assert main(["compare", str(repo / TABLE.format("demo-careful")), str(repo / TABLE.format("demo-template")),
@@ -43,7 +43,7 @@ def test_two_verified_models_get_the_numbers_rexrank_compare_prints(repo, capsys
 
 
 def test_what_cannot_be_compared_says_why(repo):
-    board = aggregate(repo)
+    board = aggregate(repo, demo_keys())
     why = {pair: compare(board, str(repo), dataset, "findings", *pair, trials=50)
            for dataset, pair in (("mimic-cxr", ("Demo-Careful", "Demo-Imported (synthetic)")),
                                  ("rexgradient", ("Demo-Careful", "Demo-Template")),
@@ -57,7 +57,7 @@ def test_what_cannot_be_compared_says_why(repo):
 
 
 def test_a_table_swapped_after_review_is_not_compared(repo):
-    board = aggregate(repo)
+    board = aggregate(repo, demo_keys())
     swapped = pd.read_parquet(repo / TABLE.format("demo-template"))
     swapped["radcliq_v1"] = 0.01  # a far better RadCliQ-v1 than the verified result's
     swapped.to_parquet(repo / TABLE.format("demo-template"))
@@ -68,11 +68,11 @@ def test_a_table_swapped_after_review_is_not_compared(repo):
 def test_only_a_verified_result_is_compared_and_only_at_the_path_the_board_may_read(repo):
     result = repo / "submissions" / "demo-template" / "results" / "mimic-cxr.findings.json"
     result.write_text(result.read_text().replace('"name": "Demo-Template"', '"name": "Demo-Template "'))
-    board = aggregate(repo)  # a result changed after the job wrote it is unverified: its table is not read
+    board = aggregate(repo, demo_keys())  # a result changed after the job wrote it is unverified: its table is not read
     heading, table = compare(board, str(repo), "mimic-cxr", "findings", "Demo-Careful", "Demo-Template", trials=50)
     assert table.empty and "Demo\\-Template is not verified (changed since the demo job wrote it" in heading
 
-    board = aggregate(demo_results_repo(repo.parent / "again"))
+    board = aggregate(demo_results_repo(repo.parent / "again"), demo_keys())
     row = (board["model"] == "Demo-Template") & (board["dataset"] == "mimic-cxr") & (board["task"] == "findings")
     escaping = board.copy()
     escaping.loc[row, "submission"] = "../../outside"
@@ -81,7 +81,7 @@ def test_only_a_verified_result_is_compared_and_only_at_the_path_the_board_may_r
 
 
 def test_a_metric_made_otherwise_for_one_model_is_listed_not_compared(repo):
-    board = aggregate(repo)
+    board = aggregate(repo, demo_keys())
     row = (board["model"] == "Demo-Template") & (board["dataset"] == "mimic-cxr") & (board["task"] == "findings")
     board.loc[row, "green_key"] = "green:1|backend:judge:another-model"
     _, table = compare(board, str(repo), "mimic-cxr", "findings", "Demo-Careful", "Demo-Template", trials=50)

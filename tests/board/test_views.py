@@ -391,17 +391,17 @@ def test_a_card_that_cannot_be_read_leaves_out_its_submission_and_the_board_keep
 
 @pytest.mark.slow
 def test_a_radrbench_result_that_cannot_be_read_is_left_out_and_the_other_models_stay(tmp_path):
-    from rexrank.demo.board import demo_results_repo
+    from rexrank.demo.board import demo_keys, demo_results_repo
 
     repo = demo_results_repo(tmp_path / "repo")
-    good = aggregate(repo)
+    good = aggregate(repo, demo_keys())
     radrbench = pd.read_parquet(repo / "radrbench.parquet")
     assert sorted(set(radrbench["submission"])) == ["demo-guesser", "demo-reasoner"] and not good.attrs["unreadable"]
     spoiled = repo / "submissions" / "demo-guesser" / "radrbench" / "radrbench-cxr.accuracy.json"
     for data, said in ((json.dumps({k: v for k, v in json.loads(spoiled.read_text()).items() if k != "rows"}),
                         "missing rows"), ('{"rows": ', "not valid JSON"), ("[]", "expected a JSON object")):
         spoiled.write_text(data)
-        board = aggregate(repo)
+        board = aggregate(repo, demo_keys())
         [reason] = board.attrs["unreadable"]
         assert reason.startswith("submissions/demo-guesser/radrbench/radrbench-cxr.accuracy.json: ") and said in reason
         assert reason.endswith("left out of the RadRBench-CXR board")

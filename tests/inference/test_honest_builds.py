@@ -7,6 +7,7 @@ aside."""
 
 import importlib.metadata
 import json
+import os
 import shutil
 import textwrap
 import zipfile
@@ -135,4 +136,5 @@ def test_the_fetch_sandbox_holds_every_wall_but_the_network(tmp_path, monkeypatc
     listener.close()
     said = (tmp_path / "ran.log").read_text()
     assert "HF_TOKEN" not in said and "FETCHSECRET" not in said and "65534" in said
+    assert "REXRANK_LEDGER" not in said and os.environ["REXRANK_LEDGER_KEY"] not in said  # nor the ledger's key
     assert ran.wrote_too_much  # the wheels folder counts towards the bound

@@ -475,10 +475,10 @@ def test_the_costliest_json_a_file_may_hold_costs_at_most_32_times_its_bytes(tmp
 def test_the_boards_compare_tab_reads_a_table_as_the_check_does(tmp_path):
     from rexrank.board.aggregate import aggregate
     from rexrank.board.compare import compare
-    from rexrank.demo.board import demo_results_repo
+    from rexrank.demo.board import demo_keys, demo_results_repo
 
     repo = demo_results_repo(tmp_path / "results")
-    board = aggregate(repo)
+    board = aggregate(repo, demo_keys())
     bomb = dictionary_bomb()
     (repo / "submissions/demo-template/per_study/mimic-cxr.findings.parquet").write_bytes(bomb)
     row = (board["model"] == "Demo-Template") & (board["dataset"] == "mimic-cxr") & (board["task"] == "findings")

@@ -4,7 +4,10 @@ HF Job. Jobs: `review` re-scores a submission pull request's public predictions 
 only; `infer` runs a code submission's model (build, smoke test, public sets, the private set) in the sandbox and
 publishes what it scores; `merge` merges a pull request at the head a job reviewed; `aggregate` rebuilds
 leaderboard.parquet from a results repo (a checkout or the Hub); `bootstrap` starts a results repo from the official
-ReXrank figures; `approve` records a maintainer's word on one file (an imported row, reviewed judge verdicts)."""
+ReXrank figures; `approve` records a maintainer's word on one file (an imported row, reviewed judge verdicts);
+`ledger-key` makes the key the jobs sign the ledger with, `sign-ledger` signs an older ledger or one under an older
+key (rexrank.backend.sign). Every job that writes the ledger needs the key (`REXRANK_LEDGER_KEY`) and checks for it
+before it starts."""
 
 from __future__ import annotations
 
@@ -66,7 +69,34 @@ def _parser() -> argparse.ArgumentParser:
     join = jobs.add_parser("merge", help="merge a submission pull request, only at the head a job reviewed")
     join.add_argument("--hub", required=True, metavar="ORG/NAME", help="the results repo")
     join.add_argument("--pr", required=True, type=int, help="the pull request's number")
+    make = jobs.add_parser("ledger-key", help="make the key the maintainers' jobs sign the ledger with")
+    make.add_argument("--out", required=True, type=Path, help="where the private key is written (mode 0600; it "
+                      "becomes the REXRANK_LEDGER_KEY secret)")
+    sign = jobs.add_parser("sign-ledger", help="sign the ledger's unsigned entries, and those of an older listed key, "
+                           "with REXRANK_LEDGER_KEY (after --list and a maintainer's check)")
+    sign.add_argument("--hub", required=True, metavar="ORG/NAME", help="the results repo (token in HF_TOKEN)")
+    sign.add_argument("--list", action="store_true", help="list what would be signed, and what is refused; commit "
+                      "nothing")
     return parser
+
+
+def _ledger_key(args) -> int:
+    from rexrank.backend.sign import new_key
+
+    key = new_key(args.out)
+    print(f"{args.out}: the private key of key {key.id} (a secret: REXRANK_LEDGER_KEY of the jobs)\n"
+          f"public key, for REXRANK_LEDGER_KEYS: {key.public_text()}")
+    return 0
+
+
+def _sign_ledger(args) -> int:
+    from rexrank.backend.sign import sign_ledger
+
+    lines, url = sign_ledger(args.hub, list_only=args.list)
+    for line in lines:
+        print(line)
+    print(f"{args.hub}: {url or 'nothing committed'}")
+    return 2 if any(": left as it is: " in line for line in lines) else 0
 
 
 def _aggregate(args) -> int:
@@ -162,12 +192,17 @@ def _private(args) -> int:
 
 
 JOBS = {"approve": _approve, "aggregate": _aggregate, "review": _review, "bootstrap": _bootstrap, "merge": _merge,
-        "infer": _infer, "private": _private}
+        "infer": _infer, "private": _private, "ledger-key": _ledger_key, "sign-ledger": _sign_ledger}
+SIGNERS = ("approve", "review", "infer", "private", "sign-ledger")  # the jobs that write the ledger
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.job in SIGNERS and not getattr(args, "list", False):
+            from rexrank.rules.signing import signing_key
+
+            signing_key()  # refused before any work: a job without the key would do it all and record nothing
         return JOBS[args.job](args)
     except (InputError, OSError) as err:
         print(f"rexrank.backend: error: {err}", file=sys.stderr)

@@ -3,8 +3,9 @@ carries a code submission, or the same command on the maintainers' own GPU machi
 
 The job's image is `leaderboard_sync/job/Dockerfile` (CUDA, PyTorch, Debian's bubblewrap and rexrank), pushed as a
 Docker Space whose image the job names (`REXRANK_JOB_IMAGE`, e.g. `hf.co/spaces/ORG/rexrank-job`). The command is
-`python -m rexrank.backend infer ...` (`command`). The job gets the maintainers' token as a secret: it reads the
-private references and images with it and writes the aggregates; the sandboxed model never sees it. Its flavor is
+`python -m rexrank.backend infer ...` (`command`). The job gets the maintainers' token and the ledger's signing key
+as secrets: it reads the private references and images with the token, writes the aggregates and signs their
+ledger entry; the sandboxed model sees neither (every sandbox starts from an emptied environment). Its flavor is
 the smallest whose GPUs each hold `gpu_memory_gb` (model.yaml), its timeout sized for the private set's 10,000
 studies at `REXRANK_SECONDS_PER_STUDY` (the default allows 8 s). Where a smoke run has measured the model
 (rexrank.backend.bill), `plan` sizes the job from that instead: the cheapest flavor that finishes within
@@ -109,6 +110,22 @@ def code_submission(api, repo_id: str, num: int) -> Model | None:
         return open_submission(api, repo_id, num, Path(tmp)).checked.model
 
 
+def _ledger_key() -> dict[str, str]:
+    """The ledger's signing key, a secret of the job as of this process (checked first: a job that cannot record
+    its results is not started)."""
+    from rexrank.rules.signing import KEY_ENV, signing_key
+
+    signing_key()
+    return {KEY_ENV: os.environ[KEY_ENV]}
+
+
+def _ledger_keys() -> dict[str, str]:
+    """The public keys the job checks the ledger with (a rotation's older ones), a plain variable."""
+    from rexrank.rules.signing import KEYS_ENV
+
+    return {KEYS_ENV: os.environ[KEYS_ENV]} if os.environ.get(KEYS_ENV, "").strip() else {}
+
+
 def launch(api, repo_id: str, num: int, model: Model, settings: JobSettings, token: str | None = None,
            measured: tuple[float, float] | None = None):
     """Start the inference job for pull request `num` as an HF Job; its JobInfo. `measured`: (seconds per study,
@@ -119,6 +136,6 @@ def launch(api, repo_id: str, num: int, model: Model, settings: JobSettings, tok
     else:
         flavor, gpus, timeout = plan(model.gpu_memory_gb, len(model.tasks), *measured, gpus=settings.gpus)
     return api.run_job(image=settings.image, command=command(repo_id, num, settings, timeout, gpus),
-                       secrets={"HF_TOKEN": token or api.token}, flavor=flavor,
+                       secrets={"HF_TOKEN": token or api.token, **_ledger_key()}, env=_ledger_keys(), flavor=flavor,
                        timeout=timeout, name=f"rexrank-infer-{repo_id.split('/')[-1]}-pr{num}",
                        labels={"rexrank-pr": str(num)})

@@ -18,7 +18,8 @@ switch). The maintainers' numbers (generated and scored, both with signatures) s
 key: the key most rows carry (the newest on a tie) is the board's, and a row made otherwise is listed unranked with
 the reason. A submission's result, generated or scored, is ranked only when the ledger holds its file's sha256 (a
 maintainers' job wrote exactly those bytes): a submitter's file that claims to be generated is listed unranked,
-with the reason.
+with the reason. The ledger's word counts only where a maintainers' job signed it (`rexrank.rules.signing`): an
+entry merged by the Hub's button is named and ignored.
 """
 
 from __future__ import annotations
@@ -137,14 +138,16 @@ def _card(repo: Path, folder: Path, unreadable: list[str]) -> dict | None:
     return card
 
 
-def rows(repo: Path, unreadable: list[str]) -> list[dict]:
+def rows(repo: Path, unreadable: list[str], keys: dict[str, bytes] | None = None) -> list[dict]:
     """Every result of the repo: each submission's results (with its card), then the imported rows. A result file
     that cannot be read (another schema version, broken JSON), or a card that cannot (with its submission), is left
     out and named in `unreadable`, so one bad file does not take the board down. A submission's result is ranked only
-    when the ledger says a maintainers' job wrote exactly that file; otherwise its row says why not (`unranked`)."""
+    when the ledger says a maintainers' job wrote exactly that file; otherwise its row says why not (`unranked`).
+    The ledger counts only entries signed by one of `keys` (the configured public keys by default): an entry a
+    merged pull request wrote is named in `unreadable`, and what it vouched for is as if it were not there."""
     out = []
-    verified = ledger.read_folder(repo)
-    unreadable += [f"{ledger.LEDGER}/{problem}" for problem in verified.unreadable]
+    verified = ledger.read_folder(repo, keys)
+    unreadable += verified.unreadable
 
     def read(path: Path) -> Result | None:
         try:
@@ -191,10 +194,10 @@ def _import_problem(path: Path, verified: ledger.Ledger) -> str | None:
     return recorded and f"{shipped}, and {recorded}"
 
 
-def ranked_rows(repo: Path) -> pd.DataFrame:
-    """The repo's results ranked; `attrs["unreadable"]` lists the result files left out and why."""
+def ranked_rows(repo: Path, keys: dict[str, bytes] | None = None) -> pd.DataFrame:
+    """The repo's results ranked; `attrs["unreadable"]` lists the result files left out and why (`rows`)."""
     unreadable: list[str] = []
-    board = rank(pd.DataFrame(rows(repo, unreadable), columns=[*COLUMNS, "unranked"]))
+    board = rank(pd.DataFrame(rows(repo, unreadable, keys), columns=[*COLUMNS, "unranked"]))
     board.attrs["unreadable"] = unreadable
     return board
 
@@ -321,11 +324,11 @@ task (`multi_no_option`), where the submission carries it, RaTEScore of its answ
 """
 
 
-def aggregate(repo: str | Path) -> pd.DataFrame:
+def aggregate(repo: str | Path, keys: dict[str, bytes] | None = None) -> pd.DataFrame:
     """Rebuild `leaderboard.parquet` and the repo card from what is merged; the ranked rows (`attrs["unreadable"]`:
-    the result files left out, each with its reason)."""
+    the result files left out, each with its reason). `keys`: the ledger's public keys (`rows`)."""
     repo = Path(repo)
-    board = ranked_rows(repo)
+    board = ranked_rows(repo, keys)
     radrbench = radrbench_rows(repo)
     board.attrs["unreadable"] += [p for p in radrbench.attrs["unreadable"] if p not in board.attrs["unreadable"]]
     with atomic_path(repo / BOARD) as tmp:

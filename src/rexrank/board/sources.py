@@ -236,7 +236,9 @@ def _official() -> pd.DataFrame:
 
 @cache
 def _demo() -> tuple[pd.DataFrame, pd.DataFrame]:
-    board = conform(aggregate(demo_repo()))
+    from rexrank.demo.board import demo_keys
+
+    board = conform(aggregate(demo_repo(), demo_keys()))  # the demo's ledger is signed with its own, published key
     return board, pd.read_parquet(demo_repo() / RADRBENCH_BOARD)
 
 

@@ -4,10 +4,12 @@ board the Space shows with no results repo named is made by the same aggregate j
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
 from dataclasses import replace
+from functools import cache
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -21,12 +23,25 @@ from rexrank.files import file_sha256, write_text
 from rexrank.radrbench import RADRSCORE_PARTS
 from rexrank.reports import text_settings
 from rexrank.results import MetricResult, ModelInfo, Result
-from rexrank.rules import ledger
+from rexrank.rules import ledger, signing
 from rexrank.rules.layout import CARD, SUBMISSIONS
 from rexrank.scorecard import estimates
 from rexrank.scorers import JUDGED, METRICS, inverted, spec
 from rexrank.scorers.label_f1 import MASKS
 from rexrank.signature import Signature
+
+
+@cache
+def demo_key() -> signing.SigningKey:
+    """The key the demo signs its synthetic ledger with. Its seed is printed here, so anyone can sign with it: it is
+    trusted only where a demo board is ranked (`demo_keys()`, passed explicitly), never configured for a results
+    repo."""
+    return signing.SigningKey(hashlib.sha256(b"rexrank demo ledger: synthetic numbers, never a results repo").digest())
+
+
+def demo_keys() -> dict[str, bytes]:
+    """The public keys a demo board is ranked with: `aggregate(demo_results_repo(...), demo_keys())`."""
+    return {demo_key().id: demo_key().public}
 
 
 def demo_results_repo(root: str | os.PathLike, crowd: int = 0) -> Path:
@@ -75,7 +90,7 @@ def demo_results_repo(root: str | os.PathLike, crowd: int = 0) -> Path:
                                 extras={n: {"contradicted": 0} for n in CHECKED if n in metrics})
                 written[f"{dataset}.{task}"] = result.write(folder / "results" / f"{dataset}.{task}.json").read_bytes()
         ledger.record_folder(root, key, owner=key, name=card["name"], institution=card["institution"], files=written,
-                             pr=0, head="0" * 40, job="demo")  # synthetic numbers, ranked as if reviewed
+                             pr=0, head="0" * 40, job="demo", key=demo_key())  # synthetic, ranked as if reviewed
     _demo_radrbench(root)
     (root / "imported").mkdir(parents=True, exist_ok=True)
     for dataset in TEST_SETS:
@@ -87,7 +102,7 @@ def demo_results_repo(root: str | os.PathLike, crowd: int = 0) -> Path:
                    provenance="imported", created="2026-11-01T00:00:00Z"
                    ).write(path := root / "imported" / f"{dataset}.{task}.demo-imported.json")
             name = path.relative_to(root).as_posix()  # synthetic, not a shipped figure: vouched for as a maintainer
-            ledger.approve_folder(root, name, ledger.approval(name, path.read_bytes(), by="rexrank demo"))
+            ledger.approve_folder(root, name, ledger.approval(name, path.read_bytes(), by="rexrank demo"), demo_key())
     return root
 
 

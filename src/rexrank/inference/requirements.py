@@ -11,7 +11,8 @@ model/ (a local package, built in the sandbox), resolved (links and `..`) before
 A refusal is one line: `FILE ENTRY: 'VALUE' WHY`. Submitted TOML and YAML are read with a bound on their size, and
 every shape (wrong types at any level, nesting deep enough to exhaust the parser's recursion) is a refusal, never a
 traceback. Nothing here runs on the maintainers' host in the job: it runs in the fetch sandbox
-(rexrank.inference.fetch), and tests call it directly.
+(rexrank.inference.fetch); `check`, the same reading without fetching, runs on the submitter's machine (`rexrank
+submit --model`, dry run or not), so a refusal is known before a pull request is opened; tests call it directly.
 """
 
 from __future__ import annotations
@@ -100,6 +101,16 @@ def plan(root: Path) -> Plan:
         else:
             index.append(requirement(line, "requirements.txt", entry))
     return Plan(tuple(dict.fromkeys(index)), tuple(dict.fromkeys(build)), tuple(local))
+
+
+def check(root: Path) -> None:
+    """What the fetch sandbox reads first in the model folder `root`, as the job chooses it: requirements.txt (and
+    its local packages' pyproject.toml), or, without one, environment.yaml; BuildFailed naming the first entry not
+    allowed. Only the files are read: no package tool runs."""
+    if (root / "requirements.txt").is_file():
+        plan(root)
+    elif (root / "environment.yaml").is_file():
+        conda(root / "environment.yaml")
 
 
 def _lines(path: Path) -> list[tuple[int, str]]:

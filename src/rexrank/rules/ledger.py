@@ -20,6 +20,11 @@ submission's own folder, and the merge job merges only the head a review recorde
 Both last kinds are written by `python -m rexrank.backend approve PATH` (`approval`), and count only for the bytes
 they name.
 
+`ledger/` is on main, which the Hub's merge button writes too: so every entry is signed by the job that wrote it
+(`rexrank.rules.signing`, Ed25519 over the entry's path and record), and every reader (`read_folder`, `read_hub`, a
+job about to update an entry) counts only entries whose signature verifies under the maintainers' public keys; any
+other is named in `Ledger.unreadable` with the reason and ignored, as if it were not there.
+
 The aggregate job ranks a scored result only when its file's sha256 is the ledger's, and a submission only when its
 folder on main is one a job left (every file: cards and tables too): a number nobody re-scored, or a file changed
 after its review (a push after the check, a merge by the Hub's button), is listed unranked with the reason.
@@ -36,6 +41,7 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 from rexrank.errors import InputError
+from rexrank.rules import signing
 
 LEDGER = "ledger"
 SUBMISSIONS = f"{LEDGER}/submissions"
@@ -98,7 +104,7 @@ def now() -> str:
 class Ledger:
     submissions: dict[str, dict] = field(default_factory=dict)  # submission id -> its record
     private: list[dict] = field(default_factory=list)  # private scorings, oldest first
-    unreadable: list[str] = field(default_factory=list)  # ledger files that could not be read, by path
+    unreadable: list[str] = field(default_factory=list)  # ledger files not counted (unreadable, not signed), why
     imports: dict[str, dict] = field(default_factory=dict)  # imported file name -> the maintainer's record
     reviews: dict[str, dict] = field(default_factory=dict)  # "<id>.<dataset>.<task>" -> the maintainer's review
 
@@ -179,45 +185,66 @@ def approval(path: str, data: bytes, by: str, note: str = "", **more) -> dict:
 
 
 def record_approval(api, repo_id: str, path: str, record: dict) -> None:
-    _commit_json(api, repo_id, approval_path(path), lambda _: record, f"Ledger: {record['by']} approves {path}")
+    _commit_json(api, repo_id, approval_path(path), lambda _: record, f"Ledger: {record['by']} approves {path}",
+                 keep=False)
 
 
-def approve_folder(root: str | Path, path: str, record: dict) -> None:
-    """`record_approval` in a local copy of the results repo (the demo board and the tests write one)."""
-    write_to = Path(root) / approval_path(path)
+def _write_signed(root: Path, path: str, record: dict, key: signing.SigningKey | None) -> None:
+    """Write `record`, signed with `key` (the maintainers' key of the environment by default), at repo path `path`
+    of a local copy of the results repo (the demo board and the tests write one)."""
+    key = key or signing.signing_key()
+    write_to = root / path
     write_to.parent.mkdir(parents=True, exist_ok=True)
-    write_to.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    write_to.write_text(json.dumps(key.sign(path, record), indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def read_folder(root: str | Path) -> Ledger:
-    """The ledger of a local copy of the results repo (an empty one when it has none)."""
+def approve_folder(root: str | Path, path: str, record: dict, key: signing.SigningKey | None = None) -> None:
+    """`record_approval` in a local copy of the results repo."""
+    _write_signed(Path(root), approval_path(path), record, key)
+
+
+def read_folder(root: str | Path, keys: dict[str, bytes] | None = None) -> Ledger:
+    """The ledger of a local copy of the results repo (an empty one when it has none): the entries signed by one of
+    `keys` (id -> public key; the configured ones, `signing.public_keys()`, by default); the others in `unreadable`."""
     root = Path(root)
     ledger = Ledger()
-    for path in sorted((root / SUBMISSIONS).glob("*.json")):
-        if (record := _record(path, ledger)) is not None:
-            ledger.submissions[path.stem] = record
-    ledger.private = [r for path in sorted((root / PRIVATE).glob("*.json")) if (r := _record(path, ledger))]
-    for kind, folder in ((ledger.imports, IMPORTS), (ledger.reviews, REVIEWS)):
-        kind.update((path.stem, r) for path in sorted((root / folder).glob("*.json")) if (r := _record(path, ledger)))
+    if not (root / LEDGER).is_dir():
+        return ledger
+    keys = signing.public_keys() if keys is None else keys
+
+    def records(folder: str):
+        for path in sorted((root / folder).glob("*.json")):
+            if (record := _record(root, path, ledger, keys)) is not None:
+                yield path.stem, record
+
+    ledger.submissions.update(records(SUBMISSIONS))
+    ledger.private = [record for _, record in records(PRIVATE)]
+    ledger.imports.update(records(IMPORTS))
+    ledger.reviews.update(records(REVIEWS))
     return ledger
 
 
-def _record(path: Path, ledger: Ledger) -> dict | None:
+def _record(root: Path, path: Path, ledger: Ledger, keys: dict[str, bytes]) -> dict | None:
+    name = path.relative_to(root).as_posix()
     try:
         if path.is_symlink() or path.stat().st_size > MAX_RECORD_BYTES:
             raise ValueError("too large or a symlink")
         record = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(record, dict):
             raise ValueError("not an object")
-        return record
-    except (OSError, ValueError) as err:
-        ledger.unreadable.append(f"{path.name}: {type(err).__name__}")
+    except (OSError, ValueError, RecursionError) as err:  # RecursionError: JSON nested past the parser's depth
+        ledger.unreadable.append(f"{name}: {type(err).__name__}")
         return None
+    if why := signing.problem(name, record, keys):
+        ledger.unreadable.append(f"{name}: {why}; not counted")
+        return None
+    return record
 
 
-def read_hub(api, repo_id: str, revision: str = "main", files: list[str] | None = None) -> Ledger:
-    """The ledger on the Hub at `revision` (main, or the commit a job read); `files`: the repo's files there, when
-    already listed."""
+def read_hub(api, repo_id: str, revision: str = "main", files: list[str] | None = None,
+             keys: dict[str, bytes] | None = None) -> Ledger:
+    """The ledger on the Hub at `revision` (main, or the commit a job read): its signed entries (`read_folder`);
+    `files`: the repo's files there, when already listed."""
     from huggingface_hub import snapshot_download
 
     if files is not None and not any(f.startswith(f"{LEDGER}/") for f in files):
@@ -225,7 +252,7 @@ def read_hub(api, repo_id: str, revision: str = "main", files: list[str] | None 
     with tempfile.TemporaryDirectory(prefix="rexrank-ledger-") as tmp:
         snapshot_download(repo_id, repo_type="dataset", revision=revision, local_dir=tmp, token=api.token,
                           allow_patterns=[f"{LEDGER}/**"])
-        return read_folder(tmp)
+        return read_folder(tmp, keys)
 
 
 def with_results(record: dict | None, submission: str, *, owner: str, name: str, institution: str,
@@ -257,13 +284,16 @@ def record_results(api, repo_id: str, submission: str, **entry) -> None:
                  f"Ledger: {entry['job']} of {submission} (#{entry['pr']})")
 
 
-def record_folder(root: str | Path, submission: str, **entry) -> None:
-    """`record_results` in a local copy of the results repo (the synthetic demo board and the tests write one)."""
-    path = Path(root) / SUBMISSIONS / f"{submission}.json"
+def record_folder(root: str | Path, submission: str, key: signing.SigningKey | None = None, **entry) -> None:
+    """`record_results` in a local copy of the results repo (the synthetic demo board and the tests write one),
+    signed with `key` (the environment's by default)."""
+    key = key or signing.signing_key()
+    name = f"{SUBMISSIONS}/{submission}.json"
+    path = Path(root) / name
     record = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(with_results(record, submission, **entry), indent=1, sort_keys=True) + "\n",
-                    encoding="utf-8")
+    if record is not None and (why := signing.problem(name, record, {**signing.public_keys(), key.id: key.public})):
+        raise InputError(f"{name}: {why}; nothing is written over it")
+    _write_signed(Path(root), name, with_results(record, submission, **entry), key)
 
 
 def record_private(api, repo_id: str, record: dict) -> None:
@@ -273,11 +303,14 @@ def record_private(api, repo_id: str, record: dict) -> None:
                  f"Ledger: private scoring of {record['submission']} (#{record['pr']})")
 
 
-def _commit_json(api, repo_id: str, path: str, update, message: str) -> None:
-    """Read `path` at main's head, `update` it, commit it on that head; another commit in between: read again."""
+def _commit_json(api, repo_id: str, path: str, update, message: str, keep: bool = True) -> None:
+    """Read `path` at main's head, `update` it, sign it, commit it on that head; another commit in between: read
+    again. With `keep` (`update` builds on what is there), an entry that is there but not signed by the
+    maintainers' keys is refused, never built on and signed again: a record a merged pull request forged."""
     from huggingface_hub import CommitOperationAdd, hf_hub_download
     from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError
 
+    key, keys = signing.signing_key(), signing.public_keys()
     for _ in range(COMMIT_TRIES):
         head = api.repo_info(repo_id, repo_type="dataset").sha
         try:
@@ -285,7 +318,12 @@ def _commit_json(api, repo_id: str, path: str, update, message: str) -> None:
                                                       token=api.token)).read_text(encoding="utf-8"))
         except EntryNotFoundError:
             current = None
-        data = (json.dumps(update(current), indent=1, sort_keys=True) + "\n").encode()
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth: not the jobs' either
+            current = "unreadable"
+        if keep and current is not None and (why := signing.problem(path, current, keys)
+                                             if isinstance(current, dict) else "not a JSON object"):
+            raise InputError(f"{repo_id}: {path}: {why}; the job writes nothing over it (docs/security.md, rule 20)")
+        data = (json.dumps(key.sign(path, update(current)), indent=1, sort_keys=True) + "\n").encode()
         try:
             api.create_commit(repo_id, [CommitOperationAdd(path, data)], commit_message=message, repo_type="dataset",
                               parent_commit=head)
