@@ -177,8 +177,10 @@ def _read(api, repo_id: str, num: int, work: Path):
 
 def _smoke_comment(name: str, run, work: Path) -> str:
     per_study = run.seconds / max(run.studies, 1)
+    unit = "question" if run.task == vqa.VQA_TASK else "study"
     return (f"**rexrank inference**: the environment built and the model ran in the sandbox on {run.studies} "
-            f"{to_markdown(name, 40)} studies ({per_study:,.1f} s a study); the private run follows."
+            f"{to_markdown(name, 40)} {'questions' if unit == 'question' else 'studies'} ({per_study:,.1f} s a "
+            f"{unit}); the private run follows."
             + _logs(work, "smoke", run.logs))
 
 

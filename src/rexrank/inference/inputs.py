@@ -60,7 +60,7 @@ def question_records(questions, split: str, source: str = "questions") -> dict[s
         raise InputError(f"{source}: no {', '.join(missing)} column: not ReXVQA's questions as rexrank builds them")
     records = {}
     for row in questions.to_dict("records"):
-        images = [str(p) for p in (row["image_paths"] if row["image_paths"] is not None else [])]
+        images = [_from_metadata(str(p)) for p in (row["image_paths"] if row["image_paths"] is not None else [])]
         records[str(row["question_id"])] = {
             "question": str(row["question"]), "options": [str(o) for o in row["options"]], "image_path": images,
             "key_image_path": images[0] if images else None, "study_id": str(row["study_id"]), "split": split}
@@ -69,6 +69,14 @@ def question_records(questions, split: str, source: str = "questions") -> dict[s
         raise InputError(f"{source}: {len(empty)} questions name no image (first: {empty[0]}): a model cannot be "
                          "run on them")
     return {qid: _under_root(source, qid, record) for qid, record in records.items()}
+
+
+def _from_metadata(path: str) -> str:
+    """A ReXVQA image path as under the image root: its metadata writes them from its `metadata/` folder
+    (`../deid_png/<study>/<image>.png`), so the leading `../` (and `./`) segments name the root itself."""
+    while path.startswith(("../", "./")):
+        path = path.split("/", 1)[1]
+    return path
 
 
 def _under_root(source: str | Path, study: str, record: dict) -> dict:
