@@ -328,7 +328,7 @@ def _ownership(submission_id: str, touched: list[Touched], entries: list[tuple[T
         kinds = {e.kind for t, e in entries if t.change == "added"}
         if touched and "card" not in kinds:
             problems.append(f"{folder}{CARD}: missing (a new submission needs its card)")
-        if touched and not kinds & {"results", "predictions", "radrbench", "model"}:
+        if touched and not kinds & {"results", "predictions", "radrbench", "model", "vqa_result"}:
             problems.append(f"{folder}: no results/ or predictions/ file, nor {RADRBENCH_FILE} or {MODEL_FOLDER}/ "
                             "(nothing to put on the board)")
     elif author is None or author != owner:
