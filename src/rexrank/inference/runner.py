@@ -101,9 +101,8 @@ def infer(submission: str | Path, dataset: str | Path, image_root: str | Path, o
     """Run the submission on `dataset`'s studies for `task` (its first `limit` of them, for a smoke test); write the
     predictions file `out`. `python`: the job's interpreter (default: this one); `environment`: the submission's
     environment as `rexrank.inference.environment.build` made it, run at /env and never on the host; `keep_logs`
-    False: the script's output is kept nowhere (the private stage). `records`: the input made by the caller (the
-    VQA task's, keyed by question id: `rexrank.inference.inputs.question_records`), `dataset` then unread; the
-    predictions file then names each record `question_id`, as `rexrank score-vqa` reads it."""
+    False: the script's output is kept nowhere (the private stage). `records`: the VQA task's input, keyed by
+    question id (`inputs.question_records`), `dataset` unread; its predictions name a `question_id` each."""
     import sys
     import time
 
@@ -112,7 +111,7 @@ def infer(submission: str | Path, dataset: str | Path, image_root: str | Path, o
     images = Path(image_root).resolve()
     if not images.is_dir():
         raise InputError(f"{images}: no such folder of images")
-    if (task == VQA_TASK) != (records is not None):
+    if (task == VQA_TASK) != (records is not None):  # questions for VQA, a split's studies for a report task
         raise InputError(f"the {VQA_TASK} task runs on questions (`records`), a report task on a split's studies")
     records = records if records is not None else input_records(dataset, task, split)
     if limit is not None:
@@ -162,14 +161,7 @@ def infer(submission: str | Path, dataset: str | Path, image_root: str | Path, o
             raise InferenceFailed(f"running the model (block {i + 1} of {len(blocks)}): the script "
                                   f"{outcome.why(timeout, max_output)}{where}; its save file is kept, and the same "
                                   "command continues it")
-    predictions = {}
-    for i, block in enumerate(blocks):
-        predictions |= read_save(work / f"block-{i}" / "output" / SAVE, block, max_output,
-                                 MAX_VQA_ANSWER if task == VQA_TASK else MAX_PREDICTION)
-    from rexrank.data.predictions import write_predictions
-
-    write_predictions(out, list(records), [predictions[s] for s in records],
-                      key="question_id" if task == VQA_TASK else "study_id")
+    _write(out, records, work, blocks, max_output, task)
     kept = []
     for i in range(len(blocks)) if keep_logs else ():
         if (log := work / f"block-{i}.log").is_file():
@@ -177,6 +169,18 @@ def infer(submission: str | Path, dataset: str | Path, image_root: str | Path, o
             shutil.copyfile(log, kept[-1])
     shutil.rmtree(work, ignore_errors=True)
     return Run(model, task, len(records), time.monotonic() - started, out, tuple(kept))
+
+
+def _write(out: Path, records: dict, work: Path, blocks: list[list[str]], max_output: int, task: str) -> None:
+    """The predictions file from each block's save file (a VQA answer bounded as one, named by its question)."""
+    from rexrank.data.predictions import write_predictions
+
+    vqa = task == VQA_TASK
+    predictions = {}
+    for i, block in enumerate(blocks):
+        predictions |= read_save(work / f"block-{i}" / "output" / SAVE, block, max_output,
+                                 MAX_VQA_ANSWER if vqa else MAX_PREDICTION)
+    write_predictions(out, list(records), [predictions[s] for s in records], key="question_id" if vqa else "study_id")
 
 
 def _blocks(studies: list[str], n: int) -> list[list[str]]:
