@@ -212,6 +212,7 @@ VQA_CATEGORIES: tuple[str, ...] = ("Differential Diagnosis", "Geometric Informat
                                    "Location and Distribution Assessment", "Negation Assessment",
                                    "Presence Assessment")
 VQA_TOTAL_QUESTIONS = 653_834  # ReXVQA on 160,000 studies, as ReXrank's site states it
+VQA_TASK = "vqa"  # the task a VQA result names, beside the report tasks (findings, findings_impression)
 VQA_PRIVATE = {"split": "private", "questions": 41_007, "studies": 10_000}  # the challenge's set: ids and counts only
 
 TASK_TITLES = {"findings": "Findings", "findings_impression": "Findings + Impression"}

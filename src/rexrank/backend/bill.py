@@ -79,7 +79,7 @@ def budget_gpu_hours(env: dict[str, str] | None = None) -> float:
     return value
 
 
-def check(estimate: Estimate, tasks: int, gpus: int, budget: float) -> float:
+def check(estimate: Estimate, tasks: float, gpus: int, budget: float) -> float:
     """The timeout of each later run (one task on the private set's studies, split over `gpus`): SAFETY times its
     estimate, and never more than the budget allows it; OverBudget when every task together passes `budget`."""
     if tasks * estimate.gpu_hours(PRIVATE_STUDIES, gpus) > budget:
@@ -87,7 +87,7 @@ def check(estimate: Estimate, tasks: int, gpus: int, budget: float) -> float:
     return min(SAFETY * estimate.seconds(PRIVATE_STUDIES, gpus), budget * 3600 / (max(gpus, 1) * tasks))
 
 
-def after_smoke(smoke, time_one: Callable[[], object], tasks: int, gpus: int, timeout: float,
+def after_smoke(smoke, time_one: Callable[[], object], tasks: float, gpus: int, timeout: float,
                 budget: float | None = None) -> float:
     """The job's hook after its smoke stage (`smoke`: its rexrank.inference.runner.Run); `time_one` runs the model
     on one study the same way. The timeout for the stages after it (at most `timeout`); OverBudget to refuse."""

@@ -20,6 +20,9 @@ when it fails:
    (its degenerate-set rules, quotas and rounding stand), deleted after; aggregates only are published. A failure
    here is one fixed sentence (PRIVATE_FAILED): no exit code, byte position, count, time or text of the run, each
    of which the model chose after seeing private images. What went wrong goes to `<work>/maintainers.log`.
+
+Each stage runs the tracks the model serves (model.yaml `serves`, ReXrank's RRG and VQA): its report tasks on the
+report sets, VQA on ReXVQA's questions (rexrank.backend.vqa), in the same sandbox, with the same bounds and sentences.
 """
 
 from __future__ import annotations
@@ -31,11 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rexrank import stats
-from rexrank.backend import bill
+from rexrank.backend import bill, vqa
 from rexrank.backend.private import DATASET, unreviewed
 from rexrank.backend.pull import open_submission
 from rexrank.errors import InputError
-from rexrank.inference.contract import MODEL_FOLDER, check_model
+from rexrank.inference.contract import MODEL_FOLDER, VQA_RUN, check_model
 from rexrank.inference.environment import build
 from rexrank.inference.runner import fetch_weights, infer
 from rexrank.rules import SubmissionRejected, ledger
@@ -86,9 +89,11 @@ def run_pull_request(repo_id: str, num: int, *, work: Path, smoke: Public | None
                      public: tuple[Public, ...] = (), references: str | None = None,
                      private_images: str | None = None, metrics: list[str] | None = None, gpus: int = 0,
                      timeout: float = 24 * 3600.0, token: str | None = None, python: str | None = None,
-                     resamples: int = stats.RESAMPLES) -> Report:
+                     resamples: int = stats.RESAMPLES, vqa_private: str | None = None) -> Report:
     """Run pull request `num`'s model through the stages (the module's list); each stage's failure is commented
-    on the pull request and raised as StageFailed."""
+    on the pull request and raised as StageFailed. Each stage runs the tracks the model serves (model.yaml
+    `serves`): its report tasks on the report sets, VQA on ReXVQA (a `public` source named `rexvqa`, and
+    `vqa_private`, QUESTIONS[,IMAGES]: rexrank.backend.vqa)."""
     from huggingface_hub import HfApi, get_token
 
     from rexrank.scorers import AVAILABLE
@@ -108,26 +113,36 @@ def run_pull_request(repo_id: str, num: int, *, work: Path, smoke: Public | None
         environment = build(model, work / "env", work / "build.log", python)  # run at /env, never here
         fetch_weights(model, cache)
         report.stages[stage], started, stage = time.monotonic() - started, time.monotonic(), "smoke"
-        if smoke is not None:
-            run = infer(model.folder, smoke.split, smoke.images, work / "smoke.jsonl", python=python,
-                        environment=environment, weights_cache=cache, limit=SMOKE_STUDIES, timeout=SMOKE_TIMEOUT,
-                        gpus=min(gpus, 1))
+        interpreters = (python, environment)
+        if (smoked := _smoke_set(model, smoke, public)) is not None:
+            def smoke_run(out: Path, limit: int, keep_logs: bool = True):
+                return _run(model, smoked, out, interpreters, cache, limit=limit, timeout=SMOKE_TIMEOUT,
+                            gpus=min(gpus, 1), keep_logs=keep_logs)
+
+            run = smoke_run(work / "smoke.jsonl", SMOKE_STUDIES)
             # The bill (issue 39): one more study timed, the private run estimated; over the budget, refused here.
-            timeout = bill.after_smoke(run, lambda: infer(
-                model.folder, smoke.split, smoke.images, work / "public" / "smoke-one.jsonl", python=python,
-                environment=environment, weights_cache=cache, limit=1, timeout=SMOKE_TIMEOUT, gpus=min(gpus, 1),
-                keep_logs=False), len(model.tasks), max(gpus, 1), timeout)
+            timeout = bill.after_smoke(run, lambda: smoke_run(work / "public" / "smoke-one.jsonl", 1, False),
+                                       model.private_load, max(gpus, 1), timeout)
             report.smoke = run.studies
-            api.comment_discussion(repo_id, num, _redacted(_smoke_comment(smoke.name, run, work), work),
+            api.comment_discussion(repo_id, num, _redacted(_smoke_comment(smoked.name, run, work), work),
                                    repo_type="dataset")
         report.stages[stage], started, stage = time.monotonic() - started, time.monotonic(), "public"
         for test_set in public:
-            report.results += _public(api, repo_id, num, model, test_set, (python, environment), cache, work,
-                                      metrics, resamples, gpus, timeout)
+            if test_set.name == vqa.SOURCE and model.vqa:
+                report.results += vqa.public(api, repo_id, num, model, test_set, interpreters, cache, work, resamples,
+                                             gpus, timeout)
+            elif test_set.name != vqa.SOURCE and model.tasks:
+                report.results += _public(api, repo_id, num, model, test_set, interpreters, cache, work, metrics,
+                                          resamples, gpus, timeout)
         report.stages[stage], stage = time.monotonic() - started, "private"  # its time is reported nowhere
-        if references is not None:
-            report.results += _private(repo_id, num, model, references, private_images, (python, environment),
+        if references is not None and model.tasks:
+            report.results += _private(repo_id, num, model, references, private_images, interpreters,
                                        cache, work, metrics, resamples, gpus, timeout, token)
+        if vqa_private is not None and model.vqa:  # a VQA run is VQA_RUN report runs long (its questions)
+            questions, _, images = vqa_private.partition(",")
+            report.results += vqa.private(repo_id, num, model, questions, _private_images(
+                images or private_images, work, token), interpreters, cache, work, resamples, gpus,
+                timeout * VQA_RUN, token)
     except Exception as err:  # noqa: BLE001 - in the private stage, whatever it was: the fixed sentence
         if stage != "private" and not isinstance(err, (InputError, OSError)):
             raise
@@ -162,8 +177,10 @@ def _read(api, repo_id: str, num: int, work: Path):
 
 def _smoke_comment(name: str, run, work: Path) -> str:
     per_study = run.seconds / max(run.studies, 1)
+    unit = "question" if run.task == vqa.VQA_TASK else "study"
     return (f"**rexrank inference**: the environment built and the model ran in the sandbox on {run.studies} "
-            f"{to_markdown(name, 40)} studies ({per_study:,.1f} s a study); the private run follows."
+            f"{to_markdown(name, 40)} {'questions' if unit == 'question' else 'studies'} ({per_study:,.1f} s a "
+            f"{unit}); the private run follows."
             + _logs(work, "smoke", run.logs))
 
 
@@ -244,15 +261,7 @@ def _private(repo_id, num, model, references, private_images, interpreters, cach
     """The model on the private images, its output kept nowhere, its predictions scored by the private job."""
     from rexrank.backend.private import score_pull_request
 
-    images = Path(private_images) if private_images and Path(private_images).is_dir() else None
-    if images is None:
-        if not private_images:
-            raise StageFailed("private", "no private images: give the folder the job mounts, or the private dataset "
-                                         "holding them")
-        from huggingface_hub import snapshot_download
-
-        images = Path(snapshot_download(private_images, repo_type="dataset", token=token,
-                                        local_dir=work / "private-images"))
+    images = _private_images(private_images, work, token)
     generated = {}
     for task in model.tasks:
         generated[task] = work / "private" / f"{DATASET}.{task}.jsonl"
@@ -264,6 +273,38 @@ def _private(repo_id, num, model, references, private_images, interpreters, cach
     finally:  # the predictions, and the images fetched for the run, go once scored, or not
         shutil.rmtree(work / "private", ignore_errors=True)
         shutil.rmtree(work / "private-images", ignore_errors=True)
+
+
+def _private_images(private_images: str | None, work: Path, token: str | None) -> Path:
+    """The private images: the folder the job mounts, or the private dataset fetched once into `work`."""
+    if private_images and Path(private_images).is_dir():
+        return Path(private_images)
+    if not private_images:
+        raise StageFailed("private", "no private images: give the folder the job mounts, or the private dataset "
+                                     "holding them")
+    if (work / "private-images").is_dir():  # fetched for the report run before
+        return work / "private-images"
+    from huggingface_hub import snapshot_download
+
+    return Path(snapshot_download(private_images, repo_type="dataset", token=token, local_dir=work / "private-images"))
+
+
+def _smoke_set(model, smoke: Public | None, public: tuple[Public, ...]) -> Public | None:
+    """Where the smoke test runs: `smoke` when the model serves its track, else the first public set of a track it
+    serves (a VQA-only model is smoke-tested on ReXVQA's public questions)."""
+    for candidate in (smoke, *public) if smoke is not None else public:
+        if (candidate.name == vqa.SOURCE and model.vqa) or (candidate.name != vqa.SOURCE and model.tasks):
+            return candidate
+    return None
+
+
+def _run(model, test_set: Public, out: Path, interpreters, cache, **kwargs):
+    """The model on a public set's first studies (or questions): its first report task, or VQA on ReXVQA."""
+    if test_set.name == vqa.SOURCE:
+        questions, split = vqa.questions_of(test_set.split)
+        return vqa.run(model, questions, split, test_set.images, out, interpreters, cache, **kwargs)
+    return infer(model.folder, test_set.split, test_set.images, out, task=model.tasks[0], python=interpreters[0],
+                 environment=interpreters[1], weights_cache=cache, **kwargs)
 
 
 def _private_safe(err: Exception, work: Path) -> str:
@@ -281,7 +322,7 @@ def _private_safe(err: Exception, work: Path) -> str:
 def _clear(work: Path) -> None:
     """What the job leaves: nothing of the private images or predictions, the environment and weights kept for a
     rerun of the same job."""
-    for name in ("private", "private-images", "chunks", "smoke.jsonl", "public"):
+    for name in ("private", "private-images", "private-questions", "chunks", "smoke.jsonl", "public"):
         target = work / name
         if target.is_dir():
             shutil.rmtree(target, ignore_errors=True)

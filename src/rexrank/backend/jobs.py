@@ -44,7 +44,7 @@ def timeout_for(gpus: int = 1, seconds_per_study: float | None = None) -> int:
     return int(SETUP_SECONDS + PRIVATE_STUDIES * per_study / max(gpus, 1))
 
 
-def plan(gpu_memory_gb: float, tasks: int, seconds_per_study: float, fixed_seconds: float = 0.0,
+def plan(gpu_memory_gb: float, tasks: float, seconds_per_study: float, fixed_seconds: float = 0.0,
          gpus: int = 1) -> tuple[str, int, int]:
     """(flavor, GPUs, timeout) for a model measured at `seconds_per_study` (and `fixed_seconds` per process: the
     weights' loading): the cheapest flavor, of at least `gpus` GPUs that hold `gpu_memory_gb`, whose run of every
@@ -72,6 +72,7 @@ class JobSettings:
     smoke: str | None  # REXRANK_SMOKE: NAME=SPLIT,IMAGES of a public split for the smoke test
     public: tuple[str, ...] = ()  # REXRANK_PUBLIC_RUNS: NAME=SPLIT,IMAGES;... run whole, as generated rows
     gpus: int = 1
+    vqa_private: str | None = None  # REXRANK_VQA_PRIVATE: the private ReXVQA questions QUESTIONS[,IMAGES]
 
     @classmethod
     def from_environment(cls) -> JobSettings | None:
@@ -81,7 +82,8 @@ class JobSettings:
         public = tuple(s.strip() for s in os.environ.get("REXRANK_PUBLIC_RUNS", "").split(";") if s.strip())
         return cls(image, os.environ.get("REXRANK_PRIVATE_REFERENCES") or None,
                    os.environ.get("REXRANK_PRIVATE_IMAGES") or None, os.environ.get("REXRANK_SMOKE") or None,
-                   public, int(os.environ.get("REXRANK_JOB_GPUS", "1")))
+                   public, int(os.environ.get("REXRANK_JOB_GPUS", "1")),
+                   os.environ.get("REXRANK_VQA_PRIVATE") or None)
 
 
 def command(repo_id: str, num: int, settings: JobSettings, timeout: int, gpus: int | None = None) -> list[str]:
@@ -96,6 +98,8 @@ def command(repo_id: str, num: int, settings: JobSettings, timeout: int, gpus: i
         args += ["--references", settings.references]
     if settings.private_images:
         args += ["--private-images", settings.private_images]
+    if settings.vqa_private:
+        args += ["--vqa-private", settings.vqa_private]
     return args
 
 
@@ -134,7 +138,7 @@ def launch(api, repo_id: str, num: int, model: Model, settings: JobSettings, tok
         gpus, timeout = settings.gpus, timeout_for(settings.gpus)
         flavor = flavor_for(model.gpu_memory_gb, gpus)
     else:
-        flavor, gpus, timeout = plan(model.gpu_memory_gb, len(model.tasks), *measured, gpus=settings.gpus)
+        flavor, gpus, timeout = plan(model.gpu_memory_gb, model.private_load, *measured, gpus=settings.gpus)
     return api.run_job(image=settings.image, command=command(repo_id, num, settings, timeout, gpus),
                        secrets={"HF_TOKEN": token or api.token, **_ledger_key()}, env=_ledger_keys(), flavor=flavor,
                        timeout=timeout, name=f"rexrank-infer-{repo_id.split('/')[-1]}-pr{num}",

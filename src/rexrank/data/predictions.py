@@ -270,7 +270,8 @@ def _warnings(task: str, texts: list, empty: list[str], broken: list[str]) -> li
     return warnings
 
 
-def write_predictions(path: Path, study_ids: Sequence[str], predictions: Sequence[str]) -> None:
-    """A predictions file as `load_predictions` reads it back: one JSON line per study, in the given order."""
-    write_text(path, "".join(json.dumps({"study_id": s, "prediction": p}, ensure_ascii=False) + "\n"
+def write_predictions(path: Path, study_ids: Sequence[str], predictions: Sequence[str], key: str = "study_id") -> None:
+    """A predictions file as `load_predictions` reads it back: one JSON line per study, in the given order (`key`
+    "question_id": as `rexrank score-vqa` reads a VQA model's answers)."""
+    write_text(path, "".join(json.dumps({key: s, "prediction": p}, ensure_ascii=False) + "\n"
                              for s, p in zip(study_ids, predictions)))

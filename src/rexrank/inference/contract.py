@@ -3,7 +3,8 @@
 --save_json_file Y --img_root_dir Z`; round 1 took the same three positionally), with the weights named as pinned
 Hub repositories so that nothing is fetched once the script runs.
 
-    model/model.yaml          weights (Hub repos pinned to 40-hex commits), tasks, images (multi | single),
+    model/model.yaml          weights (Hub repos pinned to 40-hex commits), serves (ReXrank's words: RRG, VQA or
+                              both; RRG when absent), tasks (the report tasks of RRG), images (multi | single),
                               gpu_memory_gb, and how it is run (runner: inference.py | transformers | vllm; cli:
                               flags | positional)
     model/inference.py        ReXrank's CLI (not needed with `runner: transformers` or `vllm`: rexrank's runners)
@@ -19,6 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from rexrank.catalog import VQA_PRIVATE, VQA_TASK
 from rexrank.errors import InputError
 from rexrank.reports import TASKS
 
@@ -42,7 +44,13 @@ MAX_YAML_BYTES = 64 * 1024  # model.yaml and environment.yaml: a few hundred byt
 MAX_YAML_DEPTH = 16  # model.yaml's weights list of mappings is 3 levels
 _REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
 _COMMIT = re.compile(r"[0-9a-f]{40}")
-_FIELDS = {"weights", "tasks", "images", "gpu_memory_gb", "runner", "cli", "name"}
+_FIELDS = {"weights", "serves", "tasks", "images", "gpu_memory_gb", "runner", "cli", "name"}
+# The tracks a submission serves, in ReXrank's words (its tutorial: "which task(s) your model is designed for (RRG,
+# VQA, or both)"); a model.yaml without `serves` is RRG, as every one written before the VQA track.
+RRG, VQA = "RRG", "VQA"
+TRACKS = (RRG, VQA)
+# A VQA run's size in units of one report task's private run (10,000 studies): the private set's questions per study
+VQA_RUN = VQA_PRIVATE["questions"] / VQA_PRIVATE["studies"]
 
 
 @dataclass(frozen=True)
@@ -57,15 +65,30 @@ class Model:
 
     folder: Path
     weights: tuple[Weights, ...]
-    tasks: tuple[str, ...]
+    tasks: tuple[str, ...]  # the report tasks (RRG's); empty for a VQA-only model
     images: str
     gpu_memory_gb: float
     runner: str
     cli: str
+    serves: tuple[str, ...] = (RRG,)
 
     @property
     def uses_rexrank_runner(self) -> bool:
         return self.runner in REXRANK_RUNNERS
+
+    @property
+    def vqa(self) -> bool:
+        return VQA in self.serves
+
+    @property
+    def runs(self) -> tuple[str, ...]:
+        """Every task the job runs it on: its report tasks, then the VQA task where it serves VQA."""
+        return self.tasks + ((VQA_TASK,) if self.vqa else ())
+
+    @property
+    def private_load(self) -> float:
+        """Its private runs' size, in units of one report task on the private set's studies (the bill's unit)."""
+        return len(self.tasks) + (VQA_RUN if self.vqa else 0.0)
 
     def command(self, input_json: str, save_json: str, image_root: str, python: str = "python") -> list[str]:
         """The command the sandbox runs (its paths as the sandbox shows them), in the CLI form the script takes
@@ -213,11 +236,16 @@ def read_card(data: bytes, folder: Path) -> Model:
             problems.append(f"weights[{i}].revision: {str(revision)[:60]!r} is not a 40-hex commit (a branch or a "
                             "tag can move: pin the commit)")
         weights.append(Weights(str(repo), str(revision)))
-    tasks = card.get("tasks")
+    serves = _serves(card, runner, problems)
+    tasks = card.get("tasks", [] if RRG not in serves else None)
     if isinstance(tasks, str):
         tasks = [tasks]
-    if not isinstance(tasks, list) or not tasks or any(t not in TASKS for t in tasks) or len(set(tasks)) < len(tasks):
-        problems.append(f"tasks: a list of {', '.join(TASKS)} (each at most once)")
+    if RRG not in serves and tasks:
+        problems.append(f"tasks: report tasks, but serves says {' and '.join(serves)} only (add RRG to serves, or "
+                        "leave tasks out)")
+    elif not isinstance(tasks, list) or (RRG in serves and not tasks) or any(t not in TASKS for t in tasks) \
+            or len(set(tasks)) < len(tasks):
+        problems.append(f"tasks: a list of {', '.join(TASKS)} (each at most once), the report tasks RRG runs")
         tasks = []
     images = card.get("images", "multi")
     if images not in IMAGES:
@@ -233,7 +261,23 @@ def read_card(data: bytes, folder: Path) -> Model:
         problems.append(f"cli {cli!r}: expected flags (--input_json_file ...) or positional (round 1)")
     if problems:
         raise InputError("; ".join(problems))
-    return Model(folder, tuple(weights), tuple(tasks), images, float(memory), runner, cli)
+    return Model(folder, tuple(weights), tuple(tasks), images, float(memory), runner, cli, serves)
+
+
+def _serves(card: dict, runner: object, problems: list[str]) -> tuple[str, ...]:
+    """`serves` as ReXrank's tutorial words it (RRG, VQA or both; RRG when absent), in TRACKS' order."""
+    serves = card.get("serves", [RRG])
+    if isinstance(serves, str):
+        serves = [serves]
+    if not isinstance(serves, list) or not serves or any(s not in TRACKS for s in serves) \
+            or len(set(serves)) < len(serves):
+        problems.append(f"serves: {str(card.get('serves'))[:60]!r}: expected {RRG}, {VQA} or both, as ReXrank's "
+                        "submission tutorial names the tasks (each at most once)")
+        return (RRG,)
+    if VQA in serves and runner in REXRANK_RUNNERS:
+        problems.append(f"serves {VQA} with runner {runner}: rexrank's runners write reports; a VQA model runs its "
+                        f"own {SCRIPT}")
+    return tuple(t for t in TRACKS if t in serves)
 
 
 def cli_of(script: Path) -> str:

@@ -47,6 +47,38 @@ def input_records(source: str | Path, task: str, split: str | None = None) -> di
     return {sid: _under_root(source, sid, record) for sid, record in records.items()}
 
 
+QUESTION_FIELDS = ("question_id", "study_id", "question", "options", "image_paths")
+
+
+def question_records(questions, split: str, source: str = "questions") -> dict[str, dict]:
+    """The VQA input (ReXrank's `vqa_prediction.json` layout without its answers): `{question_id: {"question",
+    "options" ["A. ...", ...], "image_path" [...], "key_image_path", "study_id", "split"}}` from a table of
+    questions (`rexrank.vqa.dataset.load_questions`: one row each, QUESTION_FIELDS among its columns); only these
+    fields, so the correct answer, the category and the report never reach the script."""
+    missing = [c for c in QUESTION_FIELDS if c not in questions.columns]
+    if missing:
+        raise InputError(f"{source}: no {', '.join(missing)} column: not ReXVQA's questions as rexrank builds them")
+    records = {}
+    for row in questions.to_dict("records"):
+        images = [_from_metadata(str(p)) for p in (row["image_paths"] if row["image_paths"] is not None else [])]
+        records[str(row["question_id"])] = {
+            "question": str(row["question"]), "options": [str(o) for o in row["options"]], "image_path": images,
+            "key_image_path": images[0] if images else None, "study_id": str(row["study_id"]), "split": split}
+    empty = [qid for qid, record in records.items() if not record["image_path"]]
+    if empty:
+        raise InputError(f"{source}: {len(empty)} questions name no image (first: {empty[0]}): a model cannot be "
+                         "run on them")
+    return {qid: _under_root(source, qid, record) for qid, record in records.items()}
+
+
+def _from_metadata(path: str) -> str:
+    """A ReXVQA image path as under the image root: its metadata writes them from its `metadata/` folder
+    (`../deid_png/<study>/<image>.png`), so the leading `../` (and `./`) segments name the root itself."""
+    while path.startswith(("../", "./")):
+        path = path.split("/", 1)[1]
+    return path
+
+
 def _under_root(source: str | Path, study: str, record: dict) -> dict:
     """The record with its image paths as paths under the image root, which both of ReXrank's examples' joins
     (`img_root_dir + path`, `os.path.join(img_root_dir, path)`) reach; InputError naming one that leaves it."""

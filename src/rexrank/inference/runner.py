@@ -15,6 +15,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from rexrank.catalog import VQA_TASK
 from rexrank.errors import InputError
 from rexrank.inference.contract import Model, check_model
 from rexrank.inference.inputs import input_records, write_input
@@ -30,6 +31,10 @@ MAX_OUTPUT = 1024 * 1024 * 1024  # what a sandbox may write: its save file, logs
 # a prediction's UTF-8 bytes: what one predictions line may hold (rexrank.rules.limits.LINE_JSON, a layer above:
 # tests/test_layers.py holds the two equal)
 MAX_PREDICTION = 64 * 1024
+# a VQA answer's UTF-8 bytes: a letter, or the sentence a chat model writes around it (ReXrank's MedGemma example
+# generates at most 256 tokens, about 1.2 KB); four times that, so that an honest long answer is read and a
+# 41,007-question per-question table stays within the results repo's bound (rexrank.rules.layout)
+MAX_VQA_ANSWER = 4 * 1024
 # a study's record in the save file: its prediction written with every character escaped (\\u0000, 6 bytes a byte),
 # beside the input record's fields and a script's own bookkeeping
 RECORD_BYTES = 6 * MAX_PREDICTION + 256 * 1024
@@ -51,12 +56,12 @@ class Run:
 
 def choose_task(model: Model, task: str | None) -> str:
     if task is None:
-        if len(model.tasks) > 1:
-            raise InputError(f"the model does {' and '.join(model.tasks)}: give --task")
-        return model.tasks[0]
-    if task not in model.tasks:
+        if len(model.runs) > 1:
+            raise InputError(f"the model does {' and '.join(model.runs)}: give --task")
+        return model.runs[0]
+    if task not in model.runs:
         raise InputError(f"the model's model.yaml does not name the task {task!r} (it names "
-                         f"{', '.join(model.tasks)})")
+                         f"{', '.join(model.runs)})")
     return task
 
 
@@ -92,11 +97,12 @@ def infer(submission: str | Path, dataset: str | Path, image_root: str | Path, o
           task: str | None = None, split: str | None = None, timeout: float = DEFAULT_TIMEOUT, gpus: int = 0,
           python: str | Path | None = None, environment: str | Path | None = None,
           weights_cache: str | Path | None = None, keep_logs: bool = True, max_output: int = MAX_OUTPUT,
-          limit: int | None = None) -> Run:
+          limit: int | None = None, records: dict[str, dict] | None = None) -> Run:
     """Run the submission on `dataset`'s studies for `task` (its first `limit` of them, for a smoke test); write the
     predictions file `out`. `python`: the job's interpreter (default: this one); `environment`: the submission's
     environment as `rexrank.inference.environment.build` made it, run at /env and never on the host; `keep_logs`
-    False: the script's output is kept nowhere (the private stage)."""
+    False: the script's output is kept nowhere (the private stage). `records`: the VQA task's input, keyed by
+    question id (`inputs.question_records`), `dataset` unread; its predictions name a `question_id` each."""
     import sys
     import time
 
@@ -105,7 +111,9 @@ def infer(submission: str | Path, dataset: str | Path, image_root: str | Path, o
     images = Path(image_root).resolve()
     if not images.is_dir():
         raise InputError(f"{images}: no such folder of images")
-    records = input_records(dataset, task, split)
+    if (task == VQA_TASK) != (records is not None):  # questions for VQA, a split's studies for a report task
+        raise InputError(f"the {VQA_TASK} task runs on questions (`records`), a report task on a split's studies")
+    records = records if records is not None else input_records(dataset, task, split)
     if limit is not None:
         records = dict(list(records.items())[:limit])
     folders = weights_folders(model, Path(weights_cache) if weights_cache else None)
@@ -153,12 +161,7 @@ def infer(submission: str | Path, dataset: str | Path, image_root: str | Path, o
             raise InferenceFailed(f"running the model (block {i + 1} of {len(blocks)}): the script "
                                   f"{outcome.why(timeout, max_output)}{where}; its save file is kept, and the same "
                                   "command continues it")
-    predictions = {}
-    for i, block in enumerate(blocks):
-        predictions |= read_save(work / f"block-{i}" / "output" / SAVE, block, max_output)
-    from rexrank.data.predictions import write_predictions
-
-    write_predictions(out, list(records), [predictions[s] for s in records])
+    _write(out, records, work, blocks, max_output, task)
     kept = []
     for i in range(len(blocks)) if keep_logs else ():
         if (log := work / f"block-{i}.log").is_file():
@@ -168,14 +171,27 @@ def infer(submission: str | Path, dataset: str | Path, image_root: str | Path, o
     return Run(model, task, len(records), time.monotonic() - started, out, tuple(kept))
 
 
+def _write(out: Path, records: dict, work: Path, blocks: list[list[str]], max_output: int, task: str) -> None:
+    """The predictions file from each block's save file (a VQA answer bounded as one, named by its question)."""
+    from rexrank.data.predictions import write_predictions
+
+    vqa = task == VQA_TASK
+    predictions = {}
+    for i, block in enumerate(blocks):
+        predictions |= read_save(work / f"block-{i}" / "output" / SAVE, block, max_output,
+                                 MAX_VQA_ANSWER if vqa else MAX_PREDICTION)
+    write_predictions(out, list(records), [predictions[s] for s in records], key="question_id" if vqa else "study_id")
+
+
 def _blocks(studies: list[str], n: int) -> list[list[str]]:
     size = -(-len(studies) // n) if studies else 0
     return [studies[i:i + size] for i in range(0, len(studies), size)] if size else [[]]
 
 
-def read_save(path: Path, studies: list[str], limit: int) -> dict[str, str]:
-    """The predictions in a script's save file: every study it was given, once, each a `model_prediction` string of
-    valid Unicode; InferenceFailed naming the studies otherwise. Read a study at a time (rexrank.inference.save_file):
+def read_save(path: Path, studies: list[str], limit: int, longest: int = MAX_PREDICTION) -> dict[str, str]:
+    """The predictions in a script's save file: every study (or question) it was given, once, each a
+    `model_prediction` string of valid Unicode of at most `longest` bytes; InferenceFailed naming the studies
+    otherwise. Read a study at a time (rexrank.inference.save_file):
     its cost is bounded by a record, not by the file."""
     where = "reading what the model wrote"
     if not path.is_file() or path.is_symlink():
@@ -198,12 +214,12 @@ def read_save(path: Path, studies: list[str], limit: int) -> dict[str, str]:
     wrong = [s for s in kept if not isinstance(kept[s], str)]
     text = [s for s in kept if s not in wrong]
     unencodable = [s for s in text if not _encodable(kept[s])]
-    long = [s for s in text if s not in unencodable and len(kept[s].encode("utf-8")) > MAX_PREDICTION]
+    long = [s for s in text if s not in unencodable and len(kept[s].encode("utf-8")) > longest]
     # named by the study ids the job gave it only: a key the script made up could carry what it saw
     problems = [f"{len(v):,} {what} (first: {shown(v[0], 60)})" for v, what in (
         (missing, "studies without a model_prediction"), (wrong, "predictions that are not text"),
         (unencodable, "predictions that are not valid Unicode (a lone surrogate)"),
-        (long, f"predictions over {MAX_PREDICTION:,} bytes"), (twice, "studies written twice")) if v]
+        (long, f"predictions over {longest:,} bytes"), (twice, "studies written twice")) if v]
     problems += [f"{extra:,} studies it was not given"] if extra else []
     if problems:
         raise InferenceFailed(f"{where}: " + "; ".join(problems))

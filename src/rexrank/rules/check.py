@@ -26,6 +26,7 @@ from rexrank.rules.layout import (
     RADRBENCH_FILE,
     SUBMISSION_ID,
     SUBMISSIONS,
+    VQA_JOB_ONLY,
     _Entry,
     classify,
     path_problems,
@@ -33,6 +34,7 @@ from rexrank.rules.layout import (
 from rexrank.rules.limits import LINE_JSON, MAX_PROBLEMS_PER_FILE, MAX_TOTAL_DECODED, RESULT_JSON, parse_json
 from rexrank.rules.parquet import PerStudy, check_per_study
 from rexrank.rules.radrbench import check_radrbench
+from rexrank.rules.vqa import check_vqa_result, table_problems
 from rexrank.text import shown as _show
 
 
@@ -75,6 +77,7 @@ class Checked:
     per_study: dict[tuple[str, str], PerStudy] = field(default_factory=dict)  # ids (table order) and table
     radrbench: dict | None = None  # radrbench/radrbench-cxr.accuracy.json, checked (`check_radrbench`)
     model: Model | None = None  # model/, a code submission checked against its contract (docs/submitting.md)
+    vqa: dict[str, dict] = field(default_factory=dict)  # split -> vqa/rexvqa.vqa.<split>.json, as the job wrote it
 
 
 # -- reading files without following links ----------------------------------------------------------------------
@@ -195,7 +198,8 @@ def check_submission(folder_or_paths: str | os.PathLike | Iterable[Touched | tup
                    tuple(t.path for t, _ in entries if t.change == "deleted"), root is not None,
                    card=next(iter(parsed["card"].values()), None), results=parsed["results"],
                    predictions=parsed["predictions"], per_study=parsed["per_study"],
-                   radrbench=next(iter(parsed["radrbench"].values()), None), model=model)
+                   radrbench=next(iter(parsed["radrbench"].values()), None), model=model,
+                   vqa={task.split(".", 1)[1]: r for (_, task), r in parsed["vqa_result"].items()})
 
 
 def _listed(folder_or_paths, root, submission_id: str, problems: list[str]) -> tuple[list[Touched], Path | None]:
@@ -244,6 +248,9 @@ def _entries(touched: list[Touched], submission_id: str, maintained: dict[str, s
         if entry.kind == "private_result" and item.path not in maintained:
             problems.append(f"{where}: {PRIVATE_RESULT.format(dataset=entry.dataset)}")
             continue
+        if entry.kind == "vqa_result" and item.path not in maintained and item.change != "deleted":
+            problems.append(f"{where}: {VQA_JOB_ONLY}")
+            continue
         if item.change != "deleted":
             total += item.size
             limit = MAX_BYTES[entry.kind]
@@ -284,12 +291,29 @@ def _contents(root: Path, entries: list[tuple[Touched, _Entry]], submission_id: 
             continue
         found = per_study_problems(parsed["results"][key], table.table, parsed["predictions"][key], table.about)
         problems += [f"{where}: {p}" for p in found[:MAX_PROBLEMS_PER_FILE]]
+    problems += _vqa_tables(parsed)
     model = _model(root, submission_id, entries, problems) if any(e.kind == "model" for _, e in entries) else None
     for key in parsed["results"]:
         if key not in parsed["per_study"] or key not in parsed["predictions"]:
             problems.append(f"results/{key[0]}.{key[1]}.json: without its per-study table and predictions "
                             "(a result is checked against both)")
     return parsed, model
+
+
+def _vqa_tables(parsed: dict[str, dict]) -> list[str]:
+    """Each ReXVQA per-question table beside the result that names it, and each public result beside its table."""
+    problems = []
+    for key, data in parsed["vqa_per_question"].items():
+        where = f"vqa/{key[0]}.{key[1]}.per_question.parquet"
+        if key not in parsed["vqa_result"]:
+            problems.append(f"{where}: without vqa/{key[0]}.{key[1]}.json (the job writes the two together)")
+            continue
+        problems += [f"{where}: {p}" for p in table_problems(parsed["vqa_result"][key], data)[:MAX_PROBLEMS_PER_FILE]]
+    for key, result in parsed["vqa_result"].items():
+        if result.get("per_question") is not None and key not in parsed["vqa_per_question"]:
+            problems.append(f"vqa/{key[0]}.{key[1]}.json: without its per-question table (the job writes the two "
+                            "together)")
+    return problems
 
 
 def _ownership(submission_id: str, touched: list[Touched], entries: list[tuple[Touched, _Entry]],
@@ -304,7 +328,7 @@ def _ownership(submission_id: str, touched: list[Touched], entries: list[tuple[T
         kinds = {e.kind for t, e in entries if t.change == "added"}
         if touched and "card" not in kinds:
             problems.append(f"{folder}{CARD}: missing (a new submission needs its card)")
-        if touched and not kinds & {"results", "predictions", "radrbench", "model"}:
+        if touched and not kinds & {"results", "predictions", "radrbench", "model", "vqa_result"}:
             problems.append(f"{folder}: no results/ or predictions/ file, nor {RADRBENCH_FILE} or {MODEL_FOLDER}/ "
                             "(nothing to put on the board)")
     elif author is None or author != owner:
@@ -352,6 +376,10 @@ def _read_entry(root: Path, item: Touched, entry: _Entry, maintained: str | None
         return check_result(data, entry.dataset, entry.task, maintained)
     if entry.kind == "radrbench":
         return check_radrbench(data)
+    if entry.kind == "vqa_result":  # the inference job's, as the ledger records its bytes
+        return check_vqa_result(data, entry.task.split(".", 1)[1], maintained)
+    if entry.kind == "vqa_per_question":  # checked with its result, whose sha256 names these bytes
+        return data
     if entry.kind == "predictions":
         return check_predictions(_lines(data))
     return check_per_study(data, budget=decoded_left)

@@ -1,6 +1,6 @@
 """The results repo's layout as a submission may write it: which paths a pull request may touch, each path's kind
-(card, results, per-study table, predictions, RadRBench-CXR accuracy, a private result the maintainers wrote), and
-the bounds on sizes and counts."""
+(card, results, per-study table, predictions, RadRBench-CXR accuracy, a private result the maintainers wrote, a
+ReXVQA result and its per-question table the inference job wrote), and the bounds on sizes and counts."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from rexrank.catalog import DATASETS, PRIVATE_DATASETS
+from rexrank.catalog import DATASETS, PRIVATE_DATASETS, REXVQA, VQA_PRIVATE, VQA_TASK
 from rexrank.errors import InputError
 from rexrank.inference.contract import MAX_DEPTH as MODEL_DEPTH
 from rexrank.inference.contract import MAX_FILE_BYTES as MODEL_FILE_BYTES
@@ -26,6 +26,12 @@ _LAYOUT_FILE = re.compile(r"(results|per_study|predictions)/([a-z0-9-]+)\.([a-z_
 # numbers need no per-item table to be reviewed; the model's outputs stay with its authors).
 RADRBENCH_RESULT = "radrbench-cxr.accuracy.json"
 RADRBENCH_FILE = f"radrbench/{RADRBENCH_RESULT}"
+# ReXVQA, as the inference job writes it (rexrank.backend.vqa; `rexrank score-vqa` names a file for its model where
+# this names it for its split): vqa/rexvqa.vqa.<split>.json, and for a public split its per-question table beside it.
+VQA_FOLDER = "vqa"
+VQA_STEM = f"{REXVQA.name}.{VQA_TASK}"
+VQA_PRIVATE_SPLIT = VQA_PRIVATE["split"]
+_VQA_FILE = re.compile(rf"{VQA_FOLDER}/{re.escape(VQA_STEM)}\.([a-z]{{1,20}})\.(json|per_question\.parquet)")
 LAYOUT_HELP = ("submission.json, results|per_study|predictions/<dataset>.<task>.json|parquet|jsonl, "
                f"{RADRBENCH_FILE}, {MODEL_FOLDER}/... (a code submission: docs/submitting.md)")
 
@@ -33,7 +39,11 @@ LAYOUT_HELP = ("submission.json, results|per_study|predictions/<dataset>.<task>.
 
 KiB, MiB = 1024, 1024 * 1024
 MAX_BYTES = {"card": 16 * KiB, "results": 1 * MiB, "per_study": 64 * MiB, "predictions": 64 * MiB,
-             "radrbench": 1 * MiB, "private_result": 1 * MiB, "model": MODEL_FILE_BYTES}
+             "radrbench": 1 * MiB, "private_result": 1 * MiB, "model": MODEL_FILE_BYTES,
+             # a per-question table: 41,007 answers of at most 4 KiB each (rexrank.inference.runner.MAX_VQA_ANSWER)
+             "vqa_result": 1 * MiB, "vqa_per_question": 192 * MiB}
+VQA_JOB_ONLY = ("a ReXVQA result is written by the maintainers' inference job, which runs the submitted model "
+                "(docs/submitting.md): a pull request does not carry one")
 PRIVATE_RESULT = ("{dataset} is private: its result is written by the maintainers' scoring job, a submission carries "
                   "its predictions only")
 # touched paths in one pull request: the results layout has at most 1 + 4 datasets x 2 tasks x 3 + 1 = 26, and a
@@ -113,6 +123,16 @@ def classify(path: str, submission_id: str) -> _Entry:
         return _Entry(path, "card", None, None)
     if rel == RADRBENCH_FILE:
         return _Entry(path, "radrbench", "radrbench-cxr", "radrbench")
+    if rel.startswith(f"{VQA_FOLDER}/"):
+        vqa = _VQA_FILE.fullmatch(rel)
+        if vqa is None:
+            raise InputError(f"not a file of the submission layout: {VQA_FOLDER}/ holds {VQA_STEM}.<split>.json and, "
+                             f"for a public split, {VQA_STEM}.<split>.per_question.parquet")
+        if vqa.group(2) != "json" and vqa.group(1) == VQA_PRIVATE_SPLIT:
+            raise InputError(f"{REXVQA.name} {VQA_PRIVATE_SPLIT} is private: its per-question results are never "
+                             "published")
+        return _Entry(path, "vqa_result" if vqa.group(2) == "json" else "vqa_per_question", REXVQA.name,
+                      f"{VQA_TASK}.{vqa.group(1)}")
     if rel.startswith(f"{MODEL_FOLDER}/"):  # a code submission: its script, configs and environment file
         name = rel.rsplit("/", 1)[-1]
         if rel.count("/") > MODEL_DEPTH:
@@ -139,3 +159,10 @@ def classify(path: str, submission_id: str) -> _Entry:
     return _Entry(path, folder, dataset, task)
 
 
+
+
+def result_file(submission_id: str, key: str) -> str:
+    """The repo path of the result a job wrote for `submission_id` under the ledger's key: `<dataset>.<task>` in
+    results/, `rexvqa.vqa.<split>` in vqa/."""
+    folder = VQA_FOLDER if key.startswith(f"{VQA_STEM}.") else "results"
+    return f"{SUBMISSIONS}/{submission_id}/{folder}/{key}.json"

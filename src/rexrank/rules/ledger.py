@@ -4,7 +4,8 @@ submission's own folder, and the merge job merges only the head a review recorde
 
     ledger/submissions/<id>.json           the submission's owner (the author of the first pull request a job
                                            accepted), the names it was reviewed under, per result
-                                           (`<dataset>.<task>`) the sha256 of the file the job wrote, the pull
+                                           (`<dataset>.<task>`; `rexvqa.vqa.<split>` for ReXVQA's, in vqa/) the
+                                           sha256 of the file the job wrote, the pull
                                            request, its head after the job's commit, the job and the time; the last
                                            job's record (`reviewed`: the head it read and the head it left); and
                                            the submission folder as each job left it (`trees`: path -> content id)
@@ -42,6 +43,7 @@ from pathlib import Path
 
 from rexrank.errors import InputError
 from rexrank.rules import signing
+from rexrank.rules.layout import result_file
 
 LEDGER = "ledger"
 SUBMISSIONS = f"{LEDGER}/submissions"
@@ -121,7 +123,7 @@ class Ledger:
         """repo path -> sha256 of each result a maintainers' job wrote into `submission` that no submitter may: the
         private job's (a private set's aggregates) and the inference job's (generated results)."""
         results = self.submissions.get(submission, {}).get("results", {})
-        return {f"submissions/{submission}/results/{key}.json": entry["sha256"] for key, entry in results.items()
+        return {result_file(submission, key): entry["sha256"] for key, entry in results.items()
                 if entry.get("job") in ("private", "inference")}
 
     def changed_since_review(self, submission: str, local: dict[str, tuple[str, str]],

@@ -2,4 +2,6 @@
 (`score`: accuracy overall and per category, failed extractions, CIs, paired tests) and ReXrank's published table
 (`official`). The answer rule and the metric's spec are `rexrank.scorers.rexvqa_accuracy`'s."""
 
-TASK = "vqa"  # the task a VQA result names, beside the report tasks (findings, findings_impression)
+from rexrank.catalog import VQA_TASK as TASK  # the task a VQA result names, beside the report tasks
+
+__all__ = ["TASK"]

@@ -143,15 +143,19 @@ def result_paths(out: str | os.PathLike, model: str) -> tuple[Path, Path]:
     return Path(out) / f"{stem}.json", Path(out) / f"{stem}.per_question.parquet"
 
 
+def result_record(model: str, split: str, scores: VQAScores, per_question: str | None) -> dict:
+    """What a result JSON holds (`per_question`: its table's file name, None where none is published)."""
+    return {"dataset": DATASET, "split": split, "task": TASK, "model": model, "metric": NAME,
+            "signature": scores.signature, "missing_predictions": len(scores.missing),
+            "rows": scores.rows.to_dict("records"), "per_question": per_question}
+
+
 def write_results(out: str | os.PathLike, model: str, split: str, scores: VQAScores) -> Path:
     """The result JSON (what the board and a results repo read) and its per-question table beside it."""
     path, table = result_paths(out, model)
     with atomic_path(table) as tmp:
         scores.per_question.to_parquet(tmp, index=False)
-    write_text(path, json.dumps({"dataset": DATASET, "split": split, "task": TASK, "model": model, "metric": NAME,
-                                 "signature": scores.signature, "missing_predictions": len(scores.missing),
-                                 "rows": scores.rows.to_dict("records"), "per_question": table.name},
-                                indent=2) + "\n")
+    write_text(path, json.dumps(result_record(model, split, scores, table.name), indent=2) + "\n")
     return path
 
 
