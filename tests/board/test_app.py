@@ -6,6 +6,7 @@ import base64
 import io
 import json
 import os
+import re
 import shutil
 import socket
 import time
@@ -17,8 +18,8 @@ from fixtures.browser import PAGE_WAIT_MS
 
 from rexrank.board import about, model_page, radrbench, sources, views
 from rexrank.board.aggregate import aggregate
-from rexrank.board.schema import BOARD, COLUMNS, RADRBENCH_BOARD
-from rexrank.demo.board import demo_results_repo
+from rexrank.board.schema import BOARD, COLUMNS, RADRBENCH_BOARD, RANK_BY
+from rexrank.demo.board import DRAWN, demo_results_repo
 
 
 @pytest.mark.slow
@@ -297,7 +298,7 @@ def test_two_models_compare_through_the_api_as_the_board_computes_them(app):
     want_heading, want = compare(board, str(repo), "iu-xray", "findings", "Demo-Template", "Demo-Shuffled")
     assert heading == want_heading
     assert "A = Demo\\-Template † (self-reported), B = Demo\\-Shuffled † (self-reported)" in heading
-    assert _cells(numbers).values.tolist() == want.values.tolist() and len(want) == 8
+    assert _cells(numbers).values.tolist() == want.values.tolist() and len(want) == len(DRAWN)  # each metric drawn
     heading, numbers = client.predict("iu-xray", "findings", "Demo-Template", "Demo-Imported (synthetic)",
                                       api_name="/compare")
     assert "no per-study scores" in heading and _cells(numbers).empty
@@ -366,11 +367,13 @@ def test_the_radrbench_tab_through_the_api(own_app):
 # --- the board in a real browser (Debian's Chromium through Playwright) -------------------------------------------
 
 def _rows(page, timeout_s: float = PAGE_WAIT_MS / 1000) -> list[list[str]]:
-    """The visible table's body cells, once they have settled (Gradio updates asynchronously)."""
+    """The visible table's body cells, once they have settled (Gradio updates asynchronously); a CI's no-break space
+    (`answers.unbroken_ci`) reads as a space, as `_cells` reads it."""
     last, deadline = None, time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         rows = [cells for row in page.locator("[role=row]:visible").all()
-                if (cells := [c.strip() for c in row.locator("[role=gridcell]").all_inner_texts()])]
+                if (cells := [c.strip().replace("\xa0", " ")
+                              for c in row.locator("[role=gridcell]").all_inner_texts()])]
         if rows and rows == last:
             return rows
         last = rows
@@ -547,7 +550,8 @@ def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_header
     demo = build(None, refresh_s=3600)
     demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=_free_port(), quiet=True,
                 **launch_options())
-    metrics = ["1/RadCliQ-v1", *[t for t in views.TITLES.values() if t != "1/RadCliQ-v1"]]
+    # the columns a first view shows (ReXrank's), the ranking metric's first; the others are ticked in Metric columns
+    metrics = [views.TITLES[RANK_BY], *[views.TITLES[m] for m in views.DEFAULT_METRICS if m != RANK_BY]]
     with chromium as browser:  # the module's Chromium, pages of this test's own
         try:
             for width in (1400, 390):
@@ -559,7 +563,9 @@ def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_header
                 def header_row(page=page):
                     return [h.strip() for h in page.locator(".board th:visible").all_inner_texts()]
                 assert header_row() == ["Rank", "Rank range", "Model", *metrics]  # no metadata until asked for
-                for title, tip in about.metric_tooltips().items():
+                tips = about.metric_tooltips()
+                for title in metrics:
+                    tip = tips[title]
                     assert page.locator(".board th:visible").filter(has_text=title).first.get_attribute("title") == tip
                 cell = page.locator(".board [role=gridcell]:visible").nth(2)
                 font = cell.evaluate("e => getComputedStyle(e.querySelector('a') || e).fontFamily")
@@ -567,8 +573,10 @@ def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_header
                 refresh, title = page.locator("#refresh").bounding_box(), page.locator("h1").first.bounding_box()
                 assert refresh["height"] < 48  # a small control, not a panel
                 assert refresh["width"] >= 60 and refresh["x"] >= title["x"] + title["width"]  # its word, beside
-                if width == 390:  # a phone: one line per cell, the table scrolls sideways instead
-                    assert cell.evaluate("e => getComputedStyle(e).whiteSpace") == "nowrap"
+                if width == 390:  # a phone: fixed columns, a cell breaking only before its CI, none cut
+                    assert cell.evaluate("e => getComputedStyle(e).whiteSpace") == "normal"  # the model's words
+                    for shown in page.locator(".ranked [role=gridcell]:visible").all()[:8]:
+                        assert shown.evaluate("e => e.scrollWidth <= e.clientWidth + 1"), shown.inner_text()
                     assert page.locator("h1").first.evaluate(LINES_PER_HYPHENATED_WORD) == [1, 1]  # not "X-" / "ray"
                     for label in PAGES.values():  # every tab in sight, none behind a menu
                         tab = page.get_by_role("tab", name=label, exact=True)
@@ -640,6 +648,8 @@ def test_the_view_downloads_as_csv_with_numbers_and_no_formulas(app):
 
 
 def test_the_address_carries_the_view_and_a_link_opens_it(app, chromium):
+    from rexrank.board.compare import compare
+
     client, repo, board = app
     with chromium as browser:  # the module's Chromium, pages of this test's own
         try:
@@ -665,7 +675,11 @@ def test_the_address_carries_the_view_and_a_link_opens_it(app, chromium):
 
             page.goto(client.src + "?tab=compare&dataset=iu-xray&task=findings&a=Demo-Shuffled&b=Demo-Careful")
             page.get_by_role("tab", name="Compare", selected=True).wait_for()
-            page.get_by_text("A = Demo-Shuffled, B = Demo-Careful").wait_for()
+            # the pair as the heading names it, each marked as the board marks its source (as the page renders it)
+            heading, _ = compare(board, str(repo), "iu-xray", "findings", "Demo-Shuffled", "Demo-Careful")
+            pair = re.sub(r"\\(.)", r"\1", heading[heading.index("A = "):heading.index(";")])
+            assert pair.startswith(f"A = Demo-Shuffled {views.MARK} (") and ", B = Demo-Careful" in pair, pair
+            page.get_by_text(pair).wait_for()
             assert page.get_by_label("Test set").input_value() == "IU-Xray"
 
             page.goto(client.src + "?tab=%3Cscript%3E&dataset=nowhere&model=%22%3E%3Cimg%3E&access=%3Cimg%3E"
@@ -1034,7 +1048,7 @@ def test_a_column_writes_its_cis_one_way_at_both_widths(app, chromium, tmp_path)
     assert any(len(kinds) == 2 for kinds in cell_by_cell.values())  # this view mixed them, cell by cell
 
     def one_way(page, titles):
-        heads = [h.strip().rstrip("▾⋮").strip() for h in page.locator(".board th:visible").all_inner_texts()]
+        heads = [" ".join(h.split()).rstrip("▾⋮").strip() for h in page.locator(".board th:visible").all_inner_texts()]
         cells = _rows(page)
         checked = 0
         for title in titles:
@@ -1050,12 +1064,14 @@ def test_a_column_writes_its_cis_one_way_at_both_widths(app, chromium, tmp_path)
                 page = browser.new_page(viewport={"width": width, "height": 900})
                 page.goto(client.src + "?dataset=iu-xray")
                 _wait_for(page, lambda rows: len(rows) == 4)
-                assert one_way(page, list(views.TITLES.values())) == 8
+                shown = [views.TITLES[m] for m in views.DEFAULT_METRICS]  # the columns a first view shows
+                assert one_way(page, shown) == len(shown)
                 page.screenshot(path=tmp_path / f"ci-notation-{width}.png", full_page=True)
                 page.goto(client.src + "?tab=model&model=Demo-Careful")
                 page.get_by_role("heading", name="Demo-Careful").wait_for()
-                _wait_for(page, lambda rows: len(rows) == 8)
-                assert one_way(page, list(views.TITLES.values())) == 8
+                _wait_for(page, lambda rows: len(rows) == len(views.DATASET_TITLES) * len(views.TASKS))
+                drawn = [views.TITLES[m] for m in DRAWN]  # a model's page: every metric it has
+                assert one_way(page, drawn) == len(drawn)
                 page.close()
         finally:
             browser.close()

@@ -88,13 +88,12 @@ def _leaderboard_tab(ui: SimpleNamespace, source: BoardSource) -> None:
                                                label="Trained on MIMIC-CXR", scale=1, min_width=120)
                         ui.provenance = gr.Dropdown(_source_choices(source), value=views.ANY, label="Source",
                                                     scale=1, min_width=230)
-                    with gr.Row():  # columns: on a phone the second goes below the first, not squeezed
-                        with gr.Column(scale=4, min_width=320):
-                            # every metric the board holds; ReXrank's columns ticked (`views.DEFAULT_METRICS`)
-                            ui.metrics = gr.CheckboxGroup(_metric_choices(), value=list(views.DEFAULT_METRICS),
-                                                          label="Metric columns")
-                        with gr.Column(scale=1, min_width=240):
-                            ui.details = gr.Checkbox(value=False, label=page.DETAILS_LABEL)
+                    # every metric the board holds, ReXrank's columns ticked (`views.DEFAULT_METRICS`), across the
+                    # whole width (beside Details, its 15 choices took four rows and pushed the table below a
+                    # desktop's first screen); Details under them
+                    ui.metrics = gr.CheckboxGroup(_metric_choices(), value=list(views.DEFAULT_METRICS),
+                                                  label="Metric columns", elem_id="metric-columns")
+                    ui.details = gr.Checkbox(value=False, label=page.DETAILS_LABEL)
         # what a click on a column's header presses (the page's script): the Sort control, set to that column
         ui.header_sort = gr.Button("Sort by the header clicked", visible="hidden", elem_id="header-sort")
         ui.downloads = []  # a task's own: its rows only

@@ -104,6 +104,9 @@ CSS = """
   padding-right: 6px !important; }
 .pair th, .pair [role=gridcell] { padding-left: 0 !important; padding-right: 0 !important; }
 .pair .cell-menu-button { display: none !important; }  /* its headers whole in their widths (`answers.PAIR_WIDTHS`) */
+/* every metric a choice: compact, so that its rows leave the table's first rows on a desktop's first screen */
+#metric-columns .wrap { gap: 6px !important; }
+#metric-columns label { padding: 3px 8px !important; }
 .per-study-figure [id^=bin-] { cursor: pointer; }
 .per-study-figure [id^=bin-]:hover path { opacity: .75; }
 @media (min-width: 641px) {
