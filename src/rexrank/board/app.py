@@ -24,6 +24,7 @@ def build(results: Results = None, refresh_s: float = 300.0):
     who never opens one never waits for its figure."""
     import gradio as gr
 
+    from rexrank.board import vqa_tab
     from rexrank.board.answers import Answers
 
     source = BoardSource(results)
@@ -43,6 +44,7 @@ def build(results: Results = None, refresh_s: float = 300.0):
             _overview_tab(ui)
             _compare_tab(ui, answers)
             _radrbench_tab(ui)
+            vqa_tab.tab(ui, source)  # ReXVQA (`rexrank.board.vqa_tab`)
             _model_tab(ui, source)
             with gr.Tab(PAGES["about"], id="about") as ui.pages["about"]:
                 gr.Markdown(about.about())
@@ -53,6 +55,7 @@ def build(results: Results = None, refresh_s: float = 300.0):
         ui.model_shown, ui.study_drawn = gr.State(None), gr.State(None)
         _wire_leaderboard(demo, ui, answers)
         _wire_tabs(ui, answers, refresh_s)
+        vqa_tab.wire(ui)
     return demo
 
 
@@ -160,6 +163,8 @@ def _radrbench_tab(ui: SimpleNamespace) -> None:
 def _model_tab(ui: SimpleNamespace, source: BoardSource) -> None:
     import gradio as gr
 
+    from rexrank.board import vqa_tab
+
     with gr.Tab(PAGES["model"], id="model") as ui.pages["model"]:
         names = model_page.model_names(source.board, source.radrbench)
         # no model until the tab is shown: then the address's (a link's) or the board's first, never another
@@ -175,6 +180,7 @@ def _model_tab(ui: SimpleNamespace, source: BoardSource) -> None:
         ui.study_note = gr.Markdown(visible=False)
         ui.study_plot = gr.HTML(visible=False, elem_id="per-study", js_on_load=studies_view.CLICK_JS)
         ui.study_table = gr.Dataframe(visible=False, interactive=False, wrap=True, elem_classes=["board"])
+        vqa_tab.model_section(ui)  # the model's ReXVQA numbers, where it has some
 
 
 def _wire_leaderboard(demo, ui: SimpleNamespace, answers) -> None:

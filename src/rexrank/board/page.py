@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from rexrank.board import about, views
+from rexrank.board.vqa import CSS as VQA_CSS
 
 RADRBENCH_ABOUT = """
 **RadRBench-CXR** (the chest X-ray reasoning benchmark of ChestX-Reasoner): accuracy of each model's `<answer>`,
@@ -58,8 +59,9 @@ rexrank submit --results my-results/ --name "My Model" --institution "My Lab" --
 
 # The leaderboard's filters as the address names them (?access=api&mimic=no&source=generated), and their values.
 FILTERS = {"access": views.ACCESS_FILTER, "mimic": views.MIMIC_FILTER, "source": views.SOURCE_FILTER}
+# the tabs: their ids in the address, their labels
 PAGES = {"leaderboard": "Leaderboard", "overview": "Overview", "compare": "Compare", "radrbench": "RadRBench-CXR",
-         "model": "Model", "about": "About", "submit": "Submit"}  # the tabs: their ids in the address, their labels
+         "vqa": "VQA", "model": "Model", "about": "About", "submit": "Submit"}
 DETAILS_LABEL = "Details: source, institution, access, date, trained on, links, note"
 CONTROLS_LABEL = "Search, sort, filters and columns"  # the accordion over them: closed on a phone
 LOADING = "*Loading…*"  # what a tab shows until its numbers come (a link to it opens it before they do)
@@ -201,4 +203,4 @@ def launch_options() -> dict[str, str]:
     head = "<script>window.rexrankAddress = window.location.search;</script>" + about.header_tooltips_script()
     js = (f"() => {{ ({tabs_from_address_js(PAGES | views.TASKS)})(); ({controls_on_a_phone_js()})(); "
           "return []; }")
-    return {"css": CSS, "head": head, "js": js}
+    return {"css": CSS + VQA_CSS, "head": head, "js": js}
