@@ -1071,8 +1071,12 @@ def test_a_column_writes_its_cis_one_way_at_both_widths(app, chromium, tmp_path)
     assert any(len(kinds) == 2 for kinds in cell_by_cell.values())  # this view mixed them, cell by cell
 
     def one_way(page, titles):
-        heads = [" ".join(h.split()).rstrip("▾⋮").strip() for h in page.locator(".board th:visible").all_inner_texts()]
-        cells = _rows(page)
+        _rows(page)  # settled; then the first table's own (a model's page has its VQA section's below)
+        table = page.locator(".board:visible").first
+        heads = [" ".join(h.split()).rstrip("▾⋮").strip() for h in table.locator("th:visible").all_inner_texts()]
+        cells = [[c.strip().replace("\xa0", " ") for c in row.locator("[role=gridcell]").all_inner_texts()]
+                 for row in table.locator("[role=row]:visible").all()]
+        cells = [row for row in cells if row]
         checked = 0
         for title in titles:
             at = next(i for i, h in enumerate(heads) if h.startswith(title))

@@ -208,7 +208,9 @@ def model_vqa(frame: pd.DataFrame, model: str) -> pd.DataFrame:
     """A model's VQA numbers for its Model page: a row per question set, overall and per category with CIs (a
     published figure alone, at its 4 decimals), its failed extractions and where the numbers come from."""
     rows = frame[frame["model"] == model]
-    out = {"Questions": [SPLIT_TITLES.get(s, f"{s} (public)") for s in rows["split"]]}
+    # the set and its size, short: a phone shows the cell on one line
+    out = {"Questions": [f"{s} ({int(n):,} questions)" if pd.notna(n) else str(s)
+                         for s, n in zip(rows["split"], rows["questions"])]}
     for column, title in ((OVERALL, "Overall"), *((c, c) for c in VQA_CATEGORIES)):
         out[title] = _cells(rows, column)[0]
     out["Failed extractions"] = ["" if pd.isna(x) else f"{int(x):,}" for x in rows["failed_extractions"]]

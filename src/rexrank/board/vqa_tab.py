@@ -18,7 +18,7 @@ from rexrank.vqa.official import shipped
 # most; the table scrolls sideways on a phone, its rank, model and overall accuracy first.
 WIDTHS = {"Rank": "56px", "Model": "170px", "Overall": "150px", **{c: "140px" for c in VQA_CATEGORIES},
           "Failed extractions": "104px", "Source": "180px", "Institution": "140px", "Questions": "96px"}
-MODEL_WIDTHS = {"Questions": "200px", "Source": "180px"}
+MODEL_WIDTHS = {"Questions": "200px", "Source": "180px"}  # "private (41,007 questions)" on one line
 ADDRESS = {"split": "split", "sort": "sort", "source": "vqa_source"}  # the tab's controls, as the address names them
 
 
@@ -107,7 +107,8 @@ def tab(ui: SimpleNamespace, source) -> None:
         ui.vqa_table = gr.Dataframe(label="ReXVQA accuracy (95% CIs on the maintainers' numbers)", value=None,
                                     interactive=False, wrap=True, elem_classes=["board", "vqa"])
         gr.Markdown(vqa.ABOUT + "\n" + to_markdown(shipped()["attribution"], 600).replace("\\", ""))
-    ui.vqa_shown = gr.State(False)
+        # inside the tab: a component between two tabs in gr.Tabs shifted the next tab's label (About read "Model")
+        ui.vqa_shown = gr.State(False)
 
 
 def model_section(ui: SimpleNamespace) -> None:
