@@ -6,6 +6,7 @@ import base64
 import io
 import json
 import os
+import re
 import shutil
 import socket
 import time
@@ -15,10 +16,12 @@ import pytest
 from fixtures.board import results_repo
 from fixtures.browser import PAGE_WAIT_MS
 
-from rexrank.board import about, model_page, radrbench, sources, views
+from rexrank.board import about, model_page, radrbench, sources, views, vqa
 from rexrank.board.aggregate import aggregate
-from rexrank.board.schema import BOARD, COLUMNS, RADRBENCH_BOARD
-from rexrank.demo.board import demo_keys, demo_results_repo
+from rexrank.board.schema import BOARD, COLUMNS, RADRBENCH_BOARD, RANK_BY
+from rexrank.catalog import VQA_CATEGORIES, VQA_PRIVATE
+from rexrank.demo.board import DRAWN, demo_keys, demo_results_repo
+from rexrank.vqa.official import shipped
 
 
 @pytest.mark.slow
@@ -297,7 +300,7 @@ def test_two_models_compare_through_the_api_as_the_board_computes_them(app):
     want_heading, want = compare(board, str(repo), "iu-xray", "findings", "Demo-Template", "Demo-Shuffled")
     assert heading == want_heading
     assert "A = Demo\\-Template † (self-reported), B = Demo\\-Shuffled † (self-reported)" in heading
-    assert _cells(numbers).values.tolist() == want.values.tolist() and len(want) == 8
+    assert _cells(numbers).values.tolist() == want.values.tolist() and len(want) == len(DRAWN)  # each metric drawn
     heading, numbers = client.predict("iu-xray", "findings", "Demo-Template", "Demo-Imported (synthetic)",
                                       api_name="/compare")
     assert "no per-study scores" in heading and _cells(numbers).empty
@@ -363,14 +366,37 @@ def test_the_radrbench_tab_through_the_api(own_app):
     assert plot["type"] == "matplotlib" and len(base64.b64decode(plot["plot"].split(",", 1)[1])) > 10_000
 
 
+def test_the_vqa_tab_through_the_api(app):
+    client, repo, board = app
+    frame = vqa.read_vqa(repo)
+    for split in [s for _, s in vqa.splits(frame)]:
+        for sort_by in ("overall", "presence", "failed"):
+            got = _cells(client.predict(split, "", sort_by, "any", api_name="/vqa"))
+            want = vqa.vqa_table(frame, split, "", sort_by)
+            assert got.columns.tolist() == want.columns.tolist() and got.values.tolist() == want.values.tolist()
+    published = _cells(client.predict(VQA_PRIVATE["split"], "", "overall", "published", api_name="/vqa"))
+    rows = shipped()["rows"]
+    assert len(published) == len(rows)  # ReXrank's table, each figure as shipped (4 decimals, no CI)
+    assert [float(x) for x in published["Overall"]] == [r["overall"] for r in rows]
+    for category in VQA_CATEGORIES:
+        assert [float(x) for x in published[category]] == [r["categories"][category] for r in rows]
+    note, section = client.predict("Demo-Careful", api_name="/model_vqa")  # the Model tab's section
+    assert "ReXVQA" in note["value"] and section["visible"] is not False
+    assert _cells(section).values.tolist() == vqa.model_vqa(frame, "Demo-Careful").values.tolist()
+    note, section = client.predict("Demo-Template", api_name="/model_vqa")  # no VQA result: no section
+    assert note.get("visible") is False and section.get("visible") is False
+
+
 # --- the board in a real browser (Debian's Chromium through Playwright) -------------------------------------------
 
 def _rows(page, timeout_s: float = PAGE_WAIT_MS / 1000) -> list[list[str]]:
-    """The visible table's body cells, once they have settled (Gradio updates asynchronously)."""
+    """The visible table's body cells, once they have settled (Gradio updates asynchronously); a CI's no-break space
+    (`answers.unbroken_ci`) reads as a space, as `_cells` reads it."""
     last, deadline = None, time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         rows = [cells for row in page.locator("[role=row]:visible").all()
-                if (cells := [c.strip() for c in row.locator("[role=gridcell]").all_inner_texts()])]
+                if (cells := [c.strip().replace("\xa0", " ")
+                              for c in row.locator("[role=gridcell]").all_inner_texts()])]
         if rows and rows == last:
             return rows
         last = rows
@@ -547,7 +573,8 @@ def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_header
     demo = build(None, refresh_s=3600)
     demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=_free_port(), quiet=True,
                 **launch_options())
-    metrics = ["1/RadCliQ-v1", *[t for t in views.TITLES.values() if t != "1/RadCliQ-v1"]]
+    # the columns a first view shows (ReXrank's), the ranking metric's first; the others are ticked in Metric columns
+    metrics = [views.TITLES[RANK_BY], *[views.TITLES[m] for m in views.DEFAULT_METRICS if m != RANK_BY]]
     with chromium as browser:  # the module's Chromium, pages of this test's own
         try:
             for width in (1400, 390):
@@ -559,7 +586,9 @@ def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_header
                 def header_row(page=page):
                     return [h.strip() for h in page.locator(".board th:visible").all_inner_texts()]
                 assert header_row() == ["Rank", "Rank range", "Model", *metrics]  # no metadata until asked for
-                for title, tip in about.metric_tooltips().items():
+                tips = about.metric_tooltips()
+                for title in metrics:
+                    tip = tips[title]
                     assert page.locator(".board th:visible").filter(has_text=title).first.get_attribute("title") == tip
                 cell = page.locator(".board [role=gridcell]:visible").nth(2)
                 font = cell.evaluate("e => getComputedStyle(e.querySelector('a') || e).fontFamily")
@@ -567,8 +596,10 @@ def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_header
                 refresh, title = page.locator("#refresh").bounding_box(), page.locator("h1").first.bounding_box()
                 assert refresh["height"] < 48  # a small control, not a panel
                 assert refresh["width"] >= 60 and refresh["x"] >= title["x"] + title["width"]  # its word, beside
-                if width == 390:  # a phone: one line per cell, the table scrolls sideways instead
-                    assert cell.evaluate("e => getComputedStyle(e).whiteSpace") == "nowrap"
+                if width == 390:  # a phone: fixed columns, a cell breaking only before its CI, none cut
+                    assert cell.evaluate("e => getComputedStyle(e).whiteSpace") == "normal"  # the model's words
+                    for shown in page.locator(".ranked [role=gridcell]:visible").all()[:8]:
+                        assert shown.evaluate("e => e.scrollWidth <= e.clientWidth + 1"), shown.inner_text()
                     assert page.locator("h1").first.evaluate(LINES_PER_HYPHENATED_WORD) == [1, 1]  # not "X-" / "ray"
                     for label in PAGES.values():  # every tab in sight, none behind a menu
                         tab = page.get_by_role("tab", name=label, exact=True)
@@ -640,6 +671,8 @@ def test_the_view_downloads_as_csv_with_numbers_and_no_formulas(app):
 
 
 def test_the_address_carries_the_view_and_a_link_opens_it(app, chromium):
+    from rexrank.board.compare import compare
+
     client, repo, board = app
     with chromium as browser:  # the module's Chromium, pages of this test's own
         try:
@@ -665,7 +698,11 @@ def test_the_address_carries_the_view_and_a_link_opens_it(app, chromium):
 
             page.goto(client.src + "?tab=compare&dataset=iu-xray&task=findings&a=Demo-Shuffled&b=Demo-Careful")
             page.get_by_role("tab", name="Compare", selected=True).wait_for()
-            page.get_by_text("A = Demo-Shuffled, B = Demo-Careful").wait_for()
+            # the pair as the heading names it, each marked as the board marks its source (as the page renders it)
+            heading, _ = compare(board, str(repo), "iu-xray", "findings", "Demo-Shuffled", "Demo-Careful")
+            pair = re.sub(r"\\(.)", r"\1", heading[heading.index("A = "):heading.index(";")])
+            assert pair.startswith(f"A = Demo-Shuffled {views.MARK} (") and ", B = Demo-Careful" in pair, pair
+            page.get_by_text(pair).wait_for()
             assert page.get_by_label("Test set").input_value() == "IU-Xray"
 
             page.goto(client.src + "?tab=%3Cscript%3E&dataset=nowhere&model=%22%3E%3Cimg%3E&access=%3Cimg%3E"
@@ -1034,8 +1071,12 @@ def test_a_column_writes_its_cis_one_way_at_both_widths(app, chromium, tmp_path)
     assert any(len(kinds) == 2 for kinds in cell_by_cell.values())  # this view mixed them, cell by cell
 
     def one_way(page, titles):
-        heads = [h.strip().rstrip("▾⋮").strip() for h in page.locator(".board th:visible").all_inner_texts()]
-        cells = _rows(page)
+        _rows(page)  # settled; then the first table's own (a model's page has its VQA section's below)
+        table = page.locator(".board:visible").first
+        heads = [" ".join(h.split()).rstrip("▾⋮").strip() for h in table.locator("th:visible").all_inner_texts()]
+        cells = [[c.strip().replace("\xa0", " ") for c in row.locator("[role=gridcell]").all_inner_texts()]
+                 for row in table.locator("[role=row]:visible").all()]
+        cells = [row for row in cells if row]
         checked = 0
         for title in titles:
             at = next(i for i, h in enumerate(heads) if h.startswith(title))
@@ -1050,12 +1091,62 @@ def test_a_column_writes_its_cis_one_way_at_both_widths(app, chromium, tmp_path)
                 page = browser.new_page(viewport={"width": width, "height": 900})
                 page.goto(client.src + "?dataset=iu-xray")
                 _wait_for(page, lambda rows: len(rows) == 4)
-                assert one_way(page, list(views.TITLES.values())) == 8
+                shown = [views.TITLES[m] for m in views.DEFAULT_METRICS]  # the columns a first view shows
+                assert one_way(page, shown) == len(shown)
                 page.screenshot(path=tmp_path / f"ci-notation-{width}.png", full_page=True)
                 page.goto(client.src + "?tab=model&model=Demo-Careful")
                 page.get_by_role("heading", name="Demo-Careful").wait_for()
-                _wait_for(page, lambda rows: len(rows) == 8)
-                assert one_way(page, list(views.TITLES.values())) == 8
+                _wait_for(page, lambda rows: len(rows) == len(views.DATASET_TITLES) * len(views.TASKS))
+                drawn = [views.TITLES[m] for m in DRAWN]  # a model's page: every metric it has
+                assert one_way(page, drawn) == len(drawn)
                 page.close()
+        finally:
+            browser.close()
+
+
+def _vqa_name(cell: str) -> str:
+    """A Model cell's markdown as the page shows it: the name, unescaped, without its link."""
+    return re.sub(r"\\(.)", r"\1", re.sub(r"^\[(.*)\]\([^)]*\)$", r"\1", cell))
+
+
+def test_the_vqa_tab_in_a_browser_at_both_widths(app, chromium, tmp_path):
+    """A link opens the VQA tab sorted and filtered as it says; the rows are the table's, ReXrank's figures as
+    published beside the generated row with its CI; on a 390 px phone rank, model and overall accuracy are whole in
+    the first screen and no cell is cut."""
+    client, repo, board = app
+    frame = vqa.read_vqa(repo)
+    with chromium as browser:
+        try:
+            for width in (1400, 390):
+                page = browser.new_page(viewport={"width": width, "height": 900})
+                page.goto(client.src + "?tab=vqa&sort=presence")
+                page.get_by_role("tab", name="VQA", selected=True).wait_for()
+                want = vqa.vqa_table(frame, sort_by="presence")
+                expect = [[r, _vqa_name(m), o.replace("\xa0", " ")] for r, m, o in
+                          zip(want["Rank"], want["Model"], want["Overall"])]
+                rows = _wait_for(page, lambda rows, e=expect: [r[:3] for r in rows] == e)
+                assert [r[:3] for r in rows] == expect
+                assert page.get_by_label("Sort by (best first)").filter(visible=True).first.input_value() == \
+                    vqa.SORTS["presence"]
+                heads = [" ".join(h.split()) for h in page.locator(".vqa th:visible").all_inner_texts()]
+                assert heads[:4] == ["Rank", "Model", "Overall", "Source"] and all(c in heads for c in VQA_CATEGORIES)
+                source = heads.index("Source")
+                assert {r[source] for r in rows} == {views.SOURCES["imported"], views.SOURCES["generated"]}
+                cut = page.locator(".vqa [role=gridcell]:visible").evaluate_all(
+                    "es => es.filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText)")
+                assert cut == []
+                if width == 390:  # rank, model and overall whole in the phone's first screen
+                    for cell in page.locator(".vqa [role=row]:visible").nth(2).locator("[role=gridcell]").all()[:3]:
+                        box = cell.bounding_box()
+                        assert box["x"] >= 0 and box["x"] + box["width"] <= width, cell.inner_text()
+                page.screenshot(path=tmp_path / f"vqa-{width}.png", full_page=True)
+                page.get_by_role("combobox", name="Source", exact=True).filter(visible=True).first.click()
+                page.get_by_role("option", name=views.SOURCES["generated"]).click()
+                page.wait_for_function("location.search.includes('vqa_source=generated')")
+                kept = vqa.vqa_table(frame, sort_by="presence", source="generated")
+                rows = _wait_for(page, lambda rows, k=kept: len(rows) == len(k))
+                assert [r[1] for r in rows] == [_vqa_name(m) for m in kept["Model"]]
+                page.close()
+            print(f"screenshots in {tmp_path}")
         finally:
             browser.close()

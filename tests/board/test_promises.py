@@ -82,6 +82,7 @@ def test_the_model_page_cites_what_says_so_and_a_submissions_card_cites_nothing(
 
 
 def test_the_header_text_names_a_page_of_the_board_not_a_repository_path():
+    assert list(about.metric_tooltips()) == list(views.TITLES.values())  # every column a visitor can tick has one
     for title, tip in about.metric_tooltips().items():
         assert "docs/" not in tip and ".md" not in tip and "About tab" in tip, title
         assert tip.lower().count("higher is better") == 1, tip  # 1/RadCliQ-v1's said it three times

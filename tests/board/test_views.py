@@ -253,15 +253,19 @@ def test_the_demo_board_has_synthetic_radrbench_rows(tmp_path):
 
 def test_the_about_tab_is_the_metric_registry_and_cites_the_docs_shipped_in_the_repo():
     from rexrank.board.about import about
-    from rexrank.catalog import BOARD_METRICS
+    from rexrank.board.schema import METRICS
     from rexrank.official import HEADER
     from rexrank.scorers import spec
 
     text, docs = about(), (ROOT / "docs" / "metrics.md").read_text(encoding="utf-8")
     rows = [line for line in text.splitlines() if line.startswith("| ") and "docs/metrics.md §" in line]
-    # each title as ReXrank's published tables head it, 1/ where the scorer's statistic is 1/mean
-    assert [row.split(" | ")[0].removeprefix("| ") for row in rows] == list(HEADER[HEADER.index("BLEU"):])
-    for metric, row in zip(BOARD_METRICS, rows):
+    # a row for every column the board can show: ReXrank's first, each titled as its published tables head it (1/
+    # where the scorer's statistic is 1/mean), then every other metric rexrank scores, as its column is titled
+    titles = [row.split(" | ")[0].removeprefix("| ") for row in rows]
+    published = list(HEADER[HEADER.index("BLEU"):])
+    assert titles[:len(published)] == published and titles == list(TITLES.values())
+    assert len(rows) == len(METRICS) > len(published)
+    for metric, row in zip(METRICS, rows):
         cls = spec(metric)
         assert cls.summary and cls.summary in row and cls.empty_prediction in row
         assert f"\n## {cls.section} " in docs, f"{metric} cites {cls.section}, which docs/metrics.md lacks"

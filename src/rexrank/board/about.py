@@ -1,22 +1,24 @@
-"""The About tab and the columns' hover text: the metrics' from the metric registry, the Source column's from the
+"""The About tab and the columns' hover text: the metrics' from the metric registry, for every column the board can
+show (`schema.METRICS`: ReXrank's eight first, then every other metric rexrank scores), the Source column's from the
 board's words for where a row's numbers come from (`views.SOURCES`)."""
 
 from __future__ import annotations
 
 import json
 
-from rexrank.catalog import BOARD_METRICS
+from rexrank.board.schema import METRICS
 
 ABOUT_LINK = "?tab=about"  # the About tab, as a link opens it (the address carries the tab)
 
 
 def metric_tooltips() -> dict[str, str]:
-    """Each board metric's column title -> its hover (and, on a touch screen, tap) text, from the metric registry: what
-    it measures, that higher is better, and that the About tab, a page of this board, has its definition."""
+    """Each board metric's column title (every column a visitor can tick) -> its hover (and, on a touch screen, tap)
+    text, from the metric registry: what it measures, that higher is better, and that the About tab, a page of this
+    board, has its definition."""
     from rexrank.scorers import inverted, shown, spec
 
     tips = {}
-    for metric in BOARD_METRICS:
+    for metric in METRICS:
         text = spec(metric).summary  # some summaries say the 1/mean and the direction themselves: once each
         if inverted(metric) and "1 / the mean" not in text:
             text += " The board shows 1 / the mean."
@@ -115,19 +117,21 @@ def header_tooltips_script() -> str:
 
 
 def about() -> str:
-    """The About tab: how rows are ranked, then a row per board metric from the metric registry (what it measures,
-    what an empty prediction scores, where docs/metrics.md defines it), then what a signature is, with a real one."""
+    """The About tab: how rows are ranked, then a row per board metric (every column it can show) from the metric
+    registry (what it measures, what an empty prediction scores, where docs/metrics.md defines it), then what a
+    signature is, with a real one."""
     from rexrank.board import views
-    from rexrank.scorers import METRICS, shown, spec
+    from rexrank.scorers import METRICS as REGISTRY
+    from rexrank.scorers import shown, spec
     from rexrank.scorers.bleu import Bleu2
 
     rows = []
-    for metric in BOARD_METRICS:
+    for metric in METRICS:  # every column the board can show, in its order
         cls = spec(metric)
         rows.append(f"| {shown(metric)} | {cls.summary} | {cls.empty_prediction} | docs/metrics.md {cls.section} |")
     # which tokenisation and implementation each number is, other tools' names beside: a paper's "BLEU" or "ROUGE-L"
     # is often another number than the column of the same name
-    conventions = [f"- **{shown(m)}**: {spec(m).convention}" for m in METRICS if spec(m).convention]
+    conventions = [f"- **{shown(m)}**: {spec(m).convention}" for m in REGISTRY if spec(m).convention]
     # BLEU-2's signature needs no runtime: made without __init__, which imports torch (the Space installs none, and
     # importing it was 1.3 s of every start)
     example = object.__new__(Bleu2).signature().with_bootstrap(1000, 0)

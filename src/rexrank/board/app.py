@@ -24,6 +24,7 @@ def build(results: Results = None, refresh_s: float = 300.0, arena_config: arena
     who never opens one never waits for its figure."""
     import gradio as gr
 
+    from rexrank.board import vqa_tab
     from rexrank.board.answers import Answers
 
     source = BoardSource(results)
@@ -43,6 +44,7 @@ def build(results: Results = None, refresh_s: float = 300.0, arena_config: arena
             _overview_tab(ui)
             _compare_tab(ui, answers)
             _radrbench_tab(ui)
+            vqa_tab.tab(ui, source)  # ReXVQA (`rexrank.board.vqa_tab`)
             _model_tab(ui, source)
             arena.tab(ui, source, arena_config)  # issue 48: its own module (ArenaConfig: voting, from the env)
             with gr.Tab(PAGES["about"], id="about") as ui.pages["about"]:
@@ -55,6 +57,7 @@ def build(results: Results = None, refresh_s: float = 300.0, arena_config: arena
         _wire_leaderboard(demo, ui, answers)
         _wire_tabs(ui, answers, refresh_s)
         arena.wire(ui)
+        vqa_tab.wire(ui)
     return demo
 
 
@@ -90,13 +93,12 @@ def _leaderboard_tab(ui: SimpleNamespace, source: BoardSource) -> None:
                                                label="Trained on MIMIC-CXR", scale=1, min_width=120)
                         ui.provenance = gr.Dropdown(_source_choices(source), value=views.ANY, label="Source",
                                                     scale=1, min_width=230)
-                    with gr.Row():  # columns: on a phone the second goes below the first, not squeezed
-                        with gr.Column(scale=4, min_width=320):
-                            # every metric the board holds; ReXrank's columns ticked (`views.DEFAULT_METRICS`)
-                            ui.metrics = gr.CheckboxGroup(_metric_choices(), value=list(views.DEFAULT_METRICS),
-                                                          label="Metric columns")
-                        with gr.Column(scale=1, min_width=240):
-                            ui.details = gr.Checkbox(value=False, label=page.DETAILS_LABEL)
+                    # every metric the board holds, ReXrank's columns ticked (`views.DEFAULT_METRICS`), across the
+                    # whole width (beside Details, its 15 choices took four rows and pushed the table below a
+                    # desktop's first screen); Details under them
+                    ui.metrics = gr.CheckboxGroup(_metric_choices(), value=list(views.DEFAULT_METRICS),
+                                                  label="Metric columns", elem_id="metric-columns")
+                    ui.details = gr.Checkbox(value=False, label=page.DETAILS_LABEL)
         # what a click on a column's header presses (the page's script): the Sort control, set to that column
         ui.header_sort = gr.Button("Sort by the header clicked", visible="hidden", elem_id="header-sort")
         ui.downloads = []  # a task's own: its rows only
@@ -163,6 +165,8 @@ def _radrbench_tab(ui: SimpleNamespace) -> None:
 def _model_tab(ui: SimpleNamespace, source: BoardSource) -> None:
     import gradio as gr
 
+    from rexrank.board import vqa_tab
+
     with gr.Tab(PAGES["model"], id="model") as ui.pages["model"]:
         names = model_page.model_names(source.board, source.radrbench)
         # no model until the tab is shown: then the address's (a link's) or the board's first, never another
@@ -178,6 +182,7 @@ def _model_tab(ui: SimpleNamespace, source: BoardSource) -> None:
         ui.study_note = gr.Markdown(visible=False)
         ui.study_plot = gr.HTML(visible=False, elem_id="per-study", js_on_load=studies_view.CLICK_JS)
         ui.study_table = gr.Dataframe(visible=False, interactive=False, wrap=True, elem_classes=["board"])
+        vqa_tab.model_section(ui)  # the model's ReXVQA numbers, where it has some
 
 
 def _wire_leaderboard(demo, ui: SimpleNamespace, answers) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from rexrank.board import about, views
+from rexrank.board.vqa import CSS as VQA_CSS
 
 RADRBENCH_ABOUT = """
 **RadRBench-CXR** (the chest X-ray reasoning benchmark of ChestX-Reasoner): accuracy of each model's `<answer>`,
@@ -60,7 +61,7 @@ rexrank submit --results my-results/ --name "My Model" --institution "My Lab" --
 FILTERS = {"access": views.ACCESS_FILTER, "mimic": views.MIMIC_FILTER, "source": views.SOURCE_FILTER}
 # the tabs: their ids in the address, their labels
 PAGES = {"leaderboard": "Leaderboard", "overview": "Overview", "compare": "Compare", "radrbench": "RadRBench-CXR",
-         "model": "Model", "arena": "Arena", "about": "About", "submit": "Submit"}
+         "vqa": "VQA", "model": "Model", "arena": "Arena", "about": "About", "submit": "Submit"}
 DETAILS_LABEL = "Details: source, institution, access, date, trained on, links, note"
 CONTROLS_LABEL = "Search, sort, filters and columns"  # the accordion over them: closed on a phone
 LOADING = "*Loading…*"  # what a tab shows until its numbers come (a link to it opens it before they do)
@@ -105,6 +106,9 @@ CSS = """
   padding-right: 6px !important; }
 .pair th, .pair [role=gridcell] { padding-left: 0 !important; padding-right: 0 !important; }
 .pair .cell-menu-button { display: none !important; }  /* its headers whole in their widths (`answers.PAIR_WIDTHS`) */
+/* every metric a choice: compact, so that its rows leave the table's first rows on a desktop's first screen */
+#metric-columns .wrap { gap: 6px !important; }
+#metric-columns label { padding: 3px 8px !important; }
 .per-study-figure [id^=bin-] { cursor: pointer; }
 .per-study-figure [id^=bin-]:hover path { opacity: .75; }
 @media (min-width: 641px) {
@@ -201,4 +205,4 @@ def launch_options() -> dict[str, str]:
           "return []; }")
     from rexrank.board.arena import CSS as ARENA_CSS
 
-    return {"css": CSS + ARENA_CSS, "head": head, "js": js}
+    return {"css": CSS + VQA_CSS + ARENA_CSS, "head": head, "js": js}

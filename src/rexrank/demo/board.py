@@ -19,6 +19,7 @@ import pandas as pd
 from rexrank import demo
 from rexrank.catalog import TASK_TITLES, TEST_SETS
 from rexrank.contradictions import CHECKED
+from rexrank.demo.vqa import demo_vqa
 from rexrank.files import file_sha256, write_text
 from rexrank.radrbench import RADRSCORE_PARTS
 from rexrank.reports import text_settings
@@ -92,6 +93,7 @@ def demo_results_repo(root: str | os.PathLike, crowd: int = 0) -> Path:
         ledger.record_folder(root, key, owner=key, name=card["name"], institution=card["institution"], files=written,
                              pr=0, head="0" * 40, job="demo", key=demo_key())  # synthetic, ranked as if reviewed
     _demo_radrbench(root)
+    demo_vqa(root, root / "rexvqa-build", demo_key())  # ReXVQA, as the VQA job commits it (rexrank.demo.vqa)
     (root / "imported").mkdir(parents=True, exist_ok=True)
     for dataset in TEST_SETS:
         for task in TASK_TITLES:
