@@ -42,6 +42,7 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 from fakehub import fake_hub  # noqa: E402,F401  (a fixture: the loopback Hub)
 from fakeopenai import fake_openai, remote_openai  # noqa: E402,F401  (fixtures: judges on loopback and off it)
+from fixtures.board_app import app, own_app, shared_app  # noqa: E402,F401  (fixtures: the board's app, one per module)
 from fixtures.browser import chromium, chromium_browser  # noqa: E402,F401  (fixtures: Chromium, one per module)
 from fixtures.radrbench import radrbench_built  # noqa: E402,F401  (a fixture: the synthetic RadRBench-CXR build)
 

@@ -10,11 +10,30 @@ from fixtures.outputs import written
 
 from rexrank import demo
 from rexrank.cli import main
+from rexrank.models import MODELS
 from rexrank.results import Result
 from rexrank.scorers import JUDGED, METRICS, spec
 from rexrank.scorers.bleu import bleu2_pair, ngrams
 
 DATASET = str(demo.DATASET)
+
+
+def weights(name: str) -> list[str]:
+    """The models a metric needs, its components' included, as the registry declares them."""
+    made = spec(name)
+    return list(dict.fromkeys([*made.models, *(m for need in made.needs for m in weights(need))]))
+
+
+def needing_weights(names) -> list[str]:
+    """Those of `names` (in order) that need weights: what does not run on a machine without any, the components
+    a composite needs before it (the order the scorer asks for them)."""
+    asked = dict.fromkeys(n for name in names for n in (*spec(name).needs, name))
+    return [n for n in asked if weights(n)]
+
+
+def download_line(names) -> str:
+    return (f"not run here: {', '.join(names)} (weights not downloaded): `rexrank models download --all` fetches "
+            "them")
 
 
 def score(tmp_path, *extra, task="findings", system="demo-careful"):
@@ -44,8 +63,7 @@ def test_score_writes_result_and_per_study_table(tmp_path, capsys):
 def test_a_metric_that_cannot_run_says_why_and_the_others_still_run(tmp_path, capsys):
     assert score(tmp_path, "--metrics", "bleu2,radcliq_v1") == 3
     out = capsys.readouterr().out
-    assert ("  not run here: radgraph, bertscore, semb_score, radcliq_v1 (weights not downloaded): `rexrank models "
-            "download --all` fetches them") in out
+    assert f"  {download_line(needing_weights(['bleu2', 'radcliq_v1']))}\n" in out
     result = Result.read(written(tmp_path, "dataset.findings.json"))
     assert set(result.metrics) == {"bleu2"} and "radcliq_v1" in result.skipped
 
@@ -57,18 +75,19 @@ def test_without_weights_the_skipped_report_is_a_line_per_missing_model_and_one_
     not_run = list(result.skipped)  # in the order they were asked for; every other metric of the default ran
     assert not_run and set(result.metrics) == set(METRICS) - set(not_run) - set(JUDGED)  # judged: asked for by name
     report = "  not run here: " + out.split("  not run here: ")[1].split("  bleu2: ")[0]  # before the signatures
-    assert report.splitlines() == [
-        f"  not run here: {', '.join(not_run)} (weights not downloaded): `rexrank models download --all` fetches them",
-        "    radgraph: RadGraph v1 model, for radgraph, radcliq_v1, radcliq_v0",
-        "    bertscore: BERTScore encoder, for bertscore, radcliq_v1, radcliq_v0",
-        "    chexbert: CheXbert checkpoint, for semb_score, chexbert_micro_f1_14, chexbert_macro_f1_14, "
-        "chexbert_micro_f1_5, chexbert_macro_f1_5, radcliq_v1, radcliq_v0",
-        "    rate_ner: RaTEScore entity tagger, for ratescore",
-        "  (the reasons in full: the result JSON's skipped_metrics)"]
+    assert not_run == needing_weights(m for m in METRICS if m not in JUDGED)
+    first, *per_model, last = report.splitlines()
+    assert first == f"  {download_line(not_run)}"
+    assert last == "  (the reasons in full: the result JSON's skipped_metrics)"
+    # a line per missing model: what it is, every metric it takes down (composites included), in the registry's order
+    models = dict.fromkeys(m for name in not_run for m in weights(name))
+    assert per_model == [f"    {key}: {MODELS[key.upper()].what.split(' (')[0]}, for "
+                         f"{', '.join(n for n in not_run if key in weights(n))}" for key in models]
     assert "StanfordAIMI" not in out and len(report) < 800  # each name at most twice (654); was 3,895
     skipped = result.skipped
     assert "Run `rexrank models download radgraph` where there is network" in skipped["radgraph"]
-    assert skipped["radcliq_v1"].startswith("needs radgraph, bertscore, semb_score (radgraph: RadGraph v1 model")
+    needs = spec("radcliq_v1").needs
+    assert skipped["radcliq_v1"].startswith(f"needs {', '.join(needs)} ({needs[0]}: ")
 
 
 def test_a_metric_is_named_by_its_name_or_its_module_s(tmp_path, capsys):
@@ -140,9 +159,7 @@ def test_demo_writes_every_system_and_task(tmp_path, capsys):
     # no weights here: one line says what did not run and the one command that fetches it; the board says it is
     # not ranked by its own metric
     [skipped] = [line for line in out.splitlines() if line.startswith("not run here")]
-    assert skipped == ("not run here: radgraph, bertscore, semb_score, ratescore, chexbert_micro_f1_14, "
-                       "chexbert_macro_f1_14, chexbert_micro_f1_5, chexbert_macro_f1_5, radcliq_v1, radcliq_v0 "
-                       "(weights not downloaded): `rexrank models download --all` fetches them")
+    assert skipped == download_line(needing_weights(m for m in METRICS if m not in JUDGED))
     assert "ranked by bleu2 (1/RadCliQ-v1, the board's ranking, not run here)" in out
 
 
