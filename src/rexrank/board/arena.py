@@ -229,7 +229,9 @@ def tab(ui, source, config: ArenaConfig | None = None) -> None:
                     "and Kendall's τ-b between the metric's order of the models and the votes'.")
         ui.arena_agreement = gr.Dataframe(interactive=False, wrap=True, elem_classes=["board"],
                                           elem_id="arena-agreement")
-    ui.arena_shown = gr.State(None)
+        # inside the tab: a component between two tabs of gr.Tabs takes the next tab's place (two "About" tabs
+        # showed, and no "Submit")
+        ui.arena_shown = gr.State(None)
 
 
 def wire(ui) -> None:
