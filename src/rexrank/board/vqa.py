@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -109,20 +110,22 @@ def read_vqa(results) -> pd.DataFrame:
     from rexrank.rules.ledger import LEDGER
 
     rows, left_out = official_rows(), []
-    folder, keys = None, None
     if results is DEMO:
         from rexrank.demo.board import demo_keys
 
-        folder, keys = demo_repo(), demo_keys()
+        generated, left_out = read_results(demo_repo(), demo_keys())
+        rows += generated
     elif results and not isinstance(results, Builtin) and results is not OFFICIAL:
         folder = Path(results).expanduser()
-        if not folder.is_dir():
+        if folder.is_dir():
+            generated, left_out = read_results(folder)
+        else:  # files of their own, not the Hub cache's links into its blobs: the ledger reads no link (a rule)
             from huggingface_hub import snapshot_download
 
-            folder = Path(snapshot_download(str(results), repo_type="dataset", allow_patterns=[
-                f"{SUBMISSIONS}/*/{FOLDER}/*.json", f"{SUBMISSIONS}/*/{CARD}", f"{LEDGER}/**"]))
-    if folder is not None:
-        generated, left_out = read_results(folder, keys)
+            with tempfile.TemporaryDirectory(prefix="rexrank-vqa-") as tmp:
+                snapshot_download(str(results), repo_type="dataset", local_dir=tmp, allow_patterns=[
+                    f"{SUBMISSIONS}/*/{FOLDER}/*.json", f"{SUBMISSIONS}/*/{CARD}", f"{LEDGER}/**"])
+                generated, left_out = read_results(Path(tmp))
         rows += generated
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     frame.attrs["unreadable"] = left_out
