@@ -159,8 +159,12 @@ def _numbers(update) -> pd.DataFrame:
     return pd.DataFrame(value["data"], columns=value["headers"])
 
 
-def _launch(folder):
-    """The demo board's app on loopback, with a gradio_client on it: (demo, (client, results repo, board))."""
+def _launch(folder, monkeypatch):
+    """The demo board's app on loopback, with a gradio_client on it: (demo, (client, results repo, board)). The app
+    trusts the demo's ledger key beside the tests' own, as a Space is configured with the key its repo is signed with:
+    the VQA tab reads the repo's signed ledger itself (the report tabs read the parquet `aggregate` made here)."""
+    trusted = " ".join(base64.b64encode(k).decode() for k in demo_keys().values())
+    monkeypatch.setenv("REXRANK_LEDGER_KEYS", f"{os.environ.get('REXRANK_LEDGER_KEYS', '')} {trusted}".strip())
     repo = demo_results_repo(folder / "results")
     board = aggregate(repo, demo_keys())
     from gradio_client import Client
@@ -182,7 +186,7 @@ def shared_app(tmp_path_factory):
     """One app for the module's tests that only read it (an app takes about 3 s to build and launch)."""
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.setenv("GRADIO_ANALYTICS_ENABLED", "False")
-        demo, app = _launch(tmp_path_factory.mktemp("shared-app"))
+        demo, app = _launch(tmp_path_factory.mktemp("shared-app"), monkeypatch)
         try:
             yield app
         finally:
@@ -202,7 +206,7 @@ def app(shared_app):
 def own_app(tmp_path, monkeypatch):
     """An app of the test's own, for a test that changes its results repo."""
     monkeypatch.setenv("GRADIO_ANALYTICS_ENABLED", "False")
-    demo, app = _launch(tmp_path)
+    demo, app = _launch(tmp_path, monkeypatch)
     try:
         yield app
     finally:
@@ -386,6 +390,36 @@ def test_the_vqa_tab_through_the_api(app):
     note, section = client.predict("Demo-Template", api_name="/model_vqa")  # no VQA result: no section
     assert note.get("visible") is False and section.get("visible") is False
 
+
+
+def test_the_vqa_view_downloads_as_csv_with_numbers(app):
+    """The VQA tab's "Download this view (CSV)": the rows the view shows, in its order, as numbers: the maintainers'
+    figures with their CI bounds, ReXrank's published ones without; a view's filters keep the same rows."""
+    client, repo, board = app
+    frame = vqa.read_vqa(repo)
+    for split in [s for _, s in vqa.splits(frame)]:
+        for sort_by, source in (("overall", "any"), ("presence", "generated"), ("failed", "published")):
+            button = client.predict(split, "", sort_by, source, api_name="/vqa_export")
+            got = pd.read_csv(button["value"], keep_default_na=True)
+            shown = vqa.vqa_table(frame, split, "", sort_by, source)
+            want = vqa.export(frame, split, "", sort_by, source)
+            assert got.columns.tolist() == want.columns.tolist() and len(got) == len(shown)
+            assert got["rank"].fillna(0).astype(int).astype(str).tolist() == [r or "0" for r in shown["Rank"]]
+            assert got["split"].unique().tolist() in ([split], [])
+            for column in [c for c in got.columns if c.endswith(("_value", "_low", "_high"))]:
+                assert got.empty or got[column].dtype == float  # numbers, not "0.674 ± 0.020"
+                assert got[column].tolist() == pytest.approx(want[column].astype(float).tolist(), nan_ok=True)
+    private = pd.read_csv(client.predict(VQA_PRIVATE["split"], "", "overall", "any", api_name="/vqa_export")["value"])
+    imported, made = private[private["provenance"] == "imported"], private[private["provenance"] != "imported"]
+    assert len(imported) == len(shipped()["rows"]) and imported["overall_low"].isna().all()
+    assert imported["overall_value"].tolist() == [r["overall"] for r in shipped()["rows"]]  # as published
+    assert len(made) and (made["overall_low"] <= made["overall_value"]).all()
+    assert (made["overall_value"] <= made["overall_high"]).all()
+    keys = [vqa.column_key(c) for c in VQA_CATEGORIES]
+    assert [c.removesuffix("_value") for c in private.columns if c.endswith("_value")] == ["overall", *keys]
+    hostile = frame.copy()
+    hostile.loc[hostile.index[0], "model"] = "=HYPERLINK(\"http://x\")"
+    assert vqa.export(hostile, hostile.loc[hostile.index[0], "split"])["model"].str.startswith("'=").any()
 
 # --- the board in a real browser (Debian's Chromium through Playwright) -------------------------------------------
 
