@@ -21,6 +21,7 @@ from rexrank.cli import main
 from rexrank.data.build import Build, push_dataset, write_dataset
 from rexrank.results import BOARD_DECIMALS
 from rexrank.rules import ledger
+from rexrank.rules.layout import VQA_PRIVATE_SPLIT
 from rexrank.scorers.rexvqa_accuracy import extract, options_of
 
 pytestmark = [
@@ -240,3 +241,41 @@ def test_a_submission_serving_rrg_and_vqa_runs_both(world, tmp_path, monkeypatch
     smoke = seen(next(t for t in comments(world) if t.startswith("**rexrank inference**")))
     assert "on 8 iu-xray studies" in smoke  # the report track's smoke set, as before
     assert backend(["merge", "--hub", REPO, "--pr", "1"]) == 0
+
+
+def test_a_synthetic_vqa_model_from_submit_to_the_board(world, tmp_path, monkeypatch, capsys):
+    """Issue 47's closing note: `rexrank submit --model`, the review, the inference job (public split and private
+    questions), the merge and the aggregate job; then the board's VQA rows, read from the results repo on the Hub, hold
+    the model's public row with its CIs and its private aggregates, ranked beside ReXrank's published figures."""
+    from rexrank.board.views import ci_column
+    from rexrank.board.vqa import OVERALL, official_rows, read_vqa, splits, vqa_table
+
+    submit(tmp_path, monkeypatch, ["VQA"])
+    assert infer(tmp_path) == 0, capsys.readouterr().err
+    assert backend(["merge", "--hub", REPO, "--pr", "1"]) == 0
+    assert backend(["aggregate", "--hub", REPO]) == 0, capsys.readouterr().err
+    frame = read_vqa(REPO)
+    assert frame.attrs["unreadable"] == []
+    published = official_rows()
+    assert len(frame[frame["provenance"] == "imported"]) == len(published)  # beside ReXrank's figures, all of them
+    mine = frame[frame["submission"] == SUBMISSION].set_index("split")
+    demo = json.loads((DEMO / "metadata" / "test_vqa_data.json").read_text())
+    n, right = by_hand(demo)["overall"]
+    public_split = next(s for _, s in splits(frame) if s != VQA_PRIVATE_SPLIT)
+    assert set(mine.index) == {public_split, VQA_PRIVATE_SPLIT} and set(mine["provenance"]) == {"generated"}
+    row = mine.loc[public_split]
+    assert row[OVERALL] == right / n and row[f"{OVERALL}_low"] <= row[OVERALL] <= row[f"{OVERALL}_high"]
+    assert row[f"{OVERALL}_low"] < row[f"{OVERALL}_high"]  # a CI, not a bare figure
+    assert mine.loc[VQA_PRIVATE_SPLIT, OVERALL] == round(right / n, BOARD_DECIMALS)  # the private aggregates only
+    assert mine.loc[VQA_PRIVATE_SPLIT, "questions"] == n == row["questions"]
+    # the tab's tables: the public split holds the model alone, with its CI; the private set ranks it among ReXrank's
+    shown = vqa_table(frame, public_split)
+    assert shown["Model"].tolist() == ["VQA Answerer"] and shown["Rank"].tolist() == ["1"]
+    [cell] = ci_column([(row[OVERALL], row[f"{OVERALL}_low"], row[f"{OVERALL}_high"])])
+    assert shown["Overall"].tolist() == [cell] and f"{right / n:.{BOARD_DECIMALS}f}" in cell
+    ranked = vqa_table(frame, VQA_PRIVATE_SPLIT)
+    assert len(ranked) == len(published) + 1 and "VQA Answerer" in ranked["Model"].tolist()
+    mine_rank = int(ranked.set_index("Model").loc["VQA Answerer", "Rank"])
+    better = [r for r in published if r[OVERALL] > mine.loc[VQA_PRIVATE_SPLIT, OVERALL]]
+    assert mine_rank == len(better) + 1
+    assert CANARY not in frame.to_string() + everything(world)

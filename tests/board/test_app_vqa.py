@@ -2,6 +2,8 @@
 
 import re
 
+import pandas as pd
+import pytest
 from fixtures.board_app import _cells, _wait_for
 
 from rexrank.board import views, vqa
@@ -76,3 +78,33 @@ def test_the_vqa_tab_in_a_browser_at_both_widths(app, chromium, tmp_path):
             print(f"screenshots in {tmp_path}")
         finally:
             browser.close()
+
+
+def test_the_vqa_view_downloads_as_csv_with_numbers(app):
+    """The VQA tab's "Download this view (CSV)": the rows the view shows, in its order, as numbers: the maintainers'
+    figures with their CI bounds, ReXrank's published ones without; a view's filters keep the same rows."""
+    client, repo, board = app
+    frame = vqa.read_vqa(repo)
+    for split in [s for _, s in vqa.splits(frame)]:
+        for sort_by, source in (("overall", "any"), ("presence", "generated"), ("failed", "published")):
+            button = client.predict(split, "", sort_by, source, api_name="/vqa_export")
+            got = pd.read_csv(button["value"], keep_default_na=True)
+            shown = vqa.vqa_table(frame, split, "", sort_by, source)
+            want = vqa.export(frame, split, "", sort_by, source)
+            assert got.columns.tolist() == want.columns.tolist() and len(got) == len(shown)
+            assert got["rank"].fillna(0).astype(int).astype(str).tolist() == [r or "0" for r in shown["Rank"]]
+            assert got["split"].unique().tolist() in ([split], [])
+            for column in [c for c in got.columns if c.endswith(("_value", "_low", "_high"))]:
+                assert got.empty or got[column].dtype == float  # numbers, not "0.674 ± 0.020"
+                assert got[column].tolist() == pytest.approx(want[column].astype(float).tolist(), nan_ok=True)
+    private = pd.read_csv(client.predict(VQA_PRIVATE["split"], "", "overall", "any", api_name="/vqa_export")["value"])
+    imported, made = private[private["provenance"] == "imported"], private[private["provenance"] != "imported"]
+    assert len(imported) == len(shipped()["rows"]) and imported["overall_low"].isna().all()
+    assert imported["overall_value"].tolist() == [r["overall"] for r in shipped()["rows"]]  # as published
+    assert len(made) and (made["overall_low"] <= made["overall_value"]).all()
+    assert (made["overall_value"] <= made["overall_high"]).all()
+    keys = [vqa.column_key(c) for c in VQA_CATEGORIES]
+    assert [c.removesuffix("_value") for c in private.columns if c.endswith("_value")] == ["overall", *keys]
+    hostile = frame.copy()
+    hostile.loc[hostile.index[0], "model"] = "=HYPERLINK(\"http://x\")"
+    assert vqa.export(hostile, hostile.loc[hostile.index[0], "split"])["model"].str.startswith("'=").any()

@@ -314,3 +314,43 @@ def test_an_official_valid_split_is_run_without_naming_its_split(tmp_path):
         + "\n" for s in ids))
     done = run(root)
     assert done.studies == len(ids) == 200 and set(predictions(root).values()) == {'["valid"]'}
+
+
+def test_rexrank_infer_runs_a_vqa_model_and_its_suggested_score_vqa_runs(tmp_path, capsys):
+    """`rexrank infer --task vqa` on a split built by `rexrank build-dataset rexvqa` (the synthetic demo questions):
+    the questions and options reach the script as the job gives them, never the answers; the `rexrank score-vqa` line
+    it prints runs as printed and scores what the script answered."""
+    import shlex
+
+    from rexrank.cli import main
+    from rexrank.scorers.rexvqa_accuracy import extract, options_of
+
+    demo = Path(__file__).resolve().parents[2] / "src" / "rexrank" / "demo" / "rexvqa"
+    questions = json.loads((demo / "metadata" / "test_vqa_data.json").read_text())
+    assert main(["build-dataset", "rexvqa", "--source", str(demo), "--out", str(tmp_path / "vqa")]) == 0
+    root = write_submission(tmp_path, READ_INPUT + """
+for record in data.values():
+    assert "correct_answer" not in record and "task_name" not in record
+    letter = "ABCD"[sum(map(ord, record["question"])) % len(record["options"])]
+    record["model_prediction"] = f"Answer: {letter}"
+json.dump(data, open(args.save_json_file, "w"))
+""", tasks=[], serves=["VQA"])
+    for record in questions.values():
+        for path in record["ImagePath"]:
+            (root / "images" / path.removeprefix("../")).parent.mkdir(parents=True, exist_ok=True)
+            (root / "images" / path.removeprefix("../")).write_bytes(b"synthetic image")
+    capsys.readouterr()
+    assert main(["infer", "--submission", str(root / "submission"), "--dataset", str(tmp_path / "vqa"), "--task",
+                 "vqa", "--image-root", str(root / "images"), "--out", str(root / "answers.jsonl"),
+                 "--weights-cache", str(root / "cache")]) == 0
+    out = capsys.readouterr().out
+    assert f"{len(questions):,} questions answered for vqa" in out
+    suggested = shlex.split(next(line for line in out.splitlines() if line.startswith("score them: "))[12:])
+    assert suggested[:2] == ["rexrank", "score-vqa"]
+    assert main(suggested[1:]) == 0  # complete as printed: no option left to add
+    written = next(Path(suggested[suggested.index("--out") + 1]).glob("*.json"))
+    overall = {r["category"]: r for r in json.loads(written.read_text())["rows"]}["overall"]
+    right = sum(extract(f"Answer: {'ABCD'[sum(map(ord, r['question'])) % len(r['options'])]}",
+                        options_of(r["options"])).letter == r["correct_answer"] for r in questions.values())
+    assert (overall["questions"], overall["correct"], overall["failed_extractions"]) == (len(questions), right, 0)
+    assert json.loads(written.read_text())["model"] == "submission"

@@ -19,6 +19,7 @@ from fixtures.metric_contract import (
 )
 
 from rexrank.scorers import AGGREGATED, COMPOSITES, JUDGED, SCORERS
+from rexrank.scorers.rexvqa_accuracy import NAME as REXVQA
 
 
 def contracts() -> list[type[MetricContract]]:
@@ -36,7 +37,8 @@ def test_every_metric_of_the_registry_has_one_contract_and_it_is_the_registrys_o
     found = contracts()
     names = [c.case.name for c in found]
     assert len(names) == len(set(names)), sorted(names)  # one contract a metric
-    assert set(names) == {*SCORERS, *COMPOSITES, *AGGREGATED, *JUDGED, "radrscore", "radrbench-accuracy"}
+    assert set(names) == {*SCORERS, *COMPOSITES, *AGGREGATED, *JUDGED, "radrscore", "radrbench-accuracy",
+                          REXVQA}
     for contract in found:  # each case is the registry's own metric
         case = contract.case
         if isinstance(case, ScorerCase):

@@ -2,6 +2,7 @@
 Options and answers are synthetic, written for this file."""
 
 import pytest
+from fixtures.metric_contract import DIFFERS, MetricContract, VQACase
 
 from rexrank.errors import InputError
 from rexrank.hf_metric import compute
@@ -82,3 +83,14 @@ def test_it_is_a_metric_of_the_registry_but_no_report_metric():
     assert out["signature"].startswith("rexvqa_accuracy:1|parser:letters-v1|unreadable:wrong|")
     with pytest.raises(InputError, match="needs options="):
         compute(NAME, ["A"], ["A"])
+
+
+# --- the contract every metric keeps (tests/fixtures/metric_contract.py) ---
+
+
+class TestReXVQAAccuracyContract(MetricContract):
+    case = VQACase(
+        name=NAME, tolerance=0.0, why="exact reading of letters and option texts", bounds=(0.0, 1.0),
+        empty_words=REGISTRY[NAME].empty_prediction,
+        nfd=DIFFERS, nfd_why="an option's text is matched case-folded, not normalised: an NFD answer is other text",
+        skips={"cache": "nothing to cache: it reads letters from text", "variant": "no setting: one rule"})

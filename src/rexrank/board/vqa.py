@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import math
+import tempfile
 from pathlib import Path
 
 import pandas as pd
 
-from rexrank.board.views import SOURCES, ci_column, model_cell
+from rexrank.board.views import SOURCES, _cell, as_text, ci_column, model_cell, source_title
 from rexrank.catalog import VQA_CATEGORIES, VQA_PRIVATE
 from rexrank.results import BOARD_DECIMALS
 from rexrank.rules.layout import CARD, SUBMISSIONS
@@ -109,20 +110,22 @@ def read_vqa(results) -> pd.DataFrame:
     from rexrank.rules.ledger import LEDGER
 
     rows, left_out = official_rows(), []
-    folder, keys = None, None
     if results is DEMO:
         from rexrank.demo.board import demo_keys
 
-        folder, keys = demo_repo(), demo_keys()
+        generated, left_out = read_results(demo_repo(), demo_keys())
+        rows += generated
     elif results and not isinstance(results, Builtin) and results is not OFFICIAL:
         folder = Path(results).expanduser()
-        if not folder.is_dir():
+        if folder.is_dir():
+            generated, left_out = read_results(folder)
+        else:  # files of their own, not the Hub cache's links into its blobs: the ledger reads no link (a rule)
             from huggingface_hub import snapshot_download
 
-            folder = Path(snapshot_download(str(results), repo_type="dataset", allow_patterns=[
-                f"{SUBMISSIONS}/*/{FOLDER}/*.json", f"{SUBMISSIONS}/*/{CARD}", f"{LEDGER}/**"]))
-    if folder is not None:
-        generated, left_out = read_results(folder, keys)
+            with tempfile.TemporaryDirectory(prefix="rexrank-vqa-") as tmp:
+                snapshot_download(str(results), repo_type="dataset", local_dir=tmp, allow_patterns=[
+                    f"{SUBMISSIONS}/*/{FOLDER}/*.json", f"{SUBMISSIONS}/*/{CARD}", f"{LEDGER}/**"])
+                generated, left_out = read_results(Path(tmp))
         rows += generated
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     frame.attrs["unreadable"] = left_out
@@ -150,12 +153,8 @@ def _cells(rows: pd.DataFrame, column: str) -> tuple[list[str], list]:
     return text.tolist(), numbers
 
 
-def vqa_table(frame: pd.DataFrame, split: str | None = None, search: str = "", sort_by: str = "overall",
-              source: str = "any") -> pd.DataFrame:
-    """One question set's rows, ranked by overall accuracy (ties share a rank; the maintainers' rows and ReXrank's
-    published ones together, as the report tabs rank them), ordered by `sort_by` (best first; failed extractions
-    fewest first), kept by `source` and a search of model or institution. Text cells; `attrs["numbers"]` holds the
-    same table as numbers (what a header's sort orders)."""
+def _view(frame: pd.DataFrame, split: str | None, search: str, sort_by: str, source: str) -> pd.DataFrame:
+    """The rows `vqa_table` shows, in its order, with their `rank` (what the table and its CSV share)."""
     if sort_by not in SORTS:
         raise ValueError(f"sort {sort_by!r}: expected one of {', '.join(SORTS)}")
     if source not in SOURCE_FILTER:
@@ -171,11 +170,19 @@ def vqa_table(frame: pd.DataFrame, split: str | None = None, search: str = "", s
         rows = rows[rows["model"].fillna("").str.lower().str.contains(needle, regex=False)
                     | rows["institution"].fillna("").str.lower().str.contains(needle, regex=False)]
     if sort_by == "failed":
-        rows = rows.sort_values(["failed_extractions", "rank"], kind="stable", na_position="last")
-    else:
-        key = pd.to_numeric(rows[SORT_COLUMN[sort_by]], errors="coerce")
-        rows = rows.assign(_key=key).sort_values(["_key", "rank"], ascending=[False, True], kind="stable",
-                                                 na_position="last")
+        return rows.sort_values(["failed_extractions", "rank"], kind="stable", na_position="last")
+    key = pd.to_numeric(rows[SORT_COLUMN[sort_by]], errors="coerce")
+    return rows.assign(_key=key).sort_values(["_key", "rank"], ascending=[False, True], kind="stable",
+                                             na_position="last").drop(columns="_key")
+
+
+def vqa_table(frame: pd.DataFrame, split: str | None = None, search: str = "", sort_by: str = "overall",
+              source: str = "any") -> pd.DataFrame:
+    """One question set's rows, ranked by overall accuracy (ties share a rank; the maintainers' rows and ReXrank's
+    published ones together, as the report tabs rank them), ordered by `sort_by` (best first; failed extractions
+    fewest first), kept by `source` and a search of model or institution. Text cells; `attrs["numbers"]` holds the
+    same table as numbers (what a header's sort orders)."""
+    rows = _view(frame, split, search, sort_by, source)
     shown = {"Rank": [str(r) if pd.notna(r) else "" for r in rows["rank"]],
              "Model": [model_cell(m, u) for m, u in zip(rows["model"], rows["url"])]}
     numbers = {"Rank": [int(r) if pd.notna(r) else None for r in rows["rank"]], "Model": list(shown["Model"])}
@@ -193,6 +200,34 @@ def vqa_table(frame: pd.DataFrame, split: str | None = None, search: str = "", s
     table = pd.DataFrame(shown)
     table.attrs["numbers"] = [list(row) for row in zip(*(numbers[c] for c in table.columns))]
     return table
+
+
+def column_key(category: str) -> str:
+    """A figure's column name in the CSV: `overall`, `presence_assessment`, ..."""
+    return category.lower().replace(" ", "_")
+
+
+def export(frame: pd.DataFrame, split: str | None = None, search: str = "", sort_by: str = "overall",
+           source: str = "any") -> pd.DataFrame:
+    """The tab's view as numbers, for a CSV (as `views.export` makes a report tab's): the rows `vqa_table` shows, in
+    its order, with the question set, rank, model and its facts, where its numbers come from, then overall and per
+    category the accuracy and its 95% CI bounds (blank for a published figure, which has none). Text is plain and
+    sanitised; a cell a spreadsheet would run as a formula is quoted with a leading apostrophe."""
+    rows = _view(frame, split, search, sort_by, source)
+    out = pd.DataFrame({
+        "split": [sanitize_text(as_text(x), 40) for x in rows["split"]],
+        "rank": pd.array([None if pd.isna(r) else int(r) for r in rows["rank"]], dtype="Int64"),
+        **{c: [_cell(sanitize_text(as_text(x), 300)) for x in rows[c]] for c in ("model", "institution", "url")},
+        "source": [source_title(p) for p in rows["provenance"]],
+        "provenance": [sanitize_text(as_text(p), 40) for p in rows["provenance"]],
+        "questions": pd.array([None if pd.isna(x) else int(x) for x in rows["questions"]], dtype="Int64"),
+        "failed_extractions": pd.array([None if pd.isna(x) else int(x) for x in rows["failed_extractions"]],
+                                       dtype="Int64"),
+        "note": [_cell(sanitize_text(as_text(x), 300)) for x in rows["note"]]})
+    for column in (OVERALL, *VQA_CATEGORIES):
+        for end, title in (("", "value"), ("_low", "low"), ("_high", "high")):
+            out[f"{column_key(column)}_{title}"] = [_number(x) for x in rows[f"{column}{end}"]]
+    return out
 
 
 # On a phone, the first screen holds rank, model and overall accuracy whole: each a fixed width (over Gradio's), the

@@ -2,6 +2,10 @@
 report tabs' (`rexrank.board.app` calls `tab`, `model_section` and `wire`). Its rows are `rexrank.board.vqa`'s. Imported
 by `build` only: gradio at the top, so that a handler's gr.Request annotation resolves (as in `answers`)."""
 
+import atexit
+import shutil
+import tempfile
+from pathlib import Path
 from types import SimpleNamespace
 
 import gradio as gr
@@ -46,6 +50,8 @@ class VQAAnswers:
         self.results = results
         self.rows = vqa.read_vqa(None)  # ReXrank's figures, kept should the board's first read fail
         self.note = ""
+        self.exports = Path(tempfile.mkdtemp(prefix="rexrank-vqa-csv-"))  # the view's CSV, rewritten per view
+        atexit.register(shutil.rmtree, self.exports, ignore_errors=True)
         self.load()
 
     def load(self) -> None:
@@ -60,6 +66,13 @@ class VQAAnswers:
 
     def table(self, split: str | None, search: str, sort_by: str | None, source: str | None):
         return frame(vqa.vqa_table(self.rows, split or None, search or "", sort_by or "overall", source or "any"))
+
+    def export_csv(self, split: str | None, search: str, sort_by: str | None, source: str | None):
+        """The download under the table: the view's rows, in its order, as numbers (`vqa.export`)."""
+        path = self.exports / "rexrank-rexvqa.csv"
+        vqa.export(self.rows, split or None, search or "", sort_by or "overall", source or "any").to_csv(
+            path, index=False)
+        return gr.DownloadButton(value=str(path))
 
     def open(self, shown: bool, split, search, sort_by, source, request: gr.Request):
         """The tab, the first time it is shown: the question set, order and source the address names (anything
@@ -106,6 +119,8 @@ def tab(ui: SimpleNamespace, source) -> None:
         ui.vqa_note = gr.Markdown(visible=False)
         ui.vqa_table = gr.Dataframe(label="ReXVQA accuracy (95% CIs on the maintainers' numbers)", value=None,
                                     interactive=False, wrap=True, elem_classes=["board", "vqa"])
+        ui.vqa_download = gr.DownloadButton("Download this view (CSV: every category, with CIs)", size="sm",
+                                            elem_classes=["board-download"])
         gr.Markdown(vqa.ABOUT + "\n" + to_markdown(shipped()["attribution"], 600).replace("\\", ""))
         # inside the tab: a component between two tabs in gr.Tabs shifted the next tab's label (About read "Model")
         ui.vqa_shown = gr.State(False)
@@ -120,14 +135,16 @@ def model_section(ui: SimpleNamespace) -> None:
 def wire(ui: SimpleNamespace) -> None:
     """The tab's first showing, controls (each rewrites the address), the page's Refresh, the Model tab's section."""
     view = [ui.vqa_split, ui.vqa_search, ui.vqa_sort, ui.vqa_source]
+    csv = dict(fn=ui.vqa.export_csv, inputs=view, outputs=ui.vqa_download, api_visibility="private")
     ui.pages["vqa"].select(ui.vqa.open, [ui.vqa_shown, *view],
                            [ui.vqa_split, ui.vqa_sort, ui.vqa_source, ui.vqa_table, ui.vqa_note, ui.vqa_shown],
-                           api_visibility="private")
+                           api_visibility="private").then(**csv)
     for key, control in (("split", ui.vqa_split), ("sort", ui.vqa_sort), ("source", ui.vqa_source)):
         control.input(None, control, None, js=address_js(ADDRESS[key]))
-    ui.vqa_sort.input(ui.vqa.table, view, ui.vqa_table, api_name="vqa")  # also the tab's API
-    for control in (ui.vqa_split, ui.vqa_source):
-        control.input(ui.vqa.table, view, ui.vqa_table, api_visibility="private")
-    ui.vqa_search.change(ui.vqa.table, view, ui.vqa_table, api_visibility="private")
-    ui.refresh.click(ui.vqa.refresh, view, [ui.vqa_table, ui.vqa_note], api_visibility="private")
+    ui.vqa_sort.input(ui.vqa.table, view, ui.vqa_table, api_name="vqa").then(**csv)  # also the tab's API
+    ui.vqa_split.input(ui.vqa.table, view, ui.vqa_table, api_visibility="private")
+    ui.vqa_split.input(ui.vqa.export_csv, view, ui.vqa_download, api_name="vqa_export")  # the CSV's API
+    ui.vqa_source.input(ui.vqa.table, view, ui.vqa_table, api_visibility="private").then(**csv)
+    ui.vqa_search.change(ui.vqa.table, view, ui.vqa_table, api_visibility="private").then(**csv)
+    ui.refresh.click(ui.vqa.refresh, view, [ui.vqa_table, ui.vqa_note], api_visibility="private").then(**csv)
     ui.model.change(ui.vqa.model_section, ui.model, [ui.model_vqa_note, ui.model_vqa], api_name="model_vqa")

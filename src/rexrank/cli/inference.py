@@ -6,6 +6,7 @@ import argparse
 import shlex
 from pathlib import Path
 
+from rexrank.catalog import VQA_TASK
 from rexrank.cli.options import OK, whole
 from rexrank.errors import InputError
 from rexrank.reports import TASKS
@@ -19,14 +20,17 @@ def add(commands) -> None:
                           "folder holding it")
     run.add_argument("--dataset", required=True, metavar="SPLIT",
                      help="a ReXrank split JSON, a rexrank-built dataset folder or a Hub dataset ORG/NAME: its "
-                          "studies' images and context are given to the model, never its reports")
+                          "studies' images and context are given to the model, never its reports; for --task vqa, "
+                          "a folder built by `rexrank build-dataset rexvqa` (questions and options, never answers)")
     run.add_argument("--split", help="the split of a built dataset (default: the one its data says, else test)")
     run.add_argument("--image-root", required=True, metavar="IMAGES",
                      help="the folder the split's image paths are relative to (read-only to the model)")
     run.add_argument("--out", required=True, metavar="PREDICTIONS.jsonl",
-                     help="where the predictions go (study_id, prediction), as `rexrank score` reads them")
-    run.add_argument("--task", choices=TASKS,
-                     help="which of the model's tasks (needed when model.yaml names both)")
+                     help="where the predictions go (study_id or question_id, prediction), as `rexrank score` "
+                          "and `rexrank score-vqa` read them")
+    run.add_argument("--task", choices=(*TASKS, VQA_TASK),
+                     help="which of the model's tasks (needed when it does more than one: model.yaml's report "
+                          "tasks, and vqa where it serves VQA)")
     run.add_argument("--timeout", type=whole(1), default=24 * 3600, metavar="S",
                      help="wall-clock limit of the run in seconds (default 86400); the save file is kept, so the "
                           "same command continues a run stopped here")
@@ -47,7 +51,7 @@ def add(commands) -> None:
 
 def cmd_infer(args: argparse.Namespace) -> int:
     from rexrank.inference.contract import check_model
-    from rexrank.inference.runner import fetch_weights, infer
+    from rexrank.inference.runner import choose_task, fetch_weights, infer
 
     if args.fetch:
         _fetch(check_model(args.submission), fetch_weights, Path(args.weights_cache) if args.weights_cache else None)
@@ -59,16 +63,33 @@ def cmd_infer(args: argparse.Namespace) -> int:
         environment = build(check_model(args.submission), out.with_name(f"{out.name}.env"),
                             out.with_name(f"{out.name}.build.log"), args.python)
         print(f"environment built: {environment or 'none needed (rexrank runner)'}; its log: {out.name}.build.log")
-    done = infer(args.submission, args.dataset, args.image_root, args.out, task=args.task, split=args.split,
+    model = check_model(args.submission)
+    task, records, split = choose_task(model, args.task), None, args.split
+    if task == VQA_TASK:  # the questions as the job gives them (rexrank.backend.vqa.run)
+        from rexrank.inference.inputs import question_records
+        from rexrank.vqa.dataset import load_questions
+
+        questions, split = load_questions(args.dataset, args.split)
+        records = question_records(questions, split, str(args.dataset))
+    done = infer(args.submission, args.dataset, args.image_root, args.out, task=task, split=split,
                  timeout=float(args.timeout), gpus=args.gpus, python=args.python, environment=environment,
-                 weights_cache=args.weights_cache)
-    print(f"{done.studies:,} studies predicted for {done.task} in {done.seconds:,.1f} s: {done.predictions}")
+                 weights_cache=args.weights_cache, records=records)
+    unit = "questions answered" if task == VQA_TASK else "studies predicted"
+    print(f"{done.studies:,} {unit} for {done.task} in {done.seconds:,.1f} s: {done.predictions}")
     for log in done.logs:
         print(f"  the script's output: {log}")
-    print("score them: " + shlex.join(["rexrank", "score", "--predictions", str(done.predictions), "--dataset",
-                                       str(args.dataset), "--task", done.task, "--model-name",
-                                       _model_name(Path(args.submission))]))
+    print("score them: " + shlex.join(_score_command(done, args.dataset, split, _model_name(Path(args.submission)))))
     return OK
+
+
+def _score_command(done, dataset, split: str | None, name: str) -> list[str]:
+    """The command that scores the run's predictions, complete: `rexrank score-vqa` needs a folder to write to."""
+    if done.task == VQA_TASK:
+        out = Path(done.predictions).with_name(f"{Path(done.predictions).stem}.scored")
+        return ["rexrank", "score-vqa", "--predictions", str(done.predictions), "--dataset", str(dataset), "--split",
+                split, "--out", str(out), "--model-name", name]
+    return ["rexrank", "score", "--predictions", str(done.predictions), "--dataset", str(dataset), "--task",
+            done.task, "--model-name", name]
 
 
 def _model_name(submission: Path) -> str:
