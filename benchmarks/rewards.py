@@ -8,7 +8,7 @@ Each metric's reward is called `--steps` times with `--samples` new completions 
 calls it: the first call computes the references' features (cold), the later ones reuse them (warm, the steady state
 of training). RadEval 2.2's reward functions (`radeval.rewards.make_reward_fn`) are not run beside them here: RadEval
 loads its models by Hub id (no Hub here, and no way to hand it these stand-ins' folders) and its install pulls
-torchvision, medspacy and stanza, which this environment keeps out (docs: DESIGN.md); its column is printed as such.
+torchvision, medspacy and stanza, which rexrank keeps out of its environment; its column is printed as such.
 """
 
 from __future__ import annotations

@@ -41,7 +41,10 @@ def test_with_nothing_named_the_board_is_the_official_tables_as_published(monkey
 
     monkeypatch.delenv("REXRANK_RESULTS", raising=False)
     board = read_board(None)
-    assert len(board) == 128 and set(board["provenance"]) == {"imported"} and board["rank"].notna().all()
+    from rexrank.official import shipped_figures
+
+    assert len(board) == len(shipped_figures()) and set(board["provenance"]) == {"imported"}
+    assert board["rank"].notna().all()
     assert BoardSource().name.startswith("the official ReXrank tables as published") and read_radrbench(OFFICIAL).empty
     shown = views.table(board, "mimic-cxr", "findings_impression")
     assert set(shown["Source"]) == {"as published, no CI"} and "±" not in "".join(shown["1/RadCliQ-v1"])
