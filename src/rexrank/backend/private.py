@@ -84,12 +84,19 @@ def degenerate(predictions: dict[str, str], earlier: list[dict]) -> str | None:
     _, count = Counter(digests.values()).most_common(1)[0]
     if count > IDENTICAL_SHARE * n:
         return f"{count:,} of {n:,} predictions are the same text (at most {IDENTICAL_SHARE:.0%} may be)"
+    return near_copy(digests, earlier, "studies")
+
+
+def near_copy(digests: dict[str, str], earlier: list[dict], what: str) -> str | None:
+    """Why a set (item -> digest) is too close to one scored before (the ledger's `earlier` records): it differs in
+    fewer than CHANGED_SHARE of its `what` (studies, answers); None when it is not."""
+    n = len(digests)
     for record in earlier:
         before = record.get("digests", {})
-        changed = sum(before.get(study) != d for study, d in digests.items())
+        changed = sum(before.get(item) != d for item, d in digests.items())
         if changed < max(1, math.ceil(CHANGED_SHARE * n)):
             return (f"differs from the set scored for pull request #{record.get('pr')} ({record.get('at')}) in "
-                    f"{changed:,} of {n:,} studies (at least {CHANGED_SHARE:.0%} must differ)")
+                    f"{changed:,} of {n:,} {what} (at least {CHANGED_SHARE:.0%} must differ)")
     return None
 
 

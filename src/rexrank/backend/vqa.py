@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import shutil
 import tempfile
 from collections import Counter
@@ -33,7 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rexrank.backend.names import name_key
-from rexrank.backend.private import CHANGED_SHARE, EMPTY_SHARE, over_quota, unreviewed
+from rexrank.backend.private import EMPTY_SHARE, near_copy, over_quota, unreviewed
 from rexrank.backend.pull import open_submission
 from rexrank.catalog import REXVQA, VQA_TASK
 from rexrank.files import file_sha256
@@ -156,14 +155,7 @@ def degenerate(per_question, earlier: list[dict], key: bytes) -> str | None:
     letters = Counter(a for a in per_question["answer"] if isinstance(a, str))
     if letters and (top := letters.most_common(1)[0][1]) > ONE_LETTER_SHARE * n:
         return f"{top:,} of {n:,} answers are the same letter (at most {ONE_LETTER_SHARE:.0%} may be)"
-    mine = digests(per_question, key)
-    for record in earlier:
-        before = record.get("digests", {})
-        changed = sum(before.get(q) != d for q, d in mine.items())
-        if changed < max(1, math.ceil(CHANGED_SHARE * n)):
-            return (f"differs from the set scored for pull request #{record.get('pr')} ({record.get('at')}) in "
-                    f"{changed:,} of {n:,} answers (at least {CHANGED_SHARE:.0%} must differ)")
-    return None
+    return near_copy(digests(per_question, key), earlier, "answers")
 
 
 def published(rows: list[dict]) -> list[dict]:
