@@ -9,11 +9,11 @@ from fixtures.board_app import _empty_note, _official_app, _wait_for
 from rexrank.board import about, sources, views
 from rexrank.board.schema import RANK_BY
 
-# How many lines each hyphenated word of an element's text takes (the tops of its boxes).
-LINES_PER_HYPHENATED_WORD = """e => {
+# How many lines each match of PATTERN in an element's text takes (the tops of its boxes).
+LINES_PER = """e => {
   const walk = document.createTreeWalker(e, NodeFilter.SHOW_TEXT), lines = [];
   for (let node; (node = walk.nextNode());) {
-    for (const match of node.data.matchAll(/\\S*[-\\u2011]\\S*/g)) {
+    for (const match of node.data.matchAll(/PATTERN/g)) {
       const range = document.createRange();
       range.setStart(node, match.index);
       range.setEnd(node, match.index + match[0].length);
@@ -22,6 +22,9 @@ LINES_PER_HYPHENATED_WORD = """e => {
   }
   return lines;
 }"""
+# ... each hyphenated word's; each word's (whitespace-separated): a header never breaks inside a word.
+LINES_PER_HYPHENATED_WORD = LINES_PER.replace("PATTERN", r"\S*[-\u2011]\S*")
+LINES_PER_WORD = LINES_PER.replace("PATTERN", r"\S+")
 
 
 def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_headers_at_both_widths(chromium, tmp_path):
@@ -98,19 +101,6 @@ def test_the_table_is_compact_proportional_sorts_numbers_and_explains_its_header
             demo.close()
 
 
-# How many lines each word (whitespace-separated) of an element's text takes: a header never breaks inside a word.
-LINES_PER_WORD = """e => {
-  const walk = document.createTreeWalker(e, NodeFilter.SHOW_TEXT), lines = [];
-  for (let node; (node = walk.nextNode());) {
-    for (const match of node.data.matchAll(/\\S+/g)) {
-      const range = document.createRange();
-      range.setStart(node, match.index);
-      range.setEnd(node, match.index + match[0].length);
-      lines.push(new Set([...range.getClientRects()].map(box => Math.round(box.top))).size);
-    }
-  }
-  return lines;
-}"""
 # Scrolls the table's own sideways scroller (the nearest box around its cells that scrolls) to its right end.
 SCROLL_TABLE_RIGHT = """e => {
   for (let n = e.querySelector('[role=gridcell]'); n && n !== e.parentElement; n = n.parentElement) {
