@@ -67,3 +67,25 @@ def test_the_app_leaves_no_folder_behind_when_it_ends(tmp_path):
                           env={**os.environ, "TMPDIR": str(tmp_path), "HF_HUB_OFFLINE": "1"})
     assert "rexrank-board-csv-" in made.stdout and "rexrank-demo-board-" in made.stdout  # there while it ran
     assert not list(tmp_path.glob("rexrank-*"))  # and gone once it ended
+
+
+def test_the_events_that_write_one_component_queue_as_one_in_arrival_order():
+    """A visitor who picks a Dataset and then an Access filter at once sends two redraws; side by side, the older
+    (unfiltered) one could finish last and stay shown under the newer filter (it did, in CI's browser). Every two
+    queued events that write one component share a queue that runs one event at a time (Gradio keeps its order)."""
+    from rexrank.board.app import build
+
+    demo = build(None, refresh_s=3600)
+    queued = [fn for fn in demo.fns.values() if fn.fn is not None]
+    writers: dict[int, list] = {}
+    for fn in queued:
+        for block in fn.outputs:
+            writers.setdefault(block._id, []).append(fn)
+    shared = {block: fns for block, fns in writers.items() if len(fns) > 1}
+    assert shared, "no component has two writers: the test checks nothing"
+    for block, fns in shared.items():
+        assert {fn.concurrency_id for fn in fns} == {fns[0].concurrency_id}, demo.blocks[block]
+        assert {fn.concurrency_limit for fn in fns} == {1}, demo.blocks[block]
+    # the leaderboard's table of each task is among them: every filter's redraw, the header sort, the refresh
+    tables = [fns for fns in shared.values() if len(fns) >= 8]
+    assert tables and len({fn.concurrency_id for fn in queued}) > 1  # not one queue for the whole page

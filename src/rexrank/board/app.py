@@ -58,7 +58,32 @@ def build(results: Results = None, refresh_s: float = 300.0, arena_config: arena
         _wire_tabs(ui, answers, refresh_s)
         arena.wire(ui)
         vqa_tab.wire(ui)
+    _in_arrival_order(demo)
     return demo
+
+
+def _in_arrival_order(demo) -> None:
+    """Events that write the same component run one at a time, in the order they arrive. Two redraws running side
+    by side finish in either order, and the older one's answer (a visitor's Dataset, say, then Access at once) would
+    be the table left shown, under the newer filters. Gradio queues each listener on its own (`concurrency_id`
+    defaults to the function's id); a component's writers share one queue here. The answers are CPU work under one
+    interpreter lock, so one at a time costs next to nothing that running side by side would gain."""
+    group = {fn_id: fn_id for fn_id, fn in demo.fns.items() if fn.fn is not None}  # js-only events never queue
+
+    def root(fn_id: int) -> int:
+        while group[fn_id] != fn_id:
+            fn_id = group[fn_id]
+        return fn_id
+
+    writer: dict[int, int] = {}  # component id -> an event that writes it
+    for fn_id in group:
+        for block in demo.fns[fn_id].outputs:
+            if block._id in writer:
+                group[root(fn_id)] = root(writer[block._id])
+            else:
+                writer[block._id] = fn_id
+    for fn_id in group:
+        demo.fns[fn_id].concurrency_id, demo.fns[fn_id].concurrency_limit = f"writes-{root(fn_id)}", 1
 
 
 def _choices(labels: dict[str, str]) -> list[tuple[str, str]]:
