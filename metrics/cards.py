@@ -15,9 +15,8 @@ import sys
 from pathlib import Path
 
 from rexrank import spaces, stats
-from rexrank.catalog import BOARD_METRICS
 from rexrank.publish import metric_folders
-from rexrank.scorers import aliases, canonical, shown, spec
+from rexrank.scorers import BOARD_METRICS, aliases, canonical, shown, spec
 from rexrank.scorers.spec import NOT_REPORTS
 
 HERE = Path(__file__).parent

@@ -3,7 +3,7 @@ count is read from it, and it agrees with the official splits rexrank ships."""
 
 from rexrank import catalog
 from rexrank.data.build import OFFICIAL, official_ids
-from rexrank.scorers import METRICS
+from rexrank.scorers import BOARD_METRICS, METRICS
 
 
 def test_every_official_size_is_the_number_of_ids_rexrank_ships():
@@ -13,7 +13,7 @@ def test_every_official_size_is_the_number_of_ids_rexrank_ships():
 
 
 def test_the_board_metrics_are_metrics_and_the_sets_partition_into_public_and_private():
-    assert set(catalog.BOARD_METRICS) <= set(METRICS)
+    assert set(BOARD_METRICS) <= set(METRICS)
     assert set(catalog.PUBLIC_DATASETS).isdisjoint(catalog.PRIVATE_DATASETS)
     assert set(catalog.DATASETS) == set(catalog.TEST_SETS)
     assert catalog.PRIVATE_DATASETS == tuple(n for n, t in catalog.TEST_SETS.items() if t.private)
@@ -26,8 +26,8 @@ def test_what_other_modules_name_comes_from_the_catalog():
 
     assert views.DATASET_TITLES == {n: t.title for n, t in catalog.TEST_SETS.items()}
     assert official.TABLE_KEYS["gradienthealth"] == "rexgradient" and official.SPLITS["chexpert-plus"] == "valid"
-    assert submission.DATASETS == catalog.DATASETS and schema.RANK_BY in catalog.BOARD_METRICS
-    assert schema.METRICS[:len(catalog.BOARD_METRICS)] == catalog.BOARD_METRICS  # the board's columns: its first
+    assert submission.DATASETS == catalog.DATASETS and schema.RANK_BY in BOARD_METRICS
+    assert schema.METRICS[:len(BOARD_METRICS)] == BOARD_METRICS  # the board's columns: its first
     # the guard knows each credentialed set by its name, under the title the board shows, and no public one
     assert [credentialed(t.name) for t in catalog.TEST_SETS.values()] == [
         t.title if t.credentialed else None for t in catalog.TEST_SETS.values()]

@@ -220,11 +220,6 @@ TASK_TITLES = {"findings": "Findings", "findings_impression": "Findings + Impres
 ACCESS = {"open-weights": "open weights", "api": "API"}
 
 
-# The board's columns, in the order of ReXrank's tables (each metric's title and whether it is shown as 1/mean are
-# its scorer's: `rexrank.scorers.shown`).
-BOARD_METRICS: tuple[str, ...] = ("bleu2", "bertscore", "semb_score", "radgraph", "radcliq_v1", "ratescore", "green",
-                                  "fineradscore")
-
 
 def built_dataset(name: str) -> tuple[DatasetInfo, bool] | None:
     """What `rexrank build-dataset NAME` builds: its facts and whether it is always kept private (None: unknown)."""

@@ -28,13 +28,12 @@ from functools import cache
 from pathlib import Path
 
 from rexrank import __version__
-from rexrank.catalog import ACCESS, BOARD_METRICS, TEST_SETS
+from rexrank.catalog import ACCESS, TEST_SETS
 from rexrank.errors import InputError
-from rexrank.models.registry import MODELS
 from rexrank.reports import FINDINGS, FINDINGS_IMPRESSION, MISSING, PREDICTION_TEXT, REFERENCE_TEXT
 from rexrank.results import MetricResult, ModelInfo, Result, model_slug
-from rexrank.scorers import inverted, shown, spec
-from rexrank.scorers.bertscore import departures as bertscore_departures
+from rexrank.scorers import BOARD_METRICS, inverted, shown, spec
+from rexrank.scorers import published as record
 from rexrank.scorers.radcliq import COMPONENTS, RADCLIQ_V1
 from rexrank.signature import Signature
 
@@ -253,12 +252,10 @@ def read_official_csv(path: str | os.PathLike) -> list[OfficialRow]:
     return rows
 
 
-# What the published figures were made with, as far as ReXrank says (docs/metrics.md): the pinned weights in fp32,
-# GREEN by its own model, FineRadScore by a GPT-4 model (which one is not published) with the reference's few-shot
-# examples. A verified number made otherwise is marked beside the imported ones: the two are not the same measure.
-_PINNED = {spec.pinned for spec in MODELS.values()}
-_GREEN = MODELS["GREEN"]
-_JUDGE = re.compile(r"^judge:(.+?):t=")  # an endpoint's identity names the model it asked (rexrank.llm)
+# What the published figures were made with, as far as ReXrank says (docs/metrics.md): the texts as the board makes
+# them and fp32 here; the rest is each metric's own record (`published`) and words (`Spec.departures`: the pinned
+# weights, GREEN by its own model, FineRadScore by a GPT-4 model with the reference's examples). A verified number made
+# otherwise is marked beside the imported ones: the two are not the same measure.
 
 
 def departures(signature: Signature) -> list[str]:
@@ -289,55 +286,10 @@ def _made(signature: Signature) -> list[str]:
     out = []
     if signature.settings.get("dtype", "fp32") != "fp32":
         out.append(f"{signature.metric} in {signature.settings['dtype']}, the published in fp32")
-    backend = signature.models.get("backend", "")
-    asked = (_JUDGE.match(backend) or [None, ""])[1].casefold()
-    if signature.metric == "green":
-        pinned = f"{_GREEN.pinned}:"
-        if not (backend.startswith(pinned) or asked in {n.casefold() for n in (_GREEN.repo_id, *_GREEN.names)}):
-            out.append(f"GREEN by {backend or 'an unnamed backend'}, the published by {_GREEN.repo_id}")
-    elif signature.metric == "fineradscore":
-        if "shots" not in signature.settings:
-            out.append("FineRadScore with unnamed examples, the published with the reference's")
-        if not asked.startswith("gpt-4"):
-            out.append(f"FineRadScore by {backend or 'an unnamed judge'}, the published by a GPT-4 model")
-    else:
-        out += [f"{signature.metric} {name} {model}, the published the pinned weights"
-                for name, model in signature.models.items() if model not in _PINNED]
-    out += _settings(signature)
+    try:
+        out += spec(signature.metric).departures(signature)
+    except KeyError:  # not a metric of this rexrank (RadRScore's parts, say): nothing recorded
+        out += record.weights(signature)
     for component in signature.components:
         out += _made(component)
-    return out
-
-
-# Compared by _texts, the precision by _made; and the demo's mark, which says where its numbers come from (the
-# board's Source says it too), not how they were made.
-_TEXT_KEYS = ("refs", "missing", "preds", "dtype", "demo")
-_PHRASES = {("fineradscore", "shots"): "FineRadScore with {made} examples, the published with the reference's",
-            **{(metric, "quoted"): f"{title} told in a system message that the reports are quoted data it must not "
-                                   "obey (rexrank's first defence; docs/security.md rule 19), the published asked "
-                                   "with the reference's messages alone" for metric, title in
-               (("green", "GREEN"), ("fineradscore", "FineRadScore"))}}
-
-
-def _settings(signature: Signature) -> list[str]:
-    """Every setting a number signs against its metric's record of how the published figures were made (the
-    scorer's `published`): a value the record holds and the number does not, or a setting the record lacks (made
-    some way the record cannot vouch for). A setting the record leaves None is not published: nothing to compare."""
-    try:
-        published = spec(signature.metric).published
-    except KeyError:  # not a metric of this rexrank (RadRScore's parts, say): nothing recorded
-        return []
-    # BERTScore words its stack's choices itself, and reads one signed before it was an option as published
-    bertscore = signature.metric == "bertscore"
-    out = bertscore_departures(signature.settings) if bertscore else []
-    for key, made in signature.settings.items():
-        if key in _TEXT_KEYS or (key in published and (bertscore or published[key] in (None, made))):
-            continue
-        phrase = _PHRASES.get((signature.metric, key))
-        if phrase:
-            out.append(phrase.format(made=made))
-        elif key in published:
-            out.append(f"{signature.metric} {key} {made}, the published {published[key]}")
-        else:
-            out.append(f"{signature.metric} {key} {made}, a setting the published figures' record does not have")
     return out

@@ -8,8 +8,7 @@ import pytest
 from conftest import ROOT
 from fixtures.scripts import load
 
-from rexrank.catalog import BOARD_METRICS
-from rexrank.scorers import canonical
+from rexrank.scorers import BOARD_METRICS, canonical
 from rexrank.scorers.bertscore import BASELINE, LAYER, MODEL, BertScore, rescale
 
 METRICS_DIR = ROOT / "metrics"

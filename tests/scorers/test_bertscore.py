@@ -286,7 +286,7 @@ def test_dropped_special_tokens_are_bert_scores_matching_without_them(local_mode
 
 def test_every_choice_is_signed_and_the_published_ones_depart_from_nothing(local_models):
     from rexrank.official import departures as official_departures
-    from rexrank.scorers.bertscore import departures
+    from rexrank.scorers.bertscore import stack_departures as departures
     from rexrank.signature import Signature
 
     default = BertScore(progress=False).signature()

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rexrank.catalog import BOARD_METRICS
 from rexrank.radrbench import RADRSCORE_PARTS
+from rexrank.scorers import BOARD_METRICS
 from rexrank.scorers import METRICS as REPORT_METRICS
 
 BOARD = "leaderboard.parquet"

@@ -18,9 +18,9 @@ import pandas as pd
 
 from rexrank.board.schema import METRICS, RANK_BY
 from rexrank.board.sources import UNVERIFIED
-from rexrank.catalog import ACCESS, BOARD_METRICS, TASK_TITLES, TEST_SETS
+from rexrank.catalog import ACCESS, TASK_TITLES, TEST_SETS
 from rexrank.results import BOARD_DECIMALS, COMPUTED, SELF_REPORTED
-from rexrank.scorers import shown
+from rexrank.scorers import BOARD_METRICS, shown
 from rexrank.text import safe_url, sanitize_text, to_markdown
 
 DATASET_TITLES = {name: t.title for name, t in TEST_SETS.items()}

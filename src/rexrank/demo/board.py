@@ -27,7 +27,7 @@ from rexrank.results import MetricResult, ModelInfo, Result
 from rexrank.rules import ledger, signing
 from rexrank.rules.layout import CARD, SUBMISSIONS
 from rexrank.scorecard import estimates
-from rexrank.scorers import JUDGED, METRICS, inverted, spec
+from rexrank.scorers import METRICS, inverted, spec
 from rexrank.scorers.label_f1 import MASKS
 from rexrank.signature import Signature
 
@@ -149,13 +149,11 @@ def _demo_radrscore(accuracy: pd.DataFrame, quality: float):
 GENERATED_BY_THE_MAINTAINERS = ("demo-careful",)
 GENERATED_FIELDS = {"provenance": "generated",
                     "checks": {"generated_by": "rexrank inference job", "demo": "synthetic"}}
-CENTRE = {"bleu2": 0.20, "bertscore": 0.45, "semb_score": 0.45, "radgraph": 0.25, "radcliq_v1": 0.85,
-          "ratescore": 0.52, "green": 0.30, "fineradscore": 0.40, "bleu4": 0.10, "rouge_l": 0.30, "radcliq_v0": 0.30,
-          "chexbert_micro_f1_14": 0.45, "chexbert_macro_f1_14": 0.30, "chexbert_micro_f1_5": 0.50,
-          "chexbert_macro_f1_5": 0.45}  # each metric's board value at quality 1 (the table-less crowd's)
-# The metrics the demo draws: every report metric with a CENTRE here (one without would be blank in the demo's rows,
-# as a metric a result lacks is on the real board). A per-study table draws a score per study, or, for a metric made
-# of column sums, its counts (BLEU-4's n-grams) or bitmasks (the label F1s'), as `rexrank score` writes them.
+# The metrics the demo draws: every report metric that declares its demo value (`demo`, its board value at quality 1;
+# one without would be blank in the demo's rows, as a metric a result lacks is on the real board). A per-study table
+# draws a score per study, or, for a metric made of column sums, its counts (BLEU-4's n-grams) or bitmasks (the label
+# F1s'), as `rexrank score` writes them.
+CENTRE = {m: spec(m).demo for m in METRICS if spec(m).demo is not None}
 DRAWN = tuple(m for m in METRICS if m in CENTRE)
 STUDIES = 500
 
@@ -188,16 +186,15 @@ def _demo_per_study(rng: np.random.Generator, quality: float, difficulty: np.nda
     them."""
     table = {"study_id": [f"demo-{i:04d}" for i in range(STUDIES)], **_demo_counts(rng, quality)}
     for name in (m for m in DRAWN if not spec(m).sufficient):
-        target = CENTRE[name] * quality
+        made, target = spec(name), CENTRE[name] * quality
         noise = difficulty + rng.normal(0, 0.1, STUDIES)
-        if name in ("radcliq_v1", "radcliq_v0"):  # per study RadCliQ itself (lower is better); the board shows 1 / mean
-            values = 1 / target - 2 * noise
-        elif name == "fineradscore":  # per study the worst severity, 0..4; 1 / mean on the board
-            values = np.clip(np.round(1 / target - 4 * noise), 0, 4)
+        if inverted(name):  # per study on the mean's own scale (lower is better); the board shows 1 / the mean
+            values = np.clip(1 / target - 2 * noise, *made.bounds)
         else:
-            values = np.clip(target + noise, 0, 1)
-        if name in JUDGED:  # the worst: GREEN 0, FineRadScore's highest severity
-            values = np.where(rng.random(STUDIES) < 0.02, 4.0 if name == "fineradscore" else 0.0, values)
+            values = np.clip(target + noise, max(made.bounds[0], 0.0), min(made.bounds[1], 1.0))
+        worst = getattr(made.implementation, "worst", None)  # a judged metric's unread study counts as its worst
+        if worst is not None:
+            values = np.where(rng.random(STUDIES) < 0.02, worst, values)
         table[name] = values
     per_study = pd.DataFrame(table)
     signatures = {name: _signature(name, key, task) for name in DRAWN}

@@ -44,6 +44,10 @@ class Scorer:
     # How it tokenises and which implementation's number it is, other tools' names for theirs beside (no "|")
     convention: ClassVar[str] = ""
     section: ClassVar[str] = ""  # where docs/metrics.md defines it: "§2"
+    # Its presentation: its place among the board's default columns (1 = first; a new column between two takes a
+    # number between theirs; None: a column a visitor adds) and the demo board's value of it at quality 1.
+    board: ClassVar[float | None] = None
+    demo: ClassVar[float | None] = None
     cacheable: ClassVar[bool] = False  # features worth keeping across runs (model outputs)
     models: ClassVar[tuple[str, ...]] = ()  # the weights it needs (rexrank.models.MODELS keys): `rexrank metrics`
     cache: FeatureCache | None = None
@@ -127,6 +131,10 @@ class Composite:
     empty_prediction: ClassVar[str] = ""
     summary: ClassVar[str] = ""
     section: ClassVar[str] = ""
+    # Its presentation: its place among the board's default columns (1 = first; a new column between two takes a
+    # number between theirs; None: a column a visitor adds) and the demo board's value of it at quality 1.
+    board: ClassVar[float | None] = None
+    demo: ClassVar[float | None] = None
 
     def combine(self, columns: Mapping[str, np.ndarray]) -> np.ndarray:
         raise NotImplementedError
@@ -230,6 +238,10 @@ class Judged:
     empty_prediction: ClassVar[str] = ""
     summary: ClassVar[str] = ""
     section: ClassVar[str] = ""
+    # Its presentation: its place among the board's default columns (1 = first; a new column between two takes a
+    # number between theirs; None: a column a visitor adds) and the demo board's value of it at quality 1.
+    board: ClassVar[float | None] = None
+    demo: ClassVar[float | None] = None
 
     @classmethod
     def from_options(cls, judge: Mapping[str, Any], device: str | None = None, progress: bool = True) -> Judged:

@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from rexrank.models import models_extra, resolve
+from rexrank.scorers import published as record
 from rexrank.scorers.base import Scorer
 from rexrank.signature import Signature
 
@@ -57,7 +58,7 @@ _DEPARTS = {
 }
 
 
-def departures(settings: Mapping[str, str]) -> list[str]:
+def stack_departures(settings: Mapping[str, str]) -> list[str]:
     """How a BERTScore signature's settings depart from CXR-Report-Metric's code on its pinned stack, one phrase
     each (for `rexrank.official.departures`). A setting the signature lacks is read as that stack's: it was signed
     before it became an option, and only that stack's value existed."""
@@ -146,6 +147,7 @@ class BertScore(Scorer):
     title = "BertScore"
     version = "1"
     published = PUBLISHED
+    board, demo = 2, 0.45  # the board's second column by default; the demo's value at quality 1
     # No bounds: raw F is 2PR/(P+R), unbounded when P and R have opposite signs (cosines can be negative).
     empty_prediction = (f"raw F 0, rescaled (0 - {BASELINE['F']}) / (1 - {BASELINE['F']}) = "
                         f"{rescale(0.0, BASELINE['F']):.4f}")
@@ -219,6 +221,13 @@ class BertScore(Scorer):
         tokens = "".join(f"|{k}:{v}" for k, v in self.tokenisation().items()
                          if (k, v) not in {("space", "lead"), ("trunc", str(MAX_TOKENS))})
         return f"bertscore-features:{self.version}|{self.model.identity}|layer:{self.layer}{tokens}{precision}"
+
+    @staticmethod
+    def departures(signature: Signature) -> list[str]:
+        """Its weights, its stack's choices in its own words (a setting signed before it was an option read as
+        the published), and any other setting."""
+        return (record.weights(signature) + stack_departures(signature.settings)
+                + record.settings(signature, PUBLISHED, worded=PUBLISHED))
 
     def signature(self) -> Signature:
         rescaled = "no" if self.baseline is None else f"F:{self.baseline:.9g}"

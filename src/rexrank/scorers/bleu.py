@@ -74,6 +74,7 @@ class Bleu2(Scorer):
     summary = ("BLEU-2: unigram and bigram precision against the reference with the brevity penalty, sentence by "
                "sentence (NLTK method1 smoothing).")
     section = "§1"
+    board, demo = 1, 0.20  # the board's first column by default; the demo's value at quality 1
     convention = ("ReXrank's BLEU-2 (CXR-Report-Metric, fast_bleu): tokens lower-cased with each \".\" split off, a "
                   "sentence BLEU-2 per report (method1 smoothing), then the mean. RadEval's `bleu_2` is another "
                   "number: corpus BLEU-2 (coco-caption's scorer) on whitespace tokens, case kept.")

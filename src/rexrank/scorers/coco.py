@@ -170,6 +170,7 @@ class Bleu4(_Cleaned):
                   "tok:) and rejoined by its decode. RadEval's `bleu` is coco-caption's BLEU-4 on the raw text "
                   "(whitespace tokens, case and punctuation kept): another number.")
     section = "§11"
+    demo = 0.10  # the demo's value at quality 1 (a column a visitor adds)
 
     def features(self, texts: Sequence[str]) -> list[Grams]:
         return [grams(t) for t in self.prepared(texts)]
@@ -239,6 +240,7 @@ class RougeL(_Cleaned):
                   "rouge-score's F1 (beta 1) with the Porter stemmer on its own tokens (lower-cased, "
                   "non-alphanumerics dropped), as is CXRMate-2's `rouge_l`: another number.")
     section = "§11"
+    demo = 0.30  # the demo's value at quality 1 (a column a visitor adds)
 
     def features(self, texts: Sequence[str]) -> list[list[str]]:
         return [t.split(" ") for t in self.prepared(texts)]

@@ -51,7 +51,9 @@ from rexrank.llm.quoting import GREEN as ANSWER_FORMAT
 from rexrank.llm.quoting import quoted as quoting
 from rexrank.llm.radiology import not_radiology
 from rexrank.models.green import CHAT_TEMPLATE, MAX_LENGTH  # noqa: F401  (the reference's, re-exported)
+from rexrank.models.registry import MODELS
 from rexrank.reports import check_pairs
+from rexrank.scorers import published as record
 from rexrank.scorers.base import Judged, Judgements, Problem
 from rexrank.signature import Signature
 
@@ -365,6 +367,8 @@ class Green(Judged):
     bounds = (0.0, 1.0)  # matched / (matched + errors)
     details = {f"green.{key}": "number" for key in COUNT_KEYS}
     best = 1.0  # no clinically significant error, a finding matched
+    worst = WORST  # what an unread study counts as
+    board, demo = 7, 0.30  # the board's seventh column by default; the demo's value at quality 1
     empty_prediction = "judged as written (an empty candidate matches nothing: usually 0)"
     summary = ("A fine-tuned LLM judge counts matched findings and clinically significant errors: matched / (matched"
                " + significant errors).")
@@ -391,3 +395,12 @@ class Green(Judged):
 
     def signature(self) -> Signature:
         return signature(self.backend, self.quoted)
+
+    @staticmethod
+    def departures(made: Signature) -> list[str]:
+        """The published GREEN is its own pinned model's (by its weights or an endpoint serving it by name)."""
+        model, backend = MODELS["GREEN"], made.models.get("backend", "")
+        own = backend.startswith(f"{model.pinned}:") or record.asked(made) in {
+            n.casefold() for n in (model.repo_id, *model.names)}
+        judge = [] if own else [f"GREEN by {backend or 'an unnamed backend'}, the published by {model.repo_id}"]
+        return judge + record.settings(made, Green.published, {"quoted": record.QUOTED.format(title="GREEN")})

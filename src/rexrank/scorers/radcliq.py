@@ -73,8 +73,9 @@ class RadCliQ(Composite):
                "counts; the board shows 1 / the mean (higher is better).")
     section = "§5"
 
-    def __init__(self, name: str, title: str, model: LinearComposite):
-        self.name, self.title, self.model = name, title, model
+    def __init__(self, name: str, title: str, model: LinearComposite, board: float | None = None,
+                 demo: float | None = None):
+        self.name, self.title, self.model, self.board, self.demo = name, title, model, board, demo
 
     def combine(self, columns: Mapping[str, np.ndarray]) -> np.ndarray:
         return self.model([columns[name] for name in COMPONENTS])

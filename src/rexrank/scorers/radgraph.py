@@ -93,6 +93,7 @@ class RadGraphF1(Scorer):
     summary = ("RadGraph F1 (partial reward): overlap of the clinical entities and relations RadGraph extracts from "
                "each report.")
     section = "§4"
+    board, demo = 4, 0.25  # the board's fourth column by default; the demo's value at quality 1
 
     def __init__(self, **runtime):
         super().__init__(**runtime)

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from rexrank.scorers import published as record
+
 
 class Kind(StrEnum):
     """The kinds of implementation, by what computes a study's columns."""
@@ -62,6 +64,10 @@ class Spec:
     implementation: Any = None
     reader: Callable[[Mapping[str, Any]], np.ndarray] | None = None  # columns -> (n, k) table, when not as stored
     check: Callable[[Mapping[str, Any]], list[str]] | None = None  # what no run can write in its count columns
+    # its presentation: its place among the board's default columns (None: a column a visitor adds), its title above
+    # (ReXrank's tables' column name where they publish it), the demo board's value of it at quality 1
+    board: float | None = None
+    demo: float | None = None
 
     @property
     def sufficient(self) -> bool:
@@ -99,6 +105,12 @@ class Spec:
                     raise ValueError(f"{self.name}.{key} is a number like {default!r}, not {text!r}") from None
         return text
 
+    def departures(self, signature) -> list[str]:
+        """How a number's making departs from the published figures', in the metric's words where its implementation
+        declares them (`departures`), else by the rule of `rexrank.scorers.published`."""
+        own = getattr(self.implementation, "departures", None)
+        return own(signature) if callable(own) else record.departures(signature, self.published)
+
     def carried_by(self, names) -> bool:
         """Whether a table with these columns holds this metric's numbers."""
         return set(self.columns) <= set(names)
@@ -125,4 +137,5 @@ def spec_of(implementation: Any, kind: Kind) -> Spec:
         details=dict(implementation.detail_columns()) if kind == Kind.JUDGED else {},
         citation=getattr(implementation, "citation", ""), codebase=tuple(getattr(implementation, "codebase", ())),
         implementation=implementation,
-        reader=implementation.table if kind == Kind.AGGREGATED else None, check=getattr(implementation, "check", None))
+        reader=implementation.table if kind == Kind.AGGREGATED else None, check=getattr(implementation, "check", None),
+        board=getattr(implementation, "board", None), demo=getattr(implementation, "demo", None))

@@ -46,6 +46,7 @@ from rexrank.llm.quoting import FINERADSCORE
 from rexrank.llm.quoting import quoted as quoting
 from rexrank.llm.radiology import not_radiology
 from rexrank.reports import check_pairs
+from rexrank.scorers import published as record
 from rexrank.scorers.base import Judged, Judgements, Problem, mean_scored
 from rexrank.scorers.fineradscore.prompt import (
     JSON_FORMAT,
@@ -253,6 +254,8 @@ class FineRadScore(Judged):
     bounds = (0.0, math.inf)  # severities 0-4, per study their max or their sum
     details = {"fineradscore.max": "number", "fineradscore.sum": "number", "fineradscore.corrections": "text"}
     best = 0.0  # no correction
+    worst = float(WORST_SEVERITY)  # what an unread study counts as, per study its highest severity
+    board, demo = 8, 0.40  # the board's eighth column by default; the demo's value at quality 1
     empty_prediction = "judged as written: no line to correct, so only inserted lines (usually severe)"
     summary = ("An LLM judge corrects the prediction line by line and grades each correction's severity (0-4); per "
                "study the maximum; the board shows 1 / the mean.")
@@ -284,3 +287,16 @@ class FineRadScore(Judged):
 
     def signature(self) -> Signature:
         return signature(self.endpoint, self.shots, self.how, self.quoted)
+
+    @staticmethod
+    def departures(made: Signature) -> list[str]:
+        """The published FineRadScore is a GPT-4 model's (which one is not published), with the reference's
+        examples."""
+        out = [] if "shots" in made.settings else [
+            "FineRadScore with unnamed examples, the published with the reference's"]
+        if not record.asked(made).startswith("gpt-4"):
+            out.append(f"FineRadScore by {made.models.get('backend') or 'an unnamed judge'}, the published by a GPT-4 "
+                       "model")
+        return out + record.settings(made, FineRadScore.published, {
+            "shots": "FineRadScore with {made} examples, the published with the reference's",
+            "quoted": record.QUOTED.format(title="FineRadScore")})
