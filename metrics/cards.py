@@ -17,14 +17,13 @@ from pathlib import Path
 from rexrank import spaces, stats
 from rexrank.publish import metric_folders
 from rexrank.scorers import BOARD_METRICS, aliases, canonical, shown, spec
-from rexrank.scorers.spec import NOT_REPORTS
 
 HERE = Path(__file__).parent
 BEGIN = "<!-- at a glance: written by metrics/cards.py from the metric's spec; edit the spec, then run it -->"
 END = "<!-- end of at a glance -->"
 WRITTEN = re.compile(r"<!-- at a glance: [^\n]*-->.*?" + re.escape(END), flags=re.S)  # a block, under any BEGIN
 # The folders whose card has the block: the metric Spaces of the registry's report metrics (not RadRScore's, ReXVQA's).
-CARDS = tuple(f.name for f in metric_folders(HERE) if spec(f.name).kind not in NOT_REPORTS)
+CARDS = tuple(f.name for f in metric_folders(HERE) if spec(f.name).report)
 
 
 def _bound(x: float) -> str:
@@ -84,7 +83,7 @@ def main() -> int:
         readme = HERE / folder / "README.md"
         if not readme.is_file():
             readme.write_text(first_card(folder), encoding="utf-8")
-        if spec(name).kind not in NOT_REPORTS:
+        if spec(name).report:
             readme.write_text(card(folder, readme.read_text(encoding="utf-8")), encoding="utf-8")
         spaces.write(name, HERE / folder)
     return 0

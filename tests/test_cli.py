@@ -82,8 +82,8 @@ def test_without_weights_the_skipped_report_is_a_line_per_missing_model_and_one_
     assert per_model == [
         "    radgraph: RadGraph v1 model, for radgraph, radcliq_v1, radcliq_v0",
         "    bertscore: BERTScore encoder, for bertscore, radcliq_v1, radcliq_v0",
-        "    chexbert: CheXbert checkpoint, for semb_score, chexbert_micro_f1_14, chexbert_macro_f1_14, "
-        "chexbert_micro_f1_5, chexbert_macro_f1_5, radcliq_v1, radcliq_v0",
+        "    chexbert: CheXbert checkpoint, for semb_score, radcliq_v1, radcliq_v0, chexbert_micro_f1_14, "
+        "chexbert_macro_f1_14, chexbert_micro_f1_5, chexbert_macro_f1_5",
         "    rate_ner: RaTEScore entity tagger, for ratescore"]
     assert "StanfordAIMI" not in out and len(report) < 800  # each name at most twice (654); was 3,895
     skipped = result.skipped

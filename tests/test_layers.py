@@ -80,3 +80,30 @@ def test_the_runners_prediction_bound_is_the_rules_predictions_line():
     from rexrank.rules.limits import LINE_JSON
 
     assert MAX_PREDICTION == LINE_JSON.max_bytes
+
+
+def test_only_the_metrics_package_asks_a_metric_its_kind():
+    """Outside `rexrank.scorers` a metric is asked what it does (`Spec.per_text`, `judged`, `report`, `made_from`, its
+    declared presentation), never what kind it is: no `Kind`, no kind set, no per-kind registry (docs/architecture.md,
+    "One metric shape"). Read from the imports, so an alias (`from ... import JUDGED as J`) counts too."""
+    kinds = {"Kind", "NOT_REPORTS", "SCORERS", "JUDGED", "COMPOSITES", "AGGREGATED"}
+    found = []
+    for path in [*SOURCE.rglob("*.py"), *(ROOT / "metrics").glob("*.py")]:
+        if (SOURCE / "scorers") in path.parents:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("rexrank.scorers"):
+                found += [f"{path.relative_to(ROOT)}:{node.lineno} {a.name}" for a in node.names if a.name in kinds]
+            elif isinstance(node, ast.Attribute) and node.attr == "kind" and _a_spec(node.value):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} {ast.unparse(node)}")
+    assert found == []
+
+
+def _a_spec(node: ast.expr) -> bool:
+    """Whether an expression is a metric's spec as the code names one: `made`, `metric`, `spec(name)`,
+    `REGISTRY[name]`."""
+    if isinstance(node, ast.Name):
+        return node.id in {"made", "metric"}
+    if isinstance(node, ast.Call):
+        return isinstance(node.func, ast.Name) and node.func.id == "spec"
+    return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "REGISTRY"

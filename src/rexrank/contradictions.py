@@ -26,12 +26,12 @@ import numpy as np
 import pandas as pd
 
 from rexrank.results import Result
-from rexrank.scorers import JUDGED, spec
+from rexrank.scorers import REGISTRY, spec
 from rexrank.scorers.label_f1 import MASKS, masks
 
 RADGRAPH_DIFFERS = 0.5  # a RadGraph-F1 below it: the reports share fewer than half their entities and relations
 SUFFIX = ".contradicted"
-CHECKED = tuple(name for name, judged in JUDGED.items() if getattr(judged, "best", None) is not None)
+CHECKED = tuple(name for name, made in REGISTRY.items() if getattr(made.implementation, "best", None) is not None)
 
 
 def column(name: str) -> str:

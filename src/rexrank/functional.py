@@ -28,8 +28,8 @@ import numpy as np
 
 from rexrank import stats
 from rexrank.errors import InputError
-from rexrank.scorers import REGISTRY, Kind, MetricUnavailable, canonical
-from rexrank.scorers.spec import NOT_REPORTS, Spec
+from rexrank.scorers import REGISTRY, MetricUnavailable, canonical
+from rexrank.scorers.spec import Spec
 
 JUDGE = ("judge_url", "judge_model", "allow_endpoints", "concurrency")  # what `MetricSet(judge=...)` reads
 INPUTS = {"radrscore": ("reports",), "rexvqa_accuracy": ("options",)}  # what a metric reads beside the pairs
@@ -53,8 +53,7 @@ class Score:
 
 def options_of(made: Spec) -> tuple[str, ...]:
     """Every option name `made`'s function accepts beside how it runs."""
-    judged = made.kind in (Kind.JUDGED, Kind.REASONING)
-    return (*made.options, *(JUDGE if judged else ()), *INPUTS.get(made.name, ()))
+    return (*made.options, *(JUDGE if made.judged else ()), *INPUTS.get(made.name, ()))
 
 
 def _spec(name: str) -> Spec:
@@ -82,7 +81,7 @@ def score(name: str, predictions: Sequence[str], references: Sequence, *, resamp
     """Metric `name` (or an alias) over the pairs, as the board makes it (`rexrank.scorecard.score`)."""
     made = _spec(name)
     settings, judge, extra = _split(made, options)
-    if made.kind in NOT_REPORTS:
+    if not made.report:
         return _module_score(made, predictions, references, resamples, seed, dataset, {**settings, **judge, **extra})
     import pandas as pd
 

@@ -9,7 +9,7 @@ from importlib import import_module
 from rexrank.errors import InputError
 from rexrank.reports import check_pairs
 from rexrank.scorecard import table_report
-from rexrank.scorers import REGISTRY, SCORERS, Kind, aliases, canonical
+from rexrank.scorers import REGISTRY, aliases, canonical
 
 # The papers every ReXrank metric module cites (BibTeX).
 REXRANK_CITATION = """\
@@ -68,16 +68,16 @@ def compute(name: str, predictions: Sequence, references: Sequence, **options) -
     if name not in REGISTRY:
         raise InputError(f"unknown metric {name!r}: known metrics are {', '.join(REGISTRY)}")
     made = REGISTRY[name]
-    if made.kind == Kind.SCORER and not made.sufficient:
+    if made.per_text and not made.sufficient:
         return _scored(name, predictions, references, **options)
-    if made.kind in (Kind.JUDGED, Kind.REASONING, Kind.VQA):
+    if made.own_module:
         return import_module(f"rexrank.scorers.{name}").compute(predictions, references, **options)
     return table_report(name, predictions, references, **options)
 
 
 def _scored(name: str, predictions: Sequence[str], references: Sequence[str], **options) -> dict:
     check_pairs(predictions, references)
-    scorer = SCORERS[name](**{"progress": False} | options)
+    scorer = REGISTRY[name].implementation(**{"progress": False} | options)
     candidates, refs = scorer.paired_features(list(predictions), list(references))
     per_sample = scorer.score(candidates, refs)
     mean = float(per_sample.mean()) if len(per_sample) else float("nan")
@@ -116,7 +116,7 @@ def metric_info(name: str, description: str, citation: str, inputs_description: 
 
     made = REGISTRY[canonical(name)]
     features = None
-    if made.kind == Kind.REASONING:
+    if made.reasoning:
         text = datasets.Value("string")
         features = [datasets.Features({"predictions": text, "references": text}),
                     datasets.Features({"predictions": text, "references": datasets.Sequence(text)})]

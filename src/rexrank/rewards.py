@@ -32,8 +32,7 @@ from rexrank import stats
 from rexrank.cache import FeatureCache, default_path
 from rexrank.errors import InputError
 from rexrank.functional import INPUTS, _spec, _split
-from rexrank.scorers import AGGREGATED, COMPOSITES, Kind
-from rexrank.scorers.spec import NOT_REPORTS
+from rexrank.scorers.base import Run
 
 TRAINER_KWARGS = ("prompts", "completion_ids", "trainer_state", "log_extra", "log_metric", "environments")
 
@@ -74,7 +73,7 @@ class Reward:
         self.__name__ = f"rexrank_{made.name}"  # TRL logs a reward by its function's name
         self._known: dict[str, dict[str, Any]] = {}  # scorer -> reference text -> features
         self.metric_set = None
-        if made.kind not in NOT_REPORTS:
+        if made.report:
             from rexrank.scorecard import MetricSet
 
             options = {made.name: self.settings} if self.settings else None
@@ -101,24 +100,21 @@ class Reward:
     def values(self, predictions: list[str], references: list[str], inputs: dict | None = None) -> np.ndarray:
         """Each study's number as the board computes it (not negated)."""
         made = self.spec
-        if made.kind in NOT_REPORTS:
+        if not made.report:
             module = import_module(made.implementation)
             dataset = {"dataset": self.dataset} if self.dataset else {}
             out = module.compute(predictions, references, **{**self.inputs, **(inputs or {})}, **self.settings,
                                  **self.judge, **dataset)
             return np.asarray(out[f"{made.name}_per_sample"], dtype=np.float64)
-        if made.kind == Kind.JUDGED:
-            return self.metric_set.judged[made.name].run(predictions, references, self.dataset)[0]
-        columns, joined = {}, {}
+        run = Run(predictions, references, self.dataset)  # as the scorecard runs it, on one batch
         for name, scorer in self.metric_set.scorers.items():
             candidates, refs = self._features(name, scorer, predictions, references)
-            columns[name] = np.asarray(scorer.score(candidates, refs), dtype=np.float64)
-            joined[name] = scorer.extras_columns(candidates, refs)
-        if made.name in COMPOSITES:
-            return COMPOSITES[made.name].combine(columns)
-        if made.name in AGGREGATED:
-            return _per_row(made.statistic, made.table(AGGREGATED[made.name].made_from(joined)))
-        return _per_row(made.statistic, columns[made.name]) if made.sufficient else columns[made.name]
+            run.scores[name] = np.asarray(scorer.score(candidates, refs), dtype=np.float64)
+            run.joined[name] = scorer.extras_columns(candidates, refs)
+            run.signatures[name] = scorer.signature()
+        table = run.scores[made.name] if made.per_text else made.table(
+            self.metric_set.from_run[made.name].made_from(run).columns)
+        return _per_row(made.statistic, table) if made.sufficient else table
 
     def _features(self, name: str, scorer, predictions: list[str], references: list[str]) -> tuple[list, list]:
         """The completions' features (computed now, each distinct text once) and the references' (kept)."""

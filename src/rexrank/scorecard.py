@@ -15,6 +15,7 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,8 +28,8 @@ from rexrank.files import atomic_path, write_text
 from rexrank.llm.guard import DataUse
 from rexrank.reports import check_pairs
 from rexrank.results import MetricResult
-from rexrank.scorers import AGGREGATED, COMPOSITES, JUDGED, SCORERS, Judged, MetricUnavailable, Scorer, spec
-from rexrank.scorers.base import CHUNK
+from rexrank.scorers import REGISTRY, MetricUnavailable, Scorer, spec
+from rexrank.scorers.base import CHUNK, Run
 from rexrank.signature import Signature
 
 
@@ -47,9 +48,8 @@ class Scorecard:
 
 
 def _plan(metrics: Sequence[str]) -> list[str]:
-    """Requested metrics plus the computable components composites need, components first."""
-    needed = [c for m in metrics if m in COMPOSITES or m in AGGREGATED
-              for c in (COMPOSITES.get(m) or AGGREGATED[m]).needs if c in SCORERS]
+    """Requested metrics plus the per-text scorers those made from them need, scorers first."""
+    needed = [c for m in metrics for c in spec(m).needs if c in REGISTRY and spec(c).per_text]
     return list(dict.fromkeys([*needed, *metrics]))
 
 
@@ -60,8 +60,8 @@ class MetricSet:
     a metric's own options (`fineradscore_shots`); each `Judged.from_options` takes what it needs. Without a judge,
     GREEN uses its local model and FineRadScore is unavailable."""
 
-    scorers: dict[str, Scorer]
-    judged: dict[str, Judged]
+    scorers: dict[str, Scorer]  # the per-text scorers, run chunk by chunk
+    from_run: dict[str, Any]  # every other metric, made from the run after them (`made_from`)
     unavailable: dict[str, str]  # metric -> why it cannot run here
 
     def __init__(self, metrics: Sequence[str], device: str | None = None, batch_size: int | None = None,
@@ -73,22 +73,17 @@ class MetricSet:
                          "settings": options or {}}
 
     def __getattr__(self, name: str):
-        """`scorers`, `judged` and `unavailable`, made when first asked for (after the input is read and checked: a
+        """`scorers`, `from_run` and `unavailable`, made when first asked for (after the input is read and checked: a
         refused file costs no weight lookup, no judge and no torch import)."""
-        if name not in ("scorers", "judged", "unavailable") or "_options" not in self.__dict__:
+        if name not in ("scorers", "from_run", "unavailable") or "_options" not in self.__dict__:
             raise AttributeError(name)
-        self.scorers, self.judged, self.unavailable = {}, {}, {}
-        device, judge = self._options["device"], self._options["judge"]
+        self.scorers, self.from_run, self.unavailable = {}, {}, {}
+        how = {k: self._options[k] for k in ("device", "batch_size", "dtype", "judge")}
         for metric in _plan(self.metrics):
-            try:
-                if metric in SCORERS:
-                    self.scorers[metric] = SCORERS[metric](**self._options["settings"].get(metric, {}), device=device,
-                                                           batch_size=self._options["batch_size"],
-                                                           progress=self.progress, dtype=self._options["dtype"])
-                elif metric in JUDGED:
-                    # its spec's options (`quoted`) beside the judge's: each metric's own
-                    own = {**(judge or {}), **self._options["settings"].get(metric, {})}
-                    self.judged[metric] = JUDGED[metric].from_options(own, device=device, progress=self.progress)
+            made = spec(metric)
+            try:  # a judged metric's own options (`quoted`) beside its judge's
+                built = made.build(self._options["settings"].get(metric), progress=self.progress, **how)
+                (self.scorers if made.per_text else self.from_run)[metric] = built
             except MetricUnavailable as err:
                 self.unavailable[metric] = str(err)
             except ValueError as err:  # an option the scorer refuses: the caller's to fix
@@ -155,36 +150,25 @@ def score(
         joined[name] = {k: np.concatenate([c.extras[name][k] for c in parts]) for k in parts[0].extras[name]}
         extras |= scorer.extras_from(joined[name])
         signatures[name] = scorer.signature()
-    sufficient = _aggregated(metric_set.metrics, joined, signatures, skipped)
+    run = Run(predictions, references, dataset, columns, joined, signatures, skipped)
     for name in _plan(metric_set.metrics):
-        if name in COMPOSITES:
-            composite = COMPOSITES[name]
-            missing = [c for c in composite.needs if c not in columns]
-            if missing:
-                reasons = [f"{c}: {skipped[c]}" for c in missing if c in skipped]
-                absent = [c for c in missing if c not in skipped]
-                if absent:
-                    reasons.append(f"{', '.join(absent)} not in rexrank {__version__} yet")
-                skipped[name] = f"needs {', '.join(missing)} ({'; '.join(reasons)})"
-                continue
-            columns[name] = composite.combine(columns)
-            signatures[name] = composite.signature([signatures[c] for c in composite.needs])
-        elif name in metric_set.judged:  # no features to hold; the judge's reply cache makes a rerun cheap
-            judged = metric_set.judged[name]
-            try:
-                values, more, found = judged.run(predictions, references, dataset)
-            except MetricUnavailable as err:  # the judge's server failed, or most answers could not be read
-                skipped[name] = str(err)
-                continue
-            columns[name], signatures[name] = values, judged.signature()
-            detail |= more
-            extras |= found
+        if name not in metric_set.from_run:
+            continue
+        try:
+            made = metric_set.from_run[name].made_from(run)
+        except MetricUnavailable as err:  # a part skipped; the judge's server failed, or most answers unread
+            skipped[name] = str(err)
+            continue
+        columns[name] = made.columns[name] if list(made.columns) == [name] else made.columns
+        signatures[name] = made.signature
+        detail |= made.detail
+        extras |= made.extras
 
     if text:  # on each metric's own signature; a composite's components are signed by the composite's
         signatures = {name: replace(made, settings={**made.settings, **text}) for name, made in signatures.items()}
     ordered = {column: values for name in _plan(metric_set.metrics) if name in columns
                for column, values in _per_study(name, columns[name]).items()}
-    per_study = pd.DataFrame({"study_id": rows["study_id"].tolist(), **ordered, **sufficient, **detail})
+    per_study = pd.DataFrame({"study_id": rows["study_id"].tolist(), **ordered, **detail})
     # after the scores, from them: which clean verdicts CheXbert's labels (or RadGraph) contradict (rule 22)
     per_study = contradictions.mark(per_study, contradictions.labels_of(joined))
     for name, found in contradictions.counts(per_study).items():
@@ -192,29 +176,15 @@ def score(
     return Scorecard(per_study, estimates(per_study, signatures, resamples, seed), skipped, extras)
 
 
-def _per_study(name: str, values: np.ndarray) -> dict[str, np.ndarray]:
-    """A metric's per-study columns as its spec names them: its score, or its k sufficient statistics."""
+def _per_study(name: str, values) -> dict[str, np.ndarray]:
+    """A metric's per-study columns as its spec names them: its score, or its k sufficient statistics (as an (n, k)
+    table, or by column)."""
     columns = spec(name).columns
+    if isinstance(values, dict):
+        return values
     if values.ndim == 1:
         return {name: values}
     return {c: v.astype(np.int64) if columns[c] == "count" else v for c, v in zip(columns, values.T, strict=True)}
-
-
-def _aggregated(metrics: Sequence[str], joined: dict[str, dict[str, np.ndarray]], signatures: dict[str, Signature],
-                skipped: dict[str, str]) -> dict[str, np.ndarray]:
-    """The per-study sufficient-statistic columns of the label-F1 metrics asked for (from SembScore's CheXbert labels,
-    not a second model run), each one's signature added; a metric whose scorer did not run is skipped, saying why."""
-    asked = [name for name in _plan(metrics) if name in AGGREGATED]
-    for name in asked:
-        kind = AGGREGATED[name]
-        missing = [c for c in kind.needs if c not in joined]
-        if missing:
-            skipped[name] = "needs " + ", ".join(f"{c} ({skipped.get(c, 'not run')})" for c in missing)
-        else:
-            signatures[name] = kind.signature([signatures[c] for c in kind.needs])
-    # made once per scorer whose features they read: the four label F1 metrics share one set of bitmasks
-    made = {AGGREGATED[name].needs: AGGREGATED[name] for name in asked if name in signatures}
-    return {column: values for kind in made.values() for column, values in kind.made_from(joined).items()}
 
 
 def _chunks(rows: pd.DataFrame, metric_set: MetricSet, scorers: list[str], checkpoint: Path | None) -> list[Chunk]:

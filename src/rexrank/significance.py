@@ -16,7 +16,7 @@ import pandas as pd
 from rexrank import stats
 from rexrank.errors import InputError
 from rexrank.rules.parquet import About
-from rexrank.scorers import JUDGED, METRICS, spec
+from rexrank.scorers import METRICS, spec
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def paired(a: pd.DataFrame, b: pd.DataFrame, trials: int = stats.TRIALS, seed: i
             x, y = spec(metric).table(a), spec(metric).table(b)
         else:
             x, y = a[metric].astype(float), b[metric].astype(float)
-        if metric in JUDGED:
+        if spec(metric).judged:
             both = x.notna() & y.notna()
             x, y = x[both], y[both]
         tests = (stats.paired_bootstrap(x, y, statistic, trials, seed),

@@ -23,7 +23,7 @@ from importlib import import_module
 from pathlib import Path
 
 from rexrank.hf_metric import EXAMPLES, REXRANK_CITATION, SPACE_NAMES, compute, example_of
-from rexrank.scorers import REGISTRY, Kind, canonical, spec
+from rexrank.scorers import REGISTRY, canonical, spec
 from rexrank.scorers.spec import Spec
 
 MADE = "Written by metrics/cards.py from the metric's spec (rexrank.spaces): edit the spec, then run it."
@@ -93,13 +93,13 @@ def _judge_functions(made: Spec) -> list:
 def _arguments(made: Spec) -> dict[str, str]:
     """Each argument the module passes on beside the pairs -> its line, in the order they are read."""
     out = {}
-    read = {p for f in _judge_functions(made) for p in inspect.signature(f).parameters} if made.kind in (
-        Kind.REASONING, Kind.VQA) else set(made.options)
+    read = ({p for f in _judge_functions(made) for p in inspect.signature(f).parameters}
+            if made.own_module and not made.report else set(made.options))
     for key, default in made.options.items():  # an option a module fixes (ReXVQA's parser) is not an argument
         if key in read:
             what = OPTIONS.get(f"{made.name}.{key}", OPTIONS.get(key, "a setting that changes the number"))
             out[key] = f"{what} (signed). Default {default!r}."
-    if made.kind in (Kind.JUDGED, Kind.REASONING, Kind.VQA):
+    if made.own_module:
         for function in _judge_functions(made):
             for parameter in inspect.signature(function).parameters.values():
                 if parameter.name not in HIDDEN | set(out) and parameter.kind != parameter.VAR_KEYWORD:
@@ -107,7 +107,7 @@ def _arguments(made: Spec) -> dict[str, str]:
         return out
     if _needs_weights(made):
         out |= {key: ARGUMENTS[key] for key in ("device", "batch_size")}
-    if made.sufficient or made.kind != Kind.SCORER:  # a value with its CI (rexrank.scorecard.table_report)
+    if made.sufficient or not made.per_text:  # a value with its CI (rexrank.scorecard.table_report)
         out |= {key: ARGUMENTS[key] for key in ("resamples", "seed")}
     return out
 
@@ -117,17 +117,13 @@ def _needs_weights(made: Spec) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*made.models, *(m for part in made.needs for m in spec(part).models)]))
 
 
-def _needs_judge(made: Spec) -> bool:
-    return made.kind in (Kind.JUDGED, Kind.REASONING)
-
-
 def _returns(made: Spec) -> list[str]:
     name = made.name
     if made.sufficient:
         return [f"{name} (float): {made.title}, the statistic of the per-study counts summed.",
                 f"{name}_ci (list of float): its 95% bootstrap interval over studies.",
                 "per_sample (dict): each study's sufficient statistics by column, to merge or resample."]
-    if made.kind == Kind.COMPOSITE:
+    if made.combined:
         return [f"{name} (float): the mean over the pairs (lower is better).",
                 f"inv_{name} (float): 1 / {name}, the board's value; inv_{name}_ci (list of float): its 95% CI.",
                 f"{name}_per_sample (list of float): each pair's score.",
@@ -137,7 +133,7 @@ def _returns(made: Spec) -> list[str]:
     lines = [f"{name} (float): the mean over the pairs{' (the board shows 1 / it)' if _inverse(made) else ''}.",
              f"{name}_per_sample (list of float): each pair's score, "
              f"{'unbounded' if math.isinf(high - low) else f'in [{low:g}, {high:g}]'}."]
-    if made.kind in (Kind.JUDGED, Kind.REASONING):
+    if made.judged:
         lines.append("judged (int), judged_mean (float or None), and the count of each problem: the pairs whose "
                      "answer was read and their mean; a pair not read counts as the worst.")
     return lines
@@ -155,7 +151,7 @@ def _example(made: Spec) -> list[str]:
     for key, value in {"predictions": predictions, "references": references, **extra}.items():
         call += [f"...     {line}" for line in f"{key}={pprint.pformat(value, width=96)},".splitlines()]
     call.append("... )")
-    weights, judge = _needs_weights(made), _needs_judge(made)
+    weights, judge = _needs_weights(made), made.judged
     if not weights and not judge:
         value = compute(name, predictions, references, **extra)[name]
         return call + [f">>> round(results[\"{name}\"], 4)", f"{round(value, 4)}"]
@@ -175,7 +171,7 @@ def _example(made: Spec) -> list[str]:
 def needs_for_example(name: str) -> str:
     """Why a metric's docstring example needs more than rexrank (weights, a judge); empty when it does not."""
     made = spec(name)
-    needed = [*(["weights"] if _needs_weights(made) else []), *(["a judge"] if _needs_judge(made) else [])]
+    needed = [*(["weights"] if _needs_weights(made) else []), *(["a judge"] if made.judged else [])]
     return " and ".join(needed)
 
 
@@ -252,7 +248,7 @@ if __name__ == "__main__":
 
 def requirements(made: Spec) -> str:
     extras = [*(["models"] if _needs_weights(made) or made.name == "green" else []),
-              *(["llm"] if _needs_judge(made) else [])]
+              *(["llm"] if made.judged else [])]
     return f"rexrank{'[' + ','.join(extras) + ']' if extras else ''}>=0.1.0\nevaluate>=0.4.6\ndatasets>=3.0\n"
 
 

@@ -11,7 +11,7 @@ from rexrank.catalog import PRIVATE_DATASETS, TEST_SETS
 from rexrank.data.known import recognise
 from rexrank.data.split import jsonl_records
 from rexrank.results import Result, companions, result_name
-from rexrank.scorers import spec
+from rexrank.scorers import RANK_BY, spec
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ def board_plan(pieces: list[Piece]) -> list[str]:
     from rexrank.inference.contract import MODEL_FOLDER, check_model
     from rexrank.rules import RADRBENCH_FILE
 
-    radcliq = "radcliq_v1"
+    radcliq = RANK_BY
     needs = spec(radcliq).needs
     lines = []
     for piece in pieces:

@@ -296,7 +296,7 @@ def test_the_option_reaches_the_judge_and_its_signature_and_departs_from_the_pub
                     options={"green": {"quoted": False}, "fineradscore": {"quoted": False}})
     on = MetricSet(["green", "fineradscore"], progress=False, judge=judge)
     for name in ("green", "fineradscore"):
-        made, board = off.judged[name].signature(), on.judged[name].signature()
+        made, board = off.from_run[name].signature(), on.from_run[name].signature()
         assert made.settings["quoted"] == "no" and board.settings["quoted"] == "yes"
         assert not any("quoted data" in d for d in departures(made))
         assert any("quoted data" in d for d in departures(board))

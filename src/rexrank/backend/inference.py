@@ -218,7 +218,7 @@ def _public(api, repo_id, num, model, test_set: Public, interpreters, cache, wor
     from rexrank.official import SPLITS
     from rexrank.results import ModelInfo, Result
     from rexrank.scorecard import MetricSet, score
-    from rexrank.scorers import JUDGED
+    from rexrank.scorers import spec
 
     with tempfile.TemporaryDirectory(prefix="rexrank-public-") as tmp:
         opened = open_submission(api, repo_id, num, Path(tmp))
@@ -231,7 +231,7 @@ def _public(api, repo_id, num, model, test_set: Public, interpreters, cache, wor
             infer(model.folder, test_set.split, test_set.images, out, task=task, python=interpreters[0],
                   environment=interpreters[1], weights_cache=cache, gpus=gpus, timeout=timeout)
             aligned = align(split.references(task), load_predictions(out), str(out.name))
-            card_scores = score(aligned.rows, MetricSet([m for m in metrics if m not in JUDGED], progress=False),
+            card_scores = score(aligned.rows, MetricSet([m for m in metrics if not spec(m).judged], progress=False),
                                 resamples, dataset=identify(split), text=aligned.text)
             table = work / "public" / f"{test_set.name}.{task}.parquet"
             card_scores.write_per_study(table, test_set.name, split.split, task)

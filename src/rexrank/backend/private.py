@@ -46,7 +46,7 @@ from rexrank.results import BOARD_DECIMALS, MetricResult, ModelInfo, Result
 from rexrank.rules import SubmissionRejected, ledger
 from rexrank.rules.layout import SUBMISSIONS
 from rexrank.scorecard import MetricSet, score
-from rexrank.scorers import JUDGED
+from rexrank.scorers import spec
 from rexrank.text import to_markdown
 
 DATASET = PRIVATE_DATASETS[0]
@@ -159,7 +159,7 @@ def _scored(task: str, aligned: Aligned, metric_set: MetricSet, resamples: int, 
         scores = score(aligned.rows, metric_set, resamples, dataset=DATASET, text=aligned.text, checkpoint=checkpoint)
     except Exception as err:  # noqa: BLE001
         raise _withheld(f"scoring {task}", err) from None
-    if judged := sorted(m for m in scores.skipped if m in JUDGED):  # a judge that failed scores nothing
+    if judged := sorted(m for m in scores.skipped if spec(m).judged):  # a judge that failed scores nothing
         raise PrivateJobError(f"scoring {task}: the judge could not score {', '.join(judged)} (its server "
                               "failed, or most answers could not be read); details withheld: the references "
                               "are private. Nothing was published: run the job again")

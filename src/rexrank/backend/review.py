@@ -28,7 +28,7 @@ from rexrank.rules import SubmissionRejected, ledger
 from rexrank.rules.copies import copy_problem
 from rexrank.rules.layout import SUBMISSIONS
 from rexrank.scorecard import MetricSet, score
-from rexrank.scorers import AVAILABLE, JUDGED
+from rexrank.scorers import AVAILABLE, spec
 from rexrank.text import to_markdown
 
 
@@ -95,7 +95,7 @@ def review(repo_id: str, num: int, datasets: dict[str, str], token: str | None =
             submitted = checked.results.get((dataset, task))
             if submitted is not None and submitted.provenance == "generated":
                 continue  # the inference job's: the rules let it in only as the bytes the ledger says that job wrote
-            names = [m for m in (submitted.metrics if submitted else AVAILABLE) if m not in JUDGED]
+            names = [m for m in (submitted.metrics if submitted else AVAILABLE) if not spec(m).judged]
             if dataset not in datasets:
                 checks += [Check(dataset, task, m, v.value, None, None, None)
                            for m, v in (submitted.metrics.items() if submitted else [])]

@@ -6,12 +6,11 @@ from __future__ import annotations
 import pandas as pd
 
 from rexrank.radrbench import RADRSCORE_PARTS
-from rexrank.scorers import BOARD_METRICS
+from rexrank.scorers import BOARD_METRICS, RANK_BY  # noqa: F401  (the board's modules read RANK_BY here)
 from rexrank.scorers import METRICS as REPORT_METRICS
 
 BOARD = "leaderboard.parquet"
 RADRBENCH_BOARD = "radrbench.parquet"
-RANK_BY = "radcliq_v1"
 # Every report metric rexrank scores has its columns on the board (BLEU-4, ROUGE-L, the label F1s...): ReXrank's
 # (BOARD_METRICS, the view's default columns) first, in its tables' order, then the rest in the registry's.
 METRICS: tuple[str, ...] = (*BOARD_METRICS, *(m for m in REPORT_METRICS if m not in BOARD_METRICS))

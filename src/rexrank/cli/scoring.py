@@ -27,11 +27,11 @@ from rexrank.scorers import (
     ALIASES,
     AVAILABLE,
     METRICS,
-    SCORERS,
-    Kind,
+    RANK_BY,
     aliases,
     needs_here,
     parse_metrics,
+    shown,
     spec,
 )
 from rexrank.scorers.base import CHUNK
@@ -256,9 +256,8 @@ def cmd_metrics(args: argparse.Namespace) -> int:
         metric = spec(name)  # everything printed is the spec's
         needs = f" = f({', '.join(metric.needs)})" if metric.needs else ""
         dataset_value = stats.WORDS[metric.statistic]
-        absent = ", ".join(c for c in metric.needs if c not in SCORERS)
-        judged = metric.kind == Kind.JUDGED
-        state = ("  [judged by an LLM: --judge-url/--judge-model (GREEN also a local model)]" if judged
+        absent = ", ".join(c for c in metric.needs if c not in AVAILABLE)
+        state = ("  [judged by an LLM: --judge-url/--judge-model (GREEN also a local model)]" if metric.judged
                  else "" if name in AVAILABLE else f"  [needs {absent}: not in rexrank {__version__} yet]")
         also = f"; also named {', '.join(aliases(name))}" if aliases(name) else ""
         also += f"\n{'':<{width}}   convention: {metric.convention}" if metric.convention else ""
@@ -270,7 +269,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     lacking = {name: needs_here(name) for name in METRICS}
     for name, needs_now in lacking.items():
         print(f"  {name:<{width}} " + ("runs here" if not needs_now else "not here: needs " + "; ".join(needs_now)))
-    if any(lacking[name] for name in SCORERS):
+    if any(lacking[name] for name in METRICS if spec(name).per_text):
         print("`rexrank models download --all` fetches the weights of every metric but the judges'")
     return OK
 
@@ -307,10 +306,11 @@ def format_board(results: list[Result]) -> str:
     first = results[0]
     c = first.counts
     metrics = list(dict.fromkeys(name for r in results for name in r.metrics))
-    rank_by = "radcliq_v1" if "radcliq_v1" in metrics else metrics[0]
+    rank_by = RANK_BY if RANK_BY in metrics else metrics[0]
     ranked = sorted(results, key=lambda r: -(r.metrics[rank_by].value or float("-inf")))
     width = max(len(r.model.name) for r in results)
-    how = "1/RadCliQ-v1" if rank_by == "radcliq_v1" else f"{rank_by} (1/RadCliQ-v1, the board's ranking, not run here)"
+    board = shown(RANK_BY)
+    how = board if rank_by == RANK_BY else f"{rank_by} ({board}, the board's ranking, not run here)"
     lines = [f"\n== {first.dataset} {first.split} · {first.task} · {c['scored']} studies "
              f"({c['dropped_by_task']} left out by the task) · ranked by {how}",
              (f"  {'model':<{width}}  " + "  ".join(f"{m:<24}" for m in metrics)).rstrip()]
@@ -357,7 +357,7 @@ def not_run_here(skipped: dict[str, str], indent: str = "") -> str:
     for name, why in skipped.items():
         if name in install + download + unjudged:
             continue
-        if spec(name).kind == Kind.COMPOSITE and why.startswith("needs "):  # its components' reasons: their own lines
+        if spec(name).needs and why.startswith("needs "):  # its parts' reasons: their own lines
             why = why.split(" (")[0]
         short = why if len(why) <= OTHER_REASON else why[:OTHER_REASON - 1] + "\u2026 (in full in the result JSON)"
         lines.append(f"not run here: {name}: {short}")

@@ -36,12 +36,12 @@ def add(commands) -> None:
 
 def cmd_studies(args: argparse.Namespace) -> int:
     from rexrank import studies
-    from rexrank.scorers import canonical
+    from rexrank.scorers import RANK_BY, canonical
 
     figure = _plotter(args.plot) if args.plot else None  # every refusal before the first line of output
     split, dataset = _split(args)
     scored = _scored(args.out, dataset, args.task, args.model_name, split)
-    by = canonical(args.by) if args.by else next((m for m in ("radcliq_v1",) if m in scored.metrics),
+    by = canonical(args.by) if args.by else next((m for m in (RANK_BY,) if m in scored.metrics),
                                                  (scored.metrics or ["bleu2"])[0])
     studies.need(scored, by)
     other = _other(args, scored, split) if args.vs else None

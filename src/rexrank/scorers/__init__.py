@@ -41,7 +41,7 @@ REXVQA_ACCURACY = Spec(
 # Every metric, one spec each (rexrank.scorers.spec), in the order results, tables and the board list them.
 REGISTRY: dict[str, Spec] = {s.name: s for s in (
     *(spec_of(cls, Kind.SCORER) for cls in (Bleu2, BertScore, SembScore, RadGraphF1, RaTEScore, Bleu4, RougeL)),
-    spec_of(RadCliQ("radcliq_v1", "RadCliQ-v1", RADCLIQ_V1, board=5, demo=0.85), Kind.COMPOSITE),  # ranks the board
+    spec_of(RadCliQ("radcliq_v1", "RadCliQ-v1", RADCLIQ_V1, board=5, demo=0.85, ranks=True), Kind.COMPOSITE),
     spec_of(RadCliQ("radcliq_v0", "RadCliQ-v0", RADCLIQ_V0, demo=0.30), Kind.COMPOSITE),
     *(spec_of(f, Kind.AGGREGATED) for f in LABEL_F1.values()),  # TP/FP/FN bitmasks from SembScore's labels
     *(spec_of(cls, Kind.JUDGED) for cls in (Green, FineRadScore)),  # named explicitly, with a judge; never in `all`
@@ -64,6 +64,7 @@ METRICS = tuple(n for n, s in REGISTRY.items() if s.kind not in NOT_REPORTS)  # 
 # title and whether it is shown as 1/mean are its own too (`shown`).
 BOARD_METRICS = tuple(sorted((n for n, s in REGISTRY.items() if s.board is not None),
                              key=lambda n: REGISTRY[n].board))
+RANK_BY = next(n for n, s in REGISTRY.items() if s.ranks)  # what the board ranks by (1/RadCliQ-v1)
 # Other names of the same metrics: the `evaluate` modules' Space names (`rexrank/sembscore`, `rexrank/radcliq`, as
 # metrics/<name>/ is named) and the keys CXR-Report-Metric's tables use (`radgraph_combined`), where the command
 # line, result files and the board say `semb_score`, `radcliq_v1` and `radgraph`. Accepted wherever a metric is named
@@ -85,8 +86,8 @@ def canonical(name: str) -> str:
 AVAILABLE = tuple(m for m in (*SCORERS, *COMPOSITES, *AGGREGATED) if all(c in SCORERS for c in REGISTRY[m].needs))
 
 __all__ = ["AGGREGATED", "ALIASES", "AVAILABLE", "BOARD_METRICS", "aliases", "COMPOSITES", "JUDGED", "METRICS",
-           "REGISTRY", "SCORERS", "Composite", "Judged", "Kind", "MetricUnavailable", "Scorer", "Spec", "canonical",
-           "inverted", "needs_here", "parse_metrics", "shown", "spec"]
+           "RANK_BY", "REGISTRY", "SCORERS", "Composite", "Judged", "Kind", "MetricUnavailable", "Scorer", "Spec",
+           "canonical", "inverted", "needs_here", "parse_metrics", "shown", "spec"]
 
 
 def spec(name: str) -> Spec:

@@ -1,16 +1,18 @@
 """The shapes of a metric.
 
 A `Scorer` turns texts into features (inference, cacheable, computed once per distinct text) and
-features into per-study scores (pure math). A `Composite` combines other metrics' per-study columns. A
-`Judged` metric asks an LLM about each pair; what it returns is a `Judgements`: a score per study, or the
-`Problem` that left it unscored.
+features into per-study scores (pure math): the scorecard runs it chunk by chunk. Every other metric is made once
+the scorers have run, from the `Run` (`made_from(run) -> Made`, one call for each): a `Composite` combines other
+metrics' per-study scores, a `LabelF1` counts the labels a scorer's features hold, a `Judged` metric asks an LLM
+about each pair (what the judge returns is a `Judgements`: a score per study, or the `Problem` that left it
+unscored).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -24,6 +26,42 @@ if TYPE_CHECKING:  # the judges' client (httpx) loads when a judge runs, not wit
     from rexrank.llm.guard import DataUse
 
 UNBOUNDED = (-math.inf, math.inf)
+
+
+@dataclass
+class Run:
+    """What a metric made after the per-text scorers reads: the pairs and their test set, each scorer's per-study
+    scores (and those made before it), its small per-pair columns (every chunk's, joined) and signature, and why a
+    metric was skipped."""
+
+    predictions: Sequence[str]
+    references: Sequence[str]
+    dataset: Any = None
+    scores: dict[str, np.ndarray] = field(default_factory=dict)
+    joined: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    signatures: dict[str, Signature] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def lacking(self, needs: Sequence[str], what: str) -> None:
+        """MetricUnavailable naming what of `needs` did not run (in `what`: its scores or its features) and why."""
+        held = self.scores if what == "scores" else self.joined
+        missing = [c for c in needs if c not in held]
+        if len(missing) == 1:
+            raise MetricUnavailable(f"needs {missing[0]} ({self.skipped.get(missing[0], 'not run')})")
+        if missing:
+            reasons = "; ".join(f"{c}: {self.skipped.get(c, 'not run')}" for c in missing)
+            raise MetricUnavailable(f"needs {', '.join(missing)} ({reasons})")
+
+
+@dataclass
+class Made:
+    """A metric made from a run: its per-study columns (its score, or its sufficient statistics, as its spec names
+    them), its signature, and what a judge adds (per-study detail columns, corpus-level numbers by metric)."""
+
+    columns: dict[str, np.ndarray]
+    signature: Signature
+    detail: dict[str, list] = field(default_factory=dict)
+    extras: dict[str, dict] = field(default_factory=dict)
 CHUNK = 512  # studies scored at once (rexrank.scorecard): at most one chunk's features of one metric are in memory
 
 
@@ -141,6 +179,10 @@ class Composite:
 
     def signature(self, components: Sequence[Signature]) -> Signature:
         return Signature(self.name, self.version, components=tuple(components))
+
+    def made_from(self, run: Run) -> Made:
+        run.lacking(self.needs, "scores")
+        return Made({self.name: self.combine(run.scores)}, self.signature([run.signatures[c] for c in self.needs]))
 
 
 class Problem(StrEnum):
@@ -288,3 +330,8 @@ class Judged:
 
     def signature(self) -> Signature:
         raise NotImplementedError
+
+    def made_from(self, run: Run) -> Made:
+        """Its per-study scores from the judge (no features to hold; the judge's reply cache makes a rerun cheap)."""
+        values, detail, extras = self.run(run.predictions, run.references, run.dataset)
+        return Made({self.name: values}, self.signature(), detail, extras)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rexrank.models.conditions import CONDITIONS
+from rexrank.scorers.base import Made, Run
 from rexrank.scorers.semb import TOP5, TOP5_INDEX, binary_labels
 from rexrank.signature import Signature
 
@@ -79,7 +80,7 @@ class LabelF1:
     def table(self, columns: Mapping[str, object]) -> np.ndarray:
         return sufficient(columns, self.labels)
 
-    def made_from(self, features: Mapping[str, Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    def masks(self, features: Mapping[str, Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
         """The per-study columns it is computed from (`MASKS`), made from the features of the scorer it `needs`."""
         labels = features[self.needs[0]]
         return masks(labels["candidate_labels"], labels["reference_labels"])
@@ -87,6 +88,11 @@ class LabelF1:
     def signature(self, components: Sequence[Signature]) -> Signature:
         """Signed as a composite is: its version, and the signature of the scorer whose labels it counts."""
         return Signature(self.name, self.version, components=tuple(components))
+
+    def made_from(self, run: Run) -> Made:
+        """Its bitmask columns from the labels its scorer's features hold (shared with the other three)."""
+        run.lacking(self.needs, "features")
+        return Made(self.masks(run.joined), self.signature([run.signatures[c] for c in self.needs]))
 
 
 _ALL = tuple(range(len(CONDITIONS)))

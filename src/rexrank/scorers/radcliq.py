@@ -74,8 +74,8 @@ class RadCliQ(Composite):
     section = "§5"
 
     def __init__(self, name: str, title: str, model: LinearComposite, board: float | None = None,
-                 demo: float | None = None):
-        self.name, self.title, self.model, self.board, self.demo = name, title, model, board, demo
+                 demo: float | None = None, ranks: bool = False):
+        self.name, self.title, self.model, self.board, self.demo, self.ranks = name, title, model, board, demo, ranks
 
     def combine(self, columns: Mapping[str, np.ndarray]) -> np.ndarray:
         return self.model([columns[name] for name in COMPONENTS])

@@ -68,6 +68,52 @@ class Spec:
     # (ReXrank's tables' column name where they publish it), the demo board's value of it at quality 1
     board: float | None = None
     demo: float | None = None
+    ranks: bool = False  # the board ranks by it (one metric does: RANK_BY)
+
+    # What it is, asked by what it does: the callers' questions, answered here by its kind alone.
+    @property
+    def per_text(self) -> bool:
+        """Whether its per-study columns come from each text's features (a `Scorer`: run chunk by chunk, features
+        cached); every other report metric is made from the run after (`made_from`)."""
+        return self.kind == Kind.SCORER
+
+    @property
+    def judged(self) -> bool:
+        """Whether an LLM judge answers it (its judge's options are its options too)."""
+        return self.kind in (Kind.JUDGED, Kind.REASONING)
+
+    @property
+    def report(self) -> bool:
+        """Whether it scores report pairs: a `rexrank score` metric, a board column, a card's block."""
+        return self.kind not in NOT_REPORTS
+
+    @property
+    def reasoning(self) -> bool:
+        """Whether it scores reasoning steps (RadRBench-CXR's): a reference is a list of steps, not a report."""
+        return self.kind == Kind.REASONING
+
+    @property
+    def combined(self) -> bool:
+        """Whether its per-study score is other metrics' combined (RadCliQ)."""
+        return self.kind == Kind.COMPOSITE
+
+    @property
+    def own_module(self) -> bool:
+        """Whether its module computes its whole answer (`compute`): a judged metric, RadRScore, ReXVQA accuracy."""
+        return self.kind in (Kind.JUDGED, Kind.REASONING, Kind.VQA)
+
+    def build(self, settings: Mapping[str, Any] | None = None, *, device: str | None = None,
+              batch_size: int | None = None, progress: bool = True, dtype: str = "fp32",
+              judge: Mapping[str, Any] | None = None):
+        """What computes it in a run, built once: a per-text scorer with its settings and how it runs, a judged metric
+        with its judge's options and its own (MetricUnavailable when it cannot run here), else the implementation."""
+        settings = dict(settings or {})
+        if self.kind == Kind.SCORER:
+            return self.implementation(**settings, device=device, batch_size=batch_size, progress=progress,
+                                       dtype=dtype)
+        if self.kind == Kind.JUDGED:
+            return self.implementation.from_options({**(judge or {}), **settings}, device=device, progress=progress)
+        return self.implementation
 
     @property
     def sufficient(self) -> bool:
@@ -138,4 +184,5 @@ def spec_of(implementation: Any, kind: Kind) -> Spec:
         citation=getattr(implementation, "citation", ""), codebase=tuple(getattr(implementation, "codebase", ())),
         implementation=implementation,
         reader=implementation.table if kind == Kind.AGGREGATED else None, check=getattr(implementation, "check", None),
-        board=getattr(implementation, "board", None), demo=getattr(implementation, "demo", None))
+        board=getattr(implementation, "board", None), demo=getattr(implementation, "demo", None),
+        ranks=getattr(implementation, "ranks", False))
