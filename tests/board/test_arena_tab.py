@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -158,8 +159,11 @@ def _free_port() -> int:
 
 
 def _text(page, selector: str, wanted: str, timeout_s: float = 60) -> str:
+    """The element's text once it holds `wanted` and Gradio's "processing | 0.0s" overlay has left it (an event still
+    queued shows the overlay over the text it will replace)."""
     deadline = time.monotonic() + timeout_s
-    while wanted not in (text := page.locator(selector).inner_text()) and time.monotonic() < deadline:
+    while (wanted not in (text := page.locator(selector).inner_text()) or text.startswith("processing")) \
+            and time.monotonic() < deadline:
         page.wait_for_timeout(200)
     return text
 
@@ -233,3 +237,9 @@ def test_a_signed_in_reader_votes_in_a_browser_at_both_widths(fake_hub, chromium
         assert sorted(pushed) == sorted(v.to_json() for v in votes)  # the app's scheduler carried both
     finally:
         app.close()
+    # closed, the app's scheduler stops: no thread left pushing into the next test's Hub (one did, and a later test's
+    # download in the same process read from a closed socket)
+    deadline = time.monotonic() + 10
+    while any("_run_scheduler" in t.name for t in threading.enumerate()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any("_run_scheduler" in t.name for t in threading.enumerate())

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 import os
 import re
 import threading
@@ -164,6 +165,19 @@ class VoteLog:
     def push(self):
         """Push now (the scheduler's own queue, so never two commits at once); None without a scheduler."""
         return self.scheduler.trigger().result() if self.scheduler else None
+
+    def close(self) -> None:
+        """The app is closed: push what is on disk once more, then stop the scheduler (a stopped one skips its exit
+        push, and a running one would push for the rest of the process: a test's app, a host's restart). A push
+        that fails leaves the votes on disk, as a failed scheduled push does."""
+        if self.scheduler is None:
+            return
+        try:
+            self.push()
+        except Exception as err:  # noqa: BLE001  (the Hub's: the votes stay on disk for the next process)
+            logging.getLogger(__name__).warning("the votes' last push failed: %s", err)
+        finally:
+            self.scheduler.stop()
 
     def votes(self) -> list[Vote]:
         """The votes on this disk, every process's file."""

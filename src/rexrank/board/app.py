@@ -59,6 +59,14 @@ def build(results: Results = None, refresh_s: float = 300.0, arena_config: arena
         arena.wire(ui)
         vqa_tab.wire(ui)
     _in_arrival_order(demo)
+    if ui.arena.log is not None:  # the votes' scheduler ends with the app, after a last push (VoteLog.close)
+        close = demo.close
+
+        def closing(*args, **kwargs):
+            ui.arena.log.close()
+            return close(*args, **kwargs)
+
+        demo.close = closing
     return demo
 
 
