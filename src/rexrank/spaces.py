@@ -58,19 +58,8 @@ REFERENCES = {"radrscore": "list of str, or list of list of str): the ground-tru
               "rexvqa_accuracy": "list of str): each question's correct letter"}
 PREDICTIONS = {"radrscore": "the model's whole outputs, `<think>...</think><answer>...</answer>`",
                "rexvqa_accuracy": "the model's answers, as it wrote them"}
-# What a spec's option means, where the generic line says too little (metric.option -> its line).
-OPTIONS = {
-    "bertscore.layer": "the encoder's hidden layer whose states are matched",
-    "bertscore.idf": "weight tokens by idf over the references (not ReXrank's setting)",
-    "bertscore.prefix_space": "RoBERTa's leading space, as CXR-Report-Metric's pinned stack adds it",
-    "bertscore.specials": "\"weight0\" (<s> and </s> are match targets of weight 0, bert-score's) or \"drop\"",
-    "bertscore.max_tokens": "truncation, 3 to 512 tokens",
-    "bertscore.baseline": "b of the rescale (F - b) / (1 - b); None gives the raw F",
-    "ratescore.weights": "\"0.6.0\", \"pre-2025-05\" (ratescore <= 0.5.0's penalty) or \"short\"",
-    "bleu4.tokenize": "\"r2gen\" (R2Gen's cleaner), \"r2gen-mimic\", \"r2gen-iu\" or \"none\"",
-    "rouge_l.tokenize": "\"r2gen\" (R2Gen's cleaner), \"r2gen-mimic\", \"r2gen-iu\" or \"none\"",
-    "quoted": "the candidate's text quoted to the judge as data (False: the reference's messages)",
-}
+# What an option of several metrics means (a metric's own say more: `Spec.option_texts`).
+OPTIONS = {"quoted": "the candidate's text quoted to the judge as data (False: the reference's messages)"}
 HIDDEN = {"predictions", "references", "backend", "judge", "progress", "quoted", "self", "_"}
 
 
@@ -97,7 +86,7 @@ def _arguments(made: Spec) -> dict[str, str]:
             if made.own_module and not made.report else set(made.options))
     for key, default in made.options.items():  # an option a module fixes (ReXVQA's parser) is not an argument
         if key in read:
-            what = OPTIONS.get(f"{made.name}.{key}", OPTIONS.get(key, "a setting that changes the number"))
+            what = made.option_texts.get(key) or OPTIONS.get(key, "a setting that changes the number")
             out[key] = f"{what} (signed). Default {default!r}."
     if made.own_module:
         for function in _judge_functions(made):

@@ -88,6 +88,7 @@ class Scorer:
     demo: ClassVar[float | None] = None
     cacheable: ClassVar[bool] = False  # features worth keeping across runs (model outputs)
     models: ClassVar[tuple[str, ...]] = ()  # the weights it needs (rexrank.models.MODELS keys): `rexrank metrics`
+    option_texts: ClassVar[dict[str, str]] = {}  # what each option means, where its name says too little
     cache: FeatureCache | None = None
 
     def __init__(self, device: str | None = None, batch_size: int | None = None, progress: bool = True,

@@ -148,6 +148,14 @@ class BertScore(Scorer):
     version = "1"
     published = PUBLISHED
     board, demo = 2, 0.45  # the board's second column by default; the demo's value at quality 1
+    option_texts = {
+        "layer": "the encoder's hidden layer whose states are matched",
+        "idf": "weight tokens by idf over the references (not ReXrank's setting)",
+        "prefix_space": "RoBERTa's leading space, as CXR-Report-Metric's pinned stack adds it",
+        "specials": "\"weight0\" (<s> and </s> are match targets of weight 0, bert-score's) or \"drop\"",
+        "max_tokens": "truncation, 3 to 512 tokens",
+        "baseline": "b of the rescale (F - b) / (1 - b); None gives the raw F",
+    }
     # No bounds: raw F is 2PR/(P+R), unbounded when P and R have opposite signs (cosines can be negative).
     empty_prediction = (f"raw F 0, rescaled (0 - {BASELINE['F']}) / (1 - {BASELINE['F']}) = "
                         f"{rescale(0.0, BASELINE['F']):.4f}")

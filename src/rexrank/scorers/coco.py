@@ -101,6 +101,7 @@ class _Cleaned(Scorer):
     """A coco-caption scorer: its one option is how the texts are prepared before it splits them."""
 
     codebase = CODEBASE
+    option_texts = {"tokenize": "\"r2gen\" (R2Gen's cleaner), \"r2gen-mimic\", \"r2gen-iu\" or \"none\""}
 
     def __init__(self, tokenize: str = "r2gen", **runtime):
         """`tokenize`: "r2gen" (R2Gen's cleaning for the dataset, then its decode, then the scorer's split),

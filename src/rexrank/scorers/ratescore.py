@@ -147,6 +147,7 @@ class RaTEScore(Scorer):
                "F-measure of the two directions.")
     section = "§6"
     board, demo = 6, 0.52  # the board's sixth column by default; the demo's value at quality 1
+    option_texts = {"weights": "\"0.6.0\", \"pre-2025-05\" (ratescore <= 0.5.0's penalty) or \"short\""}
 
     def __init__(self, weights: str = "0.6.0", **runtime):
         super().__init__(**runtime)

@@ -69,6 +69,7 @@ class Spec:
     board: float | None = None
     demo: float | None = None
     ranks: bool = False  # the board ranks by it (one metric does: RANK_BY)
+    option_texts: Mapping[str, str] = field(default_factory=dict)  # what an option means, where its name says little
 
     # What it is, asked by what it does: the callers' questions, answered here by its kind alone.
     @property
@@ -185,4 +186,4 @@ def spec_of(implementation: Any, kind: Kind) -> Spec:
         implementation=implementation,
         reader=implementation.table if kind == Kind.AGGREGATED else None, check=getattr(implementation, "check", None),
         board=getattr(implementation, "board", None), demo=getattr(implementation, "demo", None),
-        ranks=getattr(implementation, "ranks", False))
+        ranks=getattr(implementation, "ranks", False), option_texts=dict(getattr(implementation, "option_texts", {})))
