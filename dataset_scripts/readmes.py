@@ -1,6 +1,8 @@
-"""Writes each dataset folder's README.md (`python dataset_scripts/readmes.py`) from what rexrank.data says of the
-dataset: its card's words, the files each reader takes, the official split sizes. Generated so that it cannot drift
-from the builder: tests/data/test_dataset_scripts.py fails when a folder's README.md is not what this writes."""
+"""Writes each dataset folder (`python dataset_scripts/readmes.py`), one per builder of rexrank.builders: its
+README.md from what rexrank.data says of the dataset (its card's words, the files each reader takes, the official split
+sizes) and its build.py, the build entry. Generated so that it cannot drift from the builder, and so that a new test
+set of the catalog gets its folder from this command: tests/data/test_dataset_scripts.py fails when a folder's files
+are not what this writes."""
 
 from __future__ import annotations
 
@@ -76,9 +78,29 @@ Licence on the Hub: `{d.licence}`. {d.access}
 """
 
 
+# Each folder's build.py: `rexrank build-dataset NAME`, run as a script.
+BUILD_ENTRY = '''\
+"""Build this folder's dataset from your own download (README.md: which files, what it writes). The same as
+`rexrank build-dataset {name} ...`: `python dataset_scripts/{name}/build.py --help`."""
+
+import sys
+
+from rexrank.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main(["build-dataset", "{name}", *sys.argv[1:]]))
+'''
+
+
+def build_entry(name: str) -> str:
+    return BUILD_ENTRY.format(name=name)
+
+
 def main() -> int:
     for name in BUILDERS:
+        (HERE / name).mkdir(exist_ok=True)
         (HERE / name / "README.md").write_text(readme(name), encoding="utf-8")
+        (HERE / name / "build.py").write_text(build_entry(name), encoding="utf-8")
     return 0
 
 

@@ -61,18 +61,21 @@ def _is_rexrank_split(path: Path) -> bool:
     return head.lstrip().startswith("{") and "section_findings" in head
 
 
-def _builder(name: str, reader, help_text: str) -> Builder:
+def _builder(name: str, reader: Reader | None = None, help_text: str = "") -> Builder:
     test_set = TEST_SETS[name]
     return Builder(test_set.info, test_set.split, originals=reader, originals_help=help_text,
                    always_private=test_set.private, rexrank_file=test_set.rexrank_file)
 
 
-BUILDERS: dict[str, Builder] = {
-    "mimic-cxr": _builder("mimic-cxr", mimic.read_mimic, mimic.HELP),
-    "iu-xray": _builder("iu-xray", iu_xray.read_iu_xray, iu_xray.HELP),
-    "chexpert-plus": _builder("chexpert-plus", chexpert_plus.read_chexpert_plus, chexpert_plus.HELP),
-    "rexgradient": _builder("rexgradient", rexgradient.read_rexgradient, rexgradient.HELP),
+# The readers of each original release's own layout; a test set without one builds from ReXrank's split JSON.
+ORIGINALS: dict[str, tuple[Reader, str]] = {
+    "mimic-cxr": (mimic.read_mimic, mimic.HELP),
+    "iu-xray": (iu_xray.read_iu_xray, iu_xray.HELP),
+    "chexpert-plus": (chexpert_plus.read_chexpert_plus, chexpert_plus.HELP),
+    "rexgradient": (rexgradient.read_rexgradient, rexgradient.HELP),
 }
+# Every test set of the catalog builds (a new one with no line above builds from ReXrank's JSON alone).
+BUILDERS: dict[str, Builder] = {name: _builder(name, *ORIGINALS.get(name, ())) for name in TEST_SETS}
 BUILDERS[radrbench.NAME] = radrbench.BUILDER  # items, not studies: its own reader, writer and card
 BUILDERS[rexvqa.NAME] = rexvqa.BUILDER  # questions, known by question id: the Hub's own metadata files
 

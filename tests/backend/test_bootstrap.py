@@ -19,7 +19,8 @@ REPO = "rexrank/results"
 def test_one_command_starts_a_results_repo_that_shows_the_official_field(fake_hub, monkeypatch, tmp_path, capsys):
     monkeypatch.setenv("HF_TOKEN", "hf_maintainer")
     assert backend(["bootstrap", "--hub", REPO]) == 0
-    assert f"{REPO}: 128 official rows imported; the board has 128 rows, 128 ranked" in capsys.readouterr().out
+    n = len(shipped_figures())  # the official rows rexrank ships (src/rexrank/resources/official)
+    assert f"{REPO}: {n} official rows imported; the board has {n} rows, {n} ranked" in capsys.readouterr().out
     files = fake_hub.files(REPO, repo_type="dataset")
     shipped = {f"imported/{p.name}": p.read_bytes() for p in (SHIPPED / "imported").iterdir()}
     assert {k: v for k, v in files.items() if k.startswith("imported/")} == shipped

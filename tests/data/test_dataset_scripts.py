@@ -33,6 +33,8 @@ def test_there_is_a_folder_per_builder_and_nothing_else():
 def test_each_readme_is_what_the_builder_says(name):
     written = (SCRIPTS / name / "README.md").read_text(encoding="utf-8")
     assert written == readmes().readme(name), f"run python dataset_scripts/readmes.py: {name}/README.md is stale"
+    entry = (SCRIPTS / name / "build.py").read_text(encoding="utf-8")
+    assert entry == readmes().build_entry(name), f"run python dataset_scripts/readmes.py: {name}/build.py is stale"
     info = BUILDERS[name].info
     assert info.access in written and info.title in written and "build.py --source" in written
 

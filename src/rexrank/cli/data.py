@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+from rexrank.catalog import RADRBENCH_CXR, REXVQA, TEST_SETS
 from rexrank.cli.options import OK, out_folder, resampling_options, runtime_options, warn
 from rexrank.errors import InputError, MetricUnavailable
 
@@ -14,7 +15,8 @@ from rexrank.errors import InputError, MetricUnavailable
 def add(commands) -> None:
     build = commands.add_parser("build-dataset", help="build a test set from your own download as a Hub dataset",
                                 formatter_class=argparse.RawTextHelpFormatter, epilog=_sources_help)
-    build.add_argument("name", help="mimic-cxr, iu-xray, chexpert-plus, rexgradient, radrbench-cxr or rexvqa")
+    *names, last = (*TEST_SETS, RADRBENCH_CXR.name, REXVQA.name)  # what rexrank.builders builds, from the catalog
+    build.add_argument("name", help=f"{', '.join(names)} or {last}")
     build.add_argument("--source", action="append", required=True, metavar="PATH",
                        help="ReXrank's split JSON, or the original release's files (repeat for several); for "
                             "radrbench-cxr the downloaded JSON files or their folder")
