@@ -32,7 +32,7 @@ class TestSet:
     studies: int  # its size in ReXrank's split file
     credentialed: bool  # under a data use agreement: never sent to a public LLM API
     private: bool  # scored only by the maintainers' gated job; a submission carries predictions only
-    official_key: str  # ReXrank's table files: findings_result_<key>.csv, result_<key>.csv
+    official_key: str = ""  # ReXrank's table files, findings_result_<key>.csv, result_<key>.csv ("": it has none)
     card: dict = field(default_factory=dict)  # the dataset card's texts (DatasetInfo's; {studies} is filled in)
     rexrank_file: str = ""  # ReXrank's split JSON for `split`, where the ReXrank authors publish one
     other_splits: dict[str, int] = field(default_factory=dict)  # other official splits rexrank knows, and sizes

@@ -43,7 +43,7 @@ HEADER = ("Rank", "Date", "Model Name", "Institution", "Model URL", "BLEU", "Ber
 # the imported rows).
 METRIC_COLUMNS = {shown(m): m for m in BOARD_METRICS if shown(m) in HEADER}
 INVERSE_COLUMNS = tuple(c for c, m in METRIC_COLUMNS.items() if inverted(m))  # published as 1 / mean
-TABLE_KEYS = {t.official_key: t.name for t in TEST_SETS.values()}  # a table's file key -> our dataset name
+TABLE_KEYS = {t.official_key: t.name for t in TEST_SETS.values() if t.official_key}  # a table's key -> our name
 SPLITS = {t.name: t.split for t in TEST_SETS.values()}
 _NAME = re.compile(r"^(findings_)?result_(" + "|".join(TABLE_KEYS) + r")$")
 SOURCE = "rexrank.ai official table"

@@ -25,7 +25,7 @@ from rexrank.errors import InputError
 # Report text of these datasets is under a data use agreement; matched on the name or Hub id with case and
 # punctuation ignored ("MIMIC_CXR", "rexrank/mimic-cxr-test", "byrLLCC/RadRBench-CXR", ReXrank's "gradienthealth").
 CREDENTIALED_DATASETS = {key: t.title for t in TEST_SETS.values() if t.credentialed
-                         for key in (t.name, t.official_key)} | OTHER_CREDENTIALED
+                         for key in (t.name, t.official_key) if key} | OTHER_CREDENTIALED
 
 
 @dataclass(frozen=True)
