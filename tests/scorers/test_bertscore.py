@@ -348,7 +348,10 @@ BERTSCORE = ScorerCase(
     name="bertscore", cls=SCORERS["bertscore"], tolerance=2e-6,
     why=f"{FLOAT32}; cosines summed in float64 from them; the rescale divides by 1 - b (x6.5)",
     nfd=DIFFERS, nfd_why="RoBERTa's byte-level BPE has no normalizer: NFD is other bytes, other tokens",
-    empty_rule=empty_is(rescale(0.0, BASELINE["F"])), variant={"idf": True})
+    empty_rule=empty_is(rescale(0.0, BASELINE["F"])), variant={"idf": True},
+    oracle=lambda ctx, predictions, references: oracle(ctx.request.getfixturevalue("oracle_model"), predictions,
+                                                       references, idf=False)[2],
+    oracle_tolerance=2e-6, oracle_why="bert-score on the same tiny weights: float32 cosines, rescaled (x6.5)")
 
 
 class TestBertScoreContract(MetricContract):

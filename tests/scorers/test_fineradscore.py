@@ -481,4 +481,6 @@ class TestFineRadScoreContract(MetricContract):
         nfd=AS_WRITTEN, nfd_why="'judged as written': the candidate's lines and the reference go into the prompt as "
         "given",
         empty_rule=fineradscore_empty, variant={"how": "sum"},
-        skips={"split": "no features: the judge reads each pair, reference and candidate together"})
+        skips={"split": "no features: the judge reads each pair, reference and candidate together",
+               "oracle": "the reference scores with a GPT-4 judge: its prompts are the reference's text "
+                         "(test_prompts_are_the_reference_text), its lines numbered as the reference numbers them"})

@@ -152,7 +152,10 @@ RADGRAPH = ScorerCase(
     why="graphs are argmax labels (no near tie in these texts) and F1 is set counts",
     nfd=DIFFERS, nfd_why="the model reads accent-stripped wordpieces, but entities are matched by the report's own "
     "tokens, which keep the form they were written in",
-    empty_rule=radgraph_empty, variant={"dtype": "bf16"})
+    empty_rule=radgraph_empty, variant={"dtype": "bf16"},
+    skips={"oracle": "radgraph 0.1.18 runs in a Python of its own, on the same tiny weights: "
+                     "tests/test_reference_parity.py::test_graphs_equal_radgraph_0_1_18 and "
+                     "test_reward_levels_equal_f1radgraph_0_1_18"})
 
 
 class TestRadGraphContract(MetricContract):

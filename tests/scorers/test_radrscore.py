@@ -308,4 +308,6 @@ class TestRadRScoreContract(MetricContract):
         nfd=AS_WRITTEN, nfd_why="the output, steps and report go into the prompts as given",
         variant={"temperature": 0.5},
         skips={"split": "no features: the judge reads each item's texts together",
-               "chunk": "not a `rexrank score` metric: RadRBench scores every item in one call (compute checked)"})
+               "chunk": "not a `rexrank score` metric: RadRBench scores every item in one call (compute checked)",
+               "oracle": "the reference needs its judge: its prompts verbatim (test_prompts_are_the_references_"
+                         "verbatim), its replies read by the reference's rule (test_read_json_is_the_references_rule)"})

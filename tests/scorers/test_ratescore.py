@@ -185,4 +185,6 @@ class TestRaTEScoreContract(MetricContract):
         empty_rule=empty_is(0.5), variant={"weights": "short"},
         split_exempt=lambda c, r: near_tie((c[2], c[1].tolist()), (r[2], r[1].tolist())),
         split_exempt_why="`paired_features` gives per-report vectors (the reference's bits): a best match within "
-        "NEAR_TIE of another type's, where `features` alone may pick the other weight")
+        "NEAR_TIE of another type's, where `features` alone may pick the other weight",
+        skips={"oracle": "RaTEScore 0.6.0 runs in a Python of its own, on the same tiny weights: "
+                         "tests/test_reference_parity.py::test_ratescore_equals_ratescore_0_6_0"})

@@ -131,7 +131,10 @@ def semb_empty(case, ctx, references):
 SEMB = ScorerCase(
     name="semb_score", cls=SCORERS["semb_score"], tolerance=1e-6, why=f"{FLOAT32}; the cosine in float64",
     nfd=SAME, nfd_why="bert-base-uncased's normalizer lower-cases and strips accents (NFD, marks dropped) first",
-    empty_rule=semb_empty, variant={"dtype": "bf16"})
+    empty_rule=semb_empty, variant={"dtype": "bf16"},
+    skips={"oracle": "f1chexbert 0.0.2 runs in a Python of its own (transformers 4), on the same tiny weights: "
+                     "tests/test_reference_parity.py::test_labels_equal_f1chexbert_0_0_2; here "
+                     "test_embedding_and_labels_match_the_reference_reading"})
 
 
 class TestSembScoreContract(MetricContract):
