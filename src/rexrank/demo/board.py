@@ -159,23 +159,13 @@ STUDIES = 500
 
 
 def _signature(name: str, key: str, task: str) -> Signature:
-    """A demo number's signature, marked synthetic. The judged metrics' are the real builders', made as the published
-    figures were (GREEN by its pinned model; FineRadScore by a GPT-4 model with the reference's examples), on texts
-    made as `rexrank score` makes them (`text_settings`), so that the board marks ≠ only where the demo means it:
-    Demo-Shuffled's GREEN, asked of another judge."""
-    from rexrank.models import MODELS
-    from rexrank.models.green import local_identity
-    from rexrank.scorers import fineradscore, green
-    from rexrank.scorers.fineradscore.prompt import REFERENCE_SHOTS
-
-    made = Signature(name, "1")
-    if name == "green":
-        pinned = local_identity(MODELS["GREEN"].pinned, "float16")  # as the reference runs it, on CUDA
-        made = green.signature(SimpleNamespace(identity="judge:gpt-4o:t=0:max_tokens=1024" if key == "demo-shuffled"
-                                               else pinned), quoted=False)  # the reference's one message
-    elif name == "fineradscore":
-        made = fineradscore.signature(SimpleNamespace(identity="judge:gpt-4-0613:t=0:max_tokens=1024"),
-                                      SimpleNamespace(name=REFERENCE_SHOTS), quoted=False)
+    """A demo number's signature, marked synthetic. A judged metric's is its own builder's as its published figures
+    were made (`as_published`: GREEN by its pinned model; FineRadScore by a GPT-4 model with the reference's examples),
+    on texts made as `rexrank score` makes them (`text_settings`), so that the board marks ≠ only where the demo means
+    it: Demo-Shuffled's judges are another one, gpt-4o, which GREEN's published figures were not made by."""
+    as_published = getattr(spec(name).implementation, "as_published", None)
+    made = Signature(name, "1") if as_published is None else as_published(
+        "judge:gpt-4o:t=0:max_tokens=1024" if key == "demo-shuffled" else None)
     return replace(made, settings={**made.settings, **text_settings(task), "demo": "synthetic"})
 
 

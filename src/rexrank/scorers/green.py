@@ -43,6 +43,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Protocol
 
 from rexrank.llm import Reply
@@ -50,7 +51,7 @@ from rexrank.llm.guard import DataUse
 from rexrank.llm.quoting import GREEN as ANSWER_FORMAT
 from rexrank.llm.quoting import quoted as quoting
 from rexrank.llm.radiology import not_radiology
-from rexrank.models.green import CHAT_TEMPLATE, MAX_LENGTH  # noqa: F401  (the reference's, re-exported)
+from rexrank.models.green import CHAT_TEMPLATE, MAX_LENGTH, local_identity  # noqa: F401  (CHAT_TEMPLATE re-exported)
 from rexrank.models.registry import MODELS
 from rexrank.reports import check_pairs
 from rexrank.scorers import published as record
@@ -395,6 +396,13 @@ class Green(Judged):
 
     def signature(self) -> Signature:
         return signature(self.backend, self.quoted)
+
+    @staticmethod
+    def as_published(backend: str | None = None) -> Signature:
+        """The signature of a number made as the published figures were (by `backend`, an identity, where named):
+        its pinned model in float16 on CUDA, as the reference runs it, asked with the reference's one message."""
+        judge = backend or local_identity(MODELS["GREEN"].pinned, "float16")
+        return signature(SimpleNamespace(identity=judge), quoted=False)
 
     @staticmethod
     def departures(made: Signature) -> list[str]:

@@ -37,6 +37,7 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, Protocol
 
 from rexrank.errors import InputError
@@ -90,6 +91,10 @@ VERSION = "4"  # 4: candidates quoted as data (an option), one with a sentence t
 MAX_TOKENS = 2048  # ours: the reference's GPT-4 call sets none (its Claude call 1024)
 AGGREGATES = ("max", "sum")
 WORST_SEVERITY = max(SEVERITIES.values())
+
+
+# A GPT-4 model, as a signature names an endpoint's (which GPT-4 made ReXrank's figures is not published).
+PUBLISHED_JUDGE = "judge:gpt-4:t=0:max_tokens=1024"
 
 
 def worst(lines: int, how: str = "max") -> int:
@@ -287,6 +292,13 @@ class FineRadScore(Judged):
 
     def signature(self) -> Signature:
         return signature(self.endpoint, self.shots, self.how, self.quoted)
+
+    @staticmethod
+    def as_published(backend: str | None = None) -> Signature:
+        """The signature of a number made as the published figures were (by `backend`, an identity, where named): a
+        GPT-4 model, the reference's examples and messages, a study's highest severity."""
+        return signature(SimpleNamespace(identity=backend or PUBLISHED_JUDGE), SimpleNamespace(name=REFERENCE_SHOTS),
+                         quoted=False)
 
     @staticmethod
     def departures(made: Signature) -> list[str]:
