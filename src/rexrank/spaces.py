@@ -236,7 +236,7 @@ if __name__ == "__main__":
 
 
 def requirements(made: Spec) -> str:
-    extras = [*(["models"] if _needs_weights(made) or made.name == "green" else []),
+    extras = [*(["models"] if _needs_weights(made) or getattr(made.implementation, "local", False) else []),
               *(["llm"] if made.judged else [])]
     return f"rexrank{'[' + ','.join(extras) + ']' if extras else ''}>=0.1.0\nevaluate>=0.4.6\ndatasets>=3.0\n"
 

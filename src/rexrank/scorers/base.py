@@ -278,6 +278,7 @@ class Judged:
     # A study's score when the judge finds no clinically significant error: such a verdict is checked against the
     # deterministic metrics of the same study (`rexrank.contradictions`, its `<name>.contradicted` column); None: not
     best: ClassVar[float | None] = None
+    local: ClassVar[bool] = False  # it can also run on its own weights here (the `models` extra), not only a judge
     empty_prediction: ClassVar[str] = ""
     summary: ClassVar[str] = ""
     section: ClassVar[str] = ""

@@ -369,6 +369,7 @@ class Green(Judged):
     details = {f"green.{key}": "number" for key in COUNT_KEYS}
     best = 1.0  # no clinically significant error, a finding matched
     worst = WORST  # what an unread study counts as
+    local = True  # GREEN's own model runs here too (rexrank models download green)
     board, demo = 7, 0.30  # the board's seventh column by default; the demo's value at quality 1
     empty_prediction = "judged as written (an empty candidate matches nothing: usually 0)"
     summary = ("A fine-tuned LLM judge counts matched findings and clinically significant errors: matched / (matched"
