@@ -6,6 +6,11 @@ import evaluate
 from rexrank.hf_metric import compute, metric_info
 
 _CITATION = """\
+@inproceedings{smit2020chexbert,
+  title={Combining Automatic Labelers and Expert Annotations for Accurate Radiology Report Labeling Using BERT},
+  author={Smit, Akshay and Jain, Saahil and Rajpurkar, Pranav and Pareek, Anuj and Ng, Andrew Y and Lungren, Matthew},
+  booktitle={EMNLP}, year={2020}
+}
 @article{zhang2024rexrank,
   title={ReXrank: A Public Leaderboard for AI-Powered Radiology Report Generation},
   author={Zhang, Xiaoman and Zhou, Hong-Yu and Yang, Xiaoli and Banerjee, Oishi and Acosta, Juli{\\'a}n N

@@ -6,6 +6,14 @@ import evaluate
 from rexrank.hf_metric import compute, metric_info
 
 _CITATION = """\
+@article{yu2023evaluating,
+  title={Evaluating progress in automatic chest X-ray radiology report generation},
+  author={Yu, Feiyang and Endo, Mark and Krishnan, Rayan and others},
+  journal={Patterns},
+  volume={4},
+  number={9},
+  year={2023}
+}
 @article{zhang2024rexrank,
   title={ReXrank: A Public Leaderboard for AI-Powered Radiology Report Generation},
   author={Zhang, Xiaoman and Zhou, Hong-Yu and Yang, Xiaoli and Banerjee, Oishi and Acosta, Juli{\\'a}n N
