@@ -21,6 +21,7 @@ from rexrank.catalog import TASK_TITLES, TEST_SETS
 from rexrank.contradictions import CHECKED
 from rexrank.demo.vqa import demo_vqa
 from rexrank.files import file_sha256, write_text
+from rexrank.models.conditions import CONDITIONS
 from rexrank.radrbench import RADRSCORE_PARTS
 from rexrank.reports import text_settings
 from rexrank.results import MetricResult, ModelInfo, Result
@@ -200,7 +201,7 @@ def _demo_counts(rng: np.random.Generator, quality: float) -> dict[str, np.ndarr
         total = np.maximum(length - n + 1, 0)
         out[f"bleu4.total{n}"] = total
         out[f"bleu4.match{n}"] = rng.binomial(total, min(0.95, 0.45 * quality * 0.55 ** (n - 1)))
-    conditions = 14
+    conditions = len(CONDITIONS)
     reference = rng.random((STUDIES, conditions)) < 0.25
     said = np.where(reference, rng.random(reference.shape) < min(0.95, 0.6 * quality),
                     rng.random(reference.shape) < 0.1 / quality)

@@ -58,14 +58,15 @@ _DEPARTS = {
 }
 
 
-def stack_departures(settings: Mapping[str, str]) -> list[str]:
-    """How a BERTScore signature's settings depart from CXR-Report-Metric's code on its pinned stack, one phrase
-    each (for `rexrank.official.departures`). A setting the signature lacks is read as that stack's: it was signed
-    before it became an option, and only that stack's value existed."""
+def stack_departures(settings: Mapping[str, str], against: Mapping[str, str | None] = PUBLISHED) -> list[str]:
+    """How a BERTScore signature's settings depart from CXR-Report-Metric's code on its pinned stack (`against`: a
+    variant's, None where nothing is published), one phrase each (for `rexrank.official.departures`). A setting the
+    signature lacks is read as that stack's: it was signed before it became an option, and only that stack's value
+    existed."""
     out = []
-    for key, published in PUBLISHED.items():
+    for key, published in against.items():
         made = settings.get(key, published)
-        if made == published:
+        if published is None or made == published:
             continue
         if made in _DEPARTS.get(key, {}):
             out.append(f"bertscore {_DEPARTS[key][made]}")
@@ -230,12 +231,12 @@ class BertScore(Scorer):
                          if (k, v) not in {("space", "lead"), ("trunc", str(MAX_TOKENS))})
         return f"bertscore-features:{self.version}|{self.model.identity}|layer:{self.layer}{tokens}{precision}"
 
-    @staticmethod
-    def departures(signature: Signature) -> list[str]:
+    @classmethod
+    def departures(cls, signature: Signature) -> list[str]:
         """Its weights, its stack's choices in its own words (a setting signed before it was an option read as
-        the published), and any other setting."""
-        return (record.weights(signature) + stack_departures(signature.settings)
-                + record.settings(signature, PUBLISHED, worded=PUBLISHED))
+        the published), and any other setting; a variant (a subclass) by its own `published`."""
+        return (record.weights(signature) + stack_departures(signature.settings, cls.published)
+                + record.settings(signature, cls.published, worded=cls.published))
 
     def signature(self) -> Signature:
         rescaled = "no" if self.baseline is None else f"F:{self.baseline:.9g}"

@@ -58,7 +58,8 @@ class LabelF1:
     title: str
     statistic: str  # micro_f1 or macro_f1
     labels: tuple[int, ...]  # indices into CONDITIONS
-    demo: float | None = None  # the demo board's value at quality 1 (a column a visitor adds)
+    demo: float | None = None  # the demo draws it (its bitmasks are drawn once, for the four)
+    board: float | None = None  # its place among the board's default columns (None: a column a visitor adds)
     version: str = "1"
     bounds: tuple[float, float] = (0.0, 1.0)  # an F1
     needs: tuple[str, ...] = ("semb_score",)  # whose features hold the labels
@@ -67,13 +68,15 @@ class LabelF1:
     empty_prediction: str = ("the CheXbert labels of [CLS][SEP] (a fixed set): each condition it calls positive a "
                              "false positive or a true positive, every other positive reference condition missed")
 
-    board = None  # none of the board's default columns
     columns = {column: "mask" for column in MASKS}  # what its spec says a study carries (shared by the four)
     check = staticmethod(check)  # the rules' test of those columns
 
     @property
     def summary(self) -> str:
-        over = "the 14 CheXbert conditions" if len(self.labels) == len(CONDITIONS) else f"the top 5 ({', '.join(TOP5)})"
+        names = [CONDITIONS[i] for i in self.labels]
+        over = (f"the {len(CONDITIONS)} CheXbert conditions" if len(names) == len(CONDITIONS)
+                else f"the top 5 ({', '.join(TOP5)})" if names == list(TOP5)
+                else f"{len(names)} of them ({', '.join(names)})")
         kind = "summed over conditions" if self.statistic == "micro_f1" else "averaged over conditions"
         return f"F1 of the prediction's CheXbert labels against the reference's, {kind}, over {over}."
 
