@@ -179,6 +179,7 @@ def test_a_signed_in_reader_votes_in_a_browser_at_both_widths(fake_hub, chromium
     # the app's scheduler pushes every 3 s: the votes reach the Hub as they would on a Space, every few minutes
     config = ArenaConfig(key=KEY, repo="rexrank/arena-votes", token="hf_space", folder=folder, every=0.05,
                          resamples=100, seed=0)
+    others = {t for t in threading.enumerate() if "_run_scheduler" in t.name}  # other tests' (an hour's sleep)
     app = build(DEMO, refresh_s=3600, arena_config=config)
     app.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=_free_port(), quiet=True,
                **launch_options())
@@ -240,7 +241,10 @@ def test_a_signed_in_reader_votes_in_a_browser_at_both_widths(fake_hub, chromium
         app.close()
     # closed, the app's scheduler stops: no thread left pushing into the next test's Hub (one did, and a later test's
     # download in the same process read from a closed socket)
+    def pushing():
+        return {t for t in threading.enumerate() if "_run_scheduler" in t.name} - others
+
     deadline = time.monotonic() + 10
-    while any("_run_scheduler" in t.name for t in threading.enumerate()) and time.monotonic() < deadline:
+    while pushing() and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not any("_run_scheduler" in t.name for t in threading.enumerate())
+    assert not pushing()

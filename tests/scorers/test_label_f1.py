@@ -63,8 +63,8 @@ def test_every_metric_is_an_f1_of_section_3_with_its_words():
     assert {m.statistic for m in LABEL_F1.values()} <= set(stats.AGGREGATES)
     for metric in LABEL_F1.values():
         assert metric.bounds == (0.0, 1.0) and metric.section == "§3" and metric.summary and metric.empty_prediction
-    assert len({(m.labels, m.statistic) for m in LABEL_F1.values()}) == len({m.title for m in LABEL_F1.values()}) == len(
-        LABEL_F1)  # each its own F1, under its own title
+    kinds, titles = {(m.labels, m.statistic) for m in LABEL_F1.values()}, {m.title for m in LABEL_F1.values()}
+    assert len(kinds) == len(titles) == len(LABEL_F1)  # each its own F1, under its own title
 
 
 F1_NAMES = list(LABEL_F1)
