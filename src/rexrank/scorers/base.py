@@ -41,6 +41,13 @@ class Run:
     joined: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
     signatures: dict[str, Signature] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
+    shared: dict[Any, Any] = field(default_factory=dict)  # what several metrics are made from, made once (`once`)
+
+    def once(self, key: Any, make):
+        """`make()`'s value, made the first time `key` is asked for in this run (the four label F1s' bitmasks)."""
+        if key not in self.shared:
+            self.shared[key] = make()
+        return self.shared[key]
 
     def lacking(self, needs: Sequence[str], what: str) -> None:
         """MetricUnavailable naming what of `needs` did not run (in `what`: its scores or its features) and why."""

@@ -93,9 +93,10 @@ class LabelF1:
         return Signature(self.name, self.version, components=tuple(components))
 
     def made_from(self, run: Run) -> Made:
-        """Its bitmask columns from the labels its scorer's features hold (shared with the other three)."""
+        """Its bitmask columns from the labels its scorer's features hold, made once for the four."""
         run.lacking(self.needs, "features")
-        return Made(self.masks(run.joined), self.signature([run.signatures[c] for c in self.needs]))
+        masks_made = run.once(("label-f1 masks", self.needs), lambda: self.masks(run.joined))
+        return Made(masks_made, self.signature([run.signatures[c] for c in self.needs]))
 
 
 _ALL = tuple(range(len(CONDITIONS)))
