@@ -78,30 +78,26 @@ def distilbert(work: Path) -> None:
 
 
 def hub_cache(work: Path) -> Path:
-    """A Hugging Face cache holding the stand-ins under the Hub ids RadEval loads (one snapshot each, offline), and
-    the same layout in the caches its CheXbert and RadGraph name of their own (under XDG_CACHE_HOME)."""
+    """An HF_HOME holding the stand-ins under the Hub ids RadEval loads, laid out as the parity tests lay them out
+    (`hf_cache_entry`), and RadEval's CheXbert's own cache (under XDG_CACHE_HOME) holding its checkpoint alike."""
     import shutil
     import tarfile
 
-    cache = work / "hf-cache"
+    from fixtures.reference_venv import hf_cache_entry
 
-    def snapshot(root_cache: Path, repo_id: str) -> Path:
-        root, commit = root_cache / f"models--{repo_id.replace('/', '--')}", "0" * 40
-        (root / "refs").mkdir(parents=True, exist_ok=True)
-        (root / "refs" / "main").write_text(commit)
-        return root / "snapshots" / commit
-
+    home, scorers = work / "hf", work / "rrg-scorers"
     distilbert(work)
     for repo_id, folder in RADEVAL_HUB.items():
-        shutil.copytree(work / folder, snapshot(cache, repo_id))
-    scorers = snapshot(cache, "StanfordAIMI/RRG_scorers")
-    scorers.mkdir(parents=True)
+        hf_cache_entry(home, repo_id, work / folder)
+    scorers.mkdir()
     shutil.copy(work / "chexbert" / "chexbert.pth", scorers / "chexbert.pth")
     with tarfile.open(scorers / "radgraph.tar.gz", "w:gz") as tar:
         for item in (work / "radgraph" / "radgraph").iterdir():
             tar.add(item, arcname=item.name)
-    shutil.copytree(scorers, snapshot(work / "xdg" / "chexbert", "StanfordAIMI/RRG_scorers"))
-    return cache
+    hf_cache_entry(home, "StanfordAIMI/RRG_scorers", scorers)
+    entry = "models--StanfordAIMI--RRG_scorers"
+    shutil.copytree(home / "hub" / entry, work / "xdg" / "chexbert" / entry)
+    return home
 
 
 def radeval_timed(python: str, work: Path, samples: int, steps: int) -> dict[str, str]:
@@ -112,7 +108,7 @@ def radeval_timed(python: str, work: Path, samples: int, steps: int) -> dict[str
     _, references = pairs(samples, seed=0)
     job = {"metrics": RADEVAL_METRICS, "references": references,
            "completions": [pairs(samples, seed=step + 1)[0] for step in range(steps)]}
-    env = {**os.environ, "HF_HUB_CACHE": str(hub_cache(work)), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+    env = {**os.environ, "HF_HOME": str(hub_cache(work)), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "XDG_CACHE_HOME": str(work / "xdg")}
     ran = subprocess.run([python, str(ROOT / "benchmarks" / "radeval_rewards.py")], input=json.dumps(job),
                          capture_output=True, text=True, env=env, timeout=3600)
